@@ -1,0 +1,96 @@
+/* client.h — one connection's state.
+ *
+ * Step 0 (clients); steps 4–5 add the I/O-thread fields. Owns: the query
+ * buffer, the parser's partial state, the queue of parsed commands
+ * waiting to run, the reply buffer and reply block list, and the
+ * client's identity (id, name, addresses, RESP version, auth).
+ * Threads: the main thread owns a client whenever its io_read_state and
+ * io_write_state are IDLE (steps 4–5); until then, always.
+ * Valkey: struct client in src/server.h; createClient/freeClient in
+ * src/networking.c.
+ */
+#ifndef SOLOIST_CLIENT_H
+#define SOLOIST_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "object.h"
+#include "resp.h"
+
+struct db;
+struct command;
+
+/* Valkey: PROTO_REPLY_CHUNK_BYTES — the static reply buffer and the
+ * smallest reply block. */
+#define CLIENT_REPLY_CHUNK 16384
+/* Valkey: PROTO_IOBUF_LEN — how much one read() asks for. */
+#define CLIENT_IOBUF_LEN 16384
+
+/* A block of reply bytes after the static buffer (Valkey: clientReplyBlock). */
+typedef struct reply_block {
+    struct reply_block *next;
+    size_t size; /* capacity of buf */
+    size_t used; /* bytes written into buf */
+    char buf[];
+} reply_block;
+
+/* One parsed command waiting to run (the pipeline's queue). */
+typedef struct parsed_cmd {
+    int argc;
+    obj **argv;
+} parsed_cmd;
+
+#define CLIENT_CLOSE_AFTER_REPLY (1u << 0) /* QUIT, protocol error: close once written */
+#define CLIENT_CLOSE_ASAP (1u << 1)        /* close before anything else */
+#define CLIENT_PENDING_WRITE (1u << 2)     /* in server.clients_pending_write */
+#define CLIENT_PROTECTED (1u << 3)         /* do not free while a command runs */
+
+typedef struct client {
+    uint64_t id;
+    int fd;
+    uint32_t flags;
+    int resp;           /* 2 or 3, set by HELLO */
+    int authenticated;  /* 1 when no password is set or AUTH succeeded */
+    struct db *db;
+    char *name;         /* CLIENT SETNAME, or NULL */
+    char addr[64];      /* "ip:port" of the peer */
+    char laddr[64];     /* "ip:port" of our end */
+    long long ctime;            /* ms, when connected */
+    long long last_interaction; /* ms, last read or write */
+
+    /* Input. querybuf[qb_pos, qb_len) is unparsed; the parser keeps the
+     * state of a command split across reads. */
+    char *querybuf;
+    size_t qb_len, qb_cap, qb_pos;
+    size_t querybuf_peak;
+    resp_parser parser;
+
+    /* Parsed commands not yet run: cmdq[cmdq_pos, cmdq_len). A read parses
+     * every complete command it received (Valkey 9 does the same so an I/O
+     * thread can parse a whole pipeline at once). */
+    parsed_cmd *cmdq;
+    int cmdq_len, cmdq_cap, cmdq_pos;
+
+    /* The command running now. */
+    int argc;
+    obj **argv;
+    struct command *cmd, *lastcmd;
+    long long commands_processed;
+
+    /* Output: buf[sentlen, bufpos) first, then the block list. reply_bytes
+     * counts the bytes held in blocks (client-output-buffer-limit). */
+    char buf[CLIENT_REPLY_CHUNK];
+    size_t bufpos;
+    size_t sentlen; /* bytes of the first pending chunk already written */
+    reply_block *reply_head, *reply_tail;
+    size_t reply_bytes;
+    long reply_blocks;
+    long long obuf_soft_limit_reached_time; /* ms, 0 when under the soft limit */
+
+    /* server.clients list and the pending-write list. */
+    struct client *prev, *next;
+    struct client *next_pending_write;
+} client;
+
+#endif

@@ -1,0 +1,56 @@
+/* commands.h — the command table's shape.
+ *
+ * Step 0 (server). Owns: the description of a command (name, arity,
+ * flags, key positions) that every command module exports in its own
+ * table, and the registry that src/commands.c builds from them at start.
+ * Threads: main thread only — commands run on the soloist, always.
+ * Valkey: struct serverCommand in src/server.h; the generated
+ * src/commands.def. soloist's tables are hand-written, one per module
+ * (t_string.c, db.c, server_cmds.c, t_zset.c), so a module adds commands
+ * without touching anyone else's file.
+ */
+#ifndef SOLOIST_COMMANDS_H
+#define SOLOIST_COMMANDS_H
+
+#include <stdint.h>
+
+struct client;
+typedef void command_proc(struct client *c);
+
+/* Flags, named as Valkey names them in COMMAND INFO. */
+#define CMD_WRITE (1u << 0)    /* "write" */
+#define CMD_READONLY (1u << 1) /* "readonly" */
+#define CMD_DENYOOM (1u << 2)  /* "denyoom" */
+#define CMD_ADMIN (1u << 3)    /* "admin" */
+#define CMD_FAST (1u << 4)     /* "fast" */
+#define CMD_NOAUTH (1u << 5)   /* "no_auth": runs before AUTH */
+#define CMD_LOADING (1u << 6)  /* "loading" */
+#define CMD_STALE (1u << 7)    /* "stale" */
+#define CMD_NOSCRIPT (1u << 8) /* "noscript" */
+
+typedef struct command {
+    const char *name;   /* lower case, as COMMAND INFO prints it */
+    command_proc *proc;
+    int arity;          /* > 0 exact argc; < 0 at least -arity */
+    uint32_t flags;
+    int first_key, last_key, key_step; /* Valkey's legacy key positions */
+    const char *group;  /* "string", "keyspace", "server", "connection", "sorted-set" */
+    const char *summary;
+    /* Statistics for INFO commandstats; main thread only. */
+    long long calls, usec, failed_calls, rejected_calls;
+} command;
+
+/* Each command module exports one table ending in a {0} sentinel. */
+extern command string_commands[];
+extern command keyspace_commands[];
+extern command server_commands[];
+
+/* Builds the lookup index from every table (server start). */
+void commands_init(void);
+/* Case-insensitive lookup; NULL when unknown. */
+command *commands_lookup(const char *name, size_t len);
+/* Iterates all commands: call with *cursor = 0 until it returns NULL. */
+command *commands_next(size_t *cursor);
+size_t commands_count(void);
+
+#endif

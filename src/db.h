@@ -1,0 +1,84 @@
+/* db.h — the keyspace: keys to values, with expiry.
+ *
+ * Step 0 (keyspace), on the step-6 hashtable. Owns: every key and value
+ * in the server, the expires index, lazy expiry on lookup and the active
+ * expiry cycle run from cron. Knows no socket and no client: commands pass
+ * a db and key objects, never a connection.
+ * Threads: main thread only — the soloist's invariant. Nothing a worker
+ * runs includes this header (checked by the include graph).
+ * Valkey: src/db.c (lookupKey, dbAdd, setKey, dbDelete, expireIfNeeded),
+ * src/expire.c (activeExpireCycle). Valkey 8.1 embeds the key and the
+ * expire time in the value object; soloist keeps them in a small db_entry
+ * beside a pointer to the value, which costs one more pointer chase per
+ * lookup (step 6 prefetches it) and keeps the value object shareable.
+ */
+#ifndef SOLOIST_DB_H
+#define SOLOIST_DB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hashtable.h"
+#include "object.h"
+
+typedef struct db_entry {
+    obj *val;           /* one reference owned by the keyspace */
+    long long expire;   /* unix time in ms; -1 when the key has no TTL */
+    size_t keylen;
+    char key[];         /* NUL-terminated copy of the key */
+} db_entry;
+
+typedef struct db {
+    int id;
+    hashtable *keys;     /* db_entry*, owns them */
+    hashtable *expires;  /* the same db_entry* that have a TTL; owns nothing */
+    size_t expire_cursor;        /* active expiry's scan cursor */
+    long long avg_ttl;           /* INFO keyspace avg_ttl, ms */
+} db;
+
+/* Keyspace statistics for INFO; main thread only. */
+typedef struct db_stats {
+    long long keyspace_hits, keyspace_misses;
+    long long expired_keys, expired_stale_perc_x100, expire_cycle_cpu_us;
+    long long evicted_keys; /* always 0: soloist has no maxmemory */
+} db_stats;
+extern db_stats db_stat;
+
+void db_init(db *d, int id);
+void db_release(db *d);
+
+/* Lookups expire a key lazily when its time has passed (and count the
+ * expiry). _read counts a hit or a miss; _write does not. Both return a
+ * borrowed pointer (no reference taken) or NULL. */
+obj *db_lookup_read(db *d, obj *key);
+obj *db_lookup_write(db *d, obj *key);
+db_entry *db_find_entry(db *d, obj *key); /* no expiry, no stats */
+
+/* Adds key → val; the key must not exist. Takes over the caller's
+ * reference to val. */
+void db_add(db *d, obj *key, obj *val);
+/* Sets key → val whether it exists or not; keepttl != 0 keeps an existing
+ * TTL, otherwise the TTL is removed. Takes over the caller's reference. */
+void db_set_key(db *d, obj *key, obj *val, int keepttl);
+/* Replaces the value of an existing key keeping its TTL (INCR, APPEND). */
+void db_overwrite(db *d, obj *key, obj *val);
+int db_delete(db *d, obj *key); /* 1 if it existed */
+int db_exists(db *d, obj *key);
+
+long long db_get_expire(db *d, obj *key); /* -1 when none or absent */
+void db_set_expire(db *d, obj *key, long long when_ms);
+int db_remove_expire(db *d, obj *key);
+
+size_t db_size(const db *d);
+size_t db_expires_size(const db *d);
+/* Removes every key; returns how many there were. */
+long long db_empty(db *d);
+/* A random live key as a new string object, or NULL when empty. */
+obj *db_random_key(db *d);
+/* Active expiry: samples keys with a TTL and deletes the expired ones,
+ * for at most budget_us microseconds. Run from cron (server.hz). */
+void db_active_expire_cycle(db *d, long long budget_us);
+/* Incremental rehash from cron, bounded in time. */
+void db_rehash_step(db *d, uint64_t budget_us);
+
+#endif

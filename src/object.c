@@ -1,0 +1,158 @@
+/* object.c — refcounted value objects (step 0, plumbing). See object.h. */
+#include "object.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "zmalloc.h"
+
+void (*obj_free_hook)(obj *o);
+
+obj *obj_create_string(const void *p, size_t len) {
+    obj *o;
+    if (len <= OBJ_EMBSTR_MAX) {
+        o = zmalloc(sizeof(obj) + len + 1);
+        o->encoding = OBJ_ENC_EMBSTR;
+        o->ptr = o->embedded;
+    } else {
+        o = zmalloc(sizeof(obj));
+        o->encoding = OBJ_ENC_RAW;
+        o->ptr = zmalloc(len + 1);
+    }
+    o->type = OBJ_STRING;
+    o->refcount = 1;
+    o->len = len;
+    if (len) memcpy(o->ptr, p, len);
+    o->ptr[len] = '\0';
+    return o;
+}
+
+obj *obj_create_raw(size_t len) {
+    obj *o = zmalloc(sizeof(obj));
+    o->type = OBJ_STRING;
+    o->encoding = OBJ_ENC_RAW;
+    o->refcount = 1;
+    o->len = len;
+    o->ptr = zmalloc(len + 1);
+    o->ptr[len] = '\0';
+    return o;
+}
+
+obj *obj_create_from_ll(long long v) {
+    char buf[32];
+    size_t n = ll_to_str(buf, v);
+    return obj_create_string(buf, n);
+}
+
+obj *obj_string_resize(obj *o, size_t len) {
+    if (o->encoding == OBJ_ENC_EMBSTR) {
+        obj *r = obj_create_raw(len);
+        memcpy(r->ptr, o->ptr, o->len < len ? o->len : len);
+        if (len > o->len) memset(r->ptr + o->len, 0, len - o->len);
+        r->ptr[len] = '\0';
+        obj_decr_ref(o);
+        return r;
+    }
+    o->ptr = zrealloc(o->ptr, len + 1);
+    if (len > o->len) memset(o->ptr + o->len, 0, len - o->len);
+    o->len = len;
+    o->ptr[len] = '\0';
+    return o;
+}
+
+void obj_free(obj *o) {
+    if (o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW) zfree(o->ptr);
+    /* Other types (step 8's sorted set) register their own free in
+     * obj_free_hook; strings are the only type in step 0. */
+    else if (o->type != OBJ_STRING && obj_free_hook) obj_free_hook(o);
+    zfree(o);
+}
+
+void obj_decr_ref(obj *o) {
+    if (o->refcount == 1) {
+        obj_free(o);
+        return;
+    }
+    o->refcount--;
+}
+
+int str_to_ll(const char *s, size_t len, long long *out) {
+    /* Valkey's string2ll: optional '-', digits, no leading zeros, no
+     * spaces, no '+', and the value must fit in a long long. */
+    const char *p = s;
+    size_t plen = 0;
+    int negative = 0;
+    unsigned long long v;
+
+    if (len == 0 || len > 20) return 0;
+    if (len == 1 && p[0] == '0') {
+        *out = 0;
+        return 1;
+    }
+    if (p[0] == '-') {
+        negative = 1;
+        p++;
+        plen++;
+        if (plen == len) return 0;
+    }
+    if (p[0] >= '1' && p[0] <= '9') {
+        v = (unsigned long long)(p[0] - '0');
+        p++;
+        plen++;
+    } else {
+        return 0;
+    }
+    while (plen < len && p[0] >= '0' && p[0] <= '9') {
+        if (v > ULLONG_MAX / 10) return 0;
+        v *= 10;
+        if (v > ULLONG_MAX - (unsigned long long)(p[0] - '0')) return 0;
+        v += (unsigned long long)(p[0] - '0');
+        p++;
+        plen++;
+    }
+    if (plen < len) return 0;
+    if (negative) {
+        if (v > (unsigned long long)LLONG_MAX + 1) return 0;
+        *out = v == (unsigned long long)LLONG_MAX + 1 ? LLONG_MIN : -(long long)v;
+    } else {
+        if (v > LLONG_MAX) return 0;
+        *out = (long long)v;
+    }
+    return 1;
+}
+
+int obj_get_ll(const obj *o, long long *out) { return str_to_ll(o->ptr, o->len, out); }
+
+int obj_get_ld(const obj *o, long double *out) {
+    /* Valkey's string2ld: strtold over the whole string, no leading space,
+     * no NaN; an empty string or trailing garbage is an error. */
+    char buf[5120];
+    char *end;
+    if (o->len == 0 || o->len >= sizeof(buf)) return 0;
+    memcpy(buf, o->ptr, o->len);
+    buf[o->len] = '\0';
+    if (buf[0] == ' ' || buf[0] == '\t' || buf[0] == '\n' || buf[0] == '\r') return 0;
+    errno = 0;
+    long double v = strtold(buf, &end);
+    if ((size_t)(end - buf) != o->len || isnan(v)) return 0;
+    if (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || v == 0)) return 0;
+    *out = v;
+    return 1;
+}
+
+size_t ll_to_str(char *buf, long long v) {
+    unsigned long long u = v < 0 ? (unsigned long long)(-(v + 1)) + 1 : (unsigned long long)v;
+    char tmp[24];
+    size_t n = 0, i = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    if (v < 0) buf[i++] = '-';
+    while (n) buf[i++] = tmp[--n];
+    buf[i] = '\0';
+    return i;
+}

@@ -1,0 +1,69 @@
+/* object.h — refcounted value objects.
+ *
+ * Step 0 (plumbing). Owns: the obj type, its allocation, its refcount.
+ * Threads: main thread only. An object's refcount is touched only by the
+ * main thread; a worker may *read* an object's bytes (step 7: a reply that
+ * references a stored value) only while main holds a reference on its
+ * behalf, and it never changes the count. FREE_OBJ (step 4) hands the
+ * final free() of an object whose count main already took to zero.
+ *
+ * Valkey: robj in src/server.h and src/object.c (createObject,
+ * createEmbeddedStringObject, decrRefCount). soloist keeps two string
+ * encodings — EMBSTR (header and bytes in one allocation) and RAW (bytes in
+ * their own allocation, so a large argument can be read straight into its
+ * final buffer) — and drops Valkey's shared integers and the INT encoding:
+ * INCR parses and reformats, which costs a little and teaches nothing.
+ */
+#ifndef SOLOIST_OBJECT_H
+#define SOLOIST_OBJECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum obj_type { OBJ_STRING = 0, OBJ_ZSET = 3 };
+enum obj_encoding { OBJ_ENC_RAW = 0, OBJ_ENC_EMBSTR = 8 };
+
+/* Strings up to this many bytes share one allocation with their header
+ * (Valkey: OBJ_ENCODING_EMBSTR_SIZE_LIMIT, 44 in 8.x). */
+#define OBJ_EMBSTR_MAX 44
+
+typedef struct obj {
+    uint8_t type;      /* enum obj_type */
+    uint8_t encoding;  /* enum obj_encoding */
+    uint32_t refcount; /* main thread only */
+    size_t len;        /* string length in bytes (strings) */
+    char *ptr;         /* string bytes, NUL-terminated; EMBSTR: points at embedded[] */
+    char embedded[];   /* EMBSTR only */
+} obj;
+
+/* A string object holding a copy of [p, p+len). NUL-terminates. */
+obj *obj_create_string(const void *p, size_t len);
+/* A RAW string of `len` bytes, uninitialised, for callers that fill it
+ * (a bulk argument read straight from the socket, APPEND, SETRANGE). */
+obj *obj_create_raw(size_t len);
+/* A string of the decimal representation of v. */
+obj *obj_create_from_ll(long long v);
+/* Makes o's bytes writable and at least `len` long (for APPEND/SETRANGE);
+ * o must have refcount 1. Returns o or a replacement (EMBSTR → RAW). */
+obj *obj_string_resize(obj *o, size_t len);
+
+static inline void obj_incr_ref(obj *o) { o->refcount++; }
+/* Frees non-string objects; set by the module that owns the type. */
+extern void (*obj_free_hook)(obj *o);
+
+/* Drops one reference; frees the object when it was the last one. */
+void obj_decr_ref(obj *o);
+/* Frees an object whose refcount already reached zero (FREE_OBJ's body). */
+void obj_free(obj *o);
+
+/* Parses the whole string as a signed 64-bit decimal with Valkey's rules
+ * (string2ll: no spaces, no '+', no leading zeros). 1 on success. */
+int obj_get_ll(const obj *o, long long *out);
+/* Parses as a long double the way Valkey's INCRBYFLOAT does. 1 on success. */
+int obj_get_ld(const obj *o, long double *out);
+/* Same rules on a raw buffer. */
+int str_to_ll(const char *s, size_t len, long long *out);
+/* Writes v in decimal into buf (at least 21 bytes); returns the length. */
+size_t ll_to_str(char *buf, long long v);
+
+#endif

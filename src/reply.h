@@ -1,0 +1,66 @@
+/* reply.h — building replies in RESP2 or RESP3.
+ *
+ * Step 0 (clients), grown in steps 5 and 7. Owns: the client's reply
+ * buffers — the static buffer c->buf[c->bufpos] and the list of reply
+ * blocks after it — and the encoding of every reply type for the
+ * protocol the client chose with HELLO (c->resp, 2 or 3).
+ * Threads: every function here runs on the main thread only, while the
+ * main thread owns the client (its io_write_state is IDLE). Step 5's
+ * watermark lets main keep appending while a worker writes the part
+ * before the watermark; see networking.c.
+ * Valkey: src/networking.c addReply*, _addReplyToBufferOrList.
+ */
+#ifndef SOLOIST_REPLY_H
+#define SOLOIST_REPLY_H
+
+#include <stddef.h>
+
+struct client;
+struct obj;
+
+/* Raw protocol bytes, appended as they are. */
+void reply_proto(struct client *c, const char *s, size_t len);
+
+void reply_ok(struct client *c);                          /* +OK */
+void reply_status(struct client *c, const char *status);  /* +status */
+/* -ERR msg. msg has no leading '-' and no CRLF; when it does not start
+ * with an error code in capitals followed by a space ("WRONGTYPE ...",
+ * "NOAUTH ..."), "ERR " is prepended, as Valkey's addReplyError does. */
+void reply_error(struct client *c, const char *msg);
+void reply_error_format(struct client *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* "ERR wrong number of arguments for 'cmd' command" */
+void reply_error_arity(struct client *c);
+void reply_long_long(struct client *c, long long v);      /* :v */
+void reply_bulk(struct client *c, struct obj *o);         /* $len bytes */
+void reply_bulk_buf(struct client *c, const void *p, size_t len);
+void reply_bulk_cstr(struct client *c, const char *s);    /* NULL → null */
+void reply_bulk_ll(struct client *c, long long v);        /* "$2\r\n42" */
+void reply_null(struct client *c);       /* RESP2 $-1, RESP3 _ */
+void reply_null_array(struct client *c); /* RESP2 *-1, RESP3 _ */
+void reply_array_len(struct client *c, long n);  /* *n */
+void reply_map_len(struct client *c, long n);    /* RESP3 %n, RESP2 *2n */
+void reply_set_len(struct client *c, long n);    /* RESP3 ~n, RESP2 *n */
+void reply_double(struct client *c, double d);   /* RESP3 ,d  RESP2 bulk */
+void reply_bool(struct client *c, int b);        /* RESP3 #t, RESP2 :1/:0 */
+/* RESP3 verbatim string (=len\r\ntxt:...), RESP2 bulk; ext is 3 chars. */
+void reply_verbatim(struct client *c, const char *s, size_t len, const char *ext);
+/* RESP3 attributes are not used. Human-readable long double, as INCRBYFLOAT
+ * prints it (%.17Lg, trailing zeros trimmed). */
+void reply_bulk_long_double(struct client *c, long double v);
+
+/* Deferred lengths: for replies whose count is known only at the end
+ * (SCAN, KEYS). reply_deferred_len reserves the place; the set function
+ * fills it with *n (or %n/~n). */
+void *reply_deferred_len(struct client *c);
+void reply_set_deferred_array_len(struct client *c, void *node, long n);
+void reply_set_deferred_map_len(struct client *c, void *node, long n);
+
+/* Common replies with Valkey's exact texts. */
+extern const char *const ERR_WRONGTYPE;   /* "WRONGTYPE Operation against a key holding the wrong kind of value" */
+extern const char *const ERR_NOT_INT;     /* "value is not an integer or out of range" */
+extern const char *const ERR_NOT_FLOAT;   /* "value is not a valid float" */
+extern const char *const ERR_SYNTAX;      /* "syntax error" */
+extern const char *const ERR_OVERFLOW;    /* "increment or decrement would overflow" */
+
+#endif

@@ -1,0 +1,97 @@
+/* server.h — the server's global state and its configuration.
+ *
+ * Step 0 (server). Owns: `server`, the one global: configuration values
+ * (set by config.c), the event loop, the listening sockets, the client
+ * list, the database, statistics and the main thread's phase clock.
+ * Threads: main thread only, except the fields whose comment names an
+ * atomic (step 2 onwards).
+ * Valkey: struct valkeyServer in src/server.h.
+ */
+#ifndef SOLOIST_SERVER_H
+#define SOLOIST_SERVER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ae.h"
+#include "client.h"
+#include "db.h"
+
+#define SOLOIST_VERSION "0.1.0"
+/* The Valkey version soloist answers as in HELLO and INFO's redis_version
+ * field (clients gate features on it). */
+#define SOLOIST_COMPAT_VERSION "7.2.4"
+#define CONFIG_BINDADDR_MAX 16
+
+/* Main-thread time, by phase (step 0's measurement of the serial share). */
+enum phase { PHASE_POLL = 0, PHASE_READ, PHASE_EXEC, PHASE_WRITE, PHASE_OTHER, PHASE_COUNT };
+
+typedef struct obuf_limit {
+    long long hard_bytes, soft_bytes, soft_seconds;
+} obuf_limit;
+
+struct server {
+    /* Configuration (config.c owns the table that writes these). */
+    int port;
+    char *bindaddr[CONFIG_BINDADDR_MAX];
+    int bindaddr_count;
+    int tcp_backlog;
+    int tcpkeepalive;          /* seconds */
+    int maxidletime;           /* "timeout", seconds; 0 = never */
+    int maxclients;
+    char *requirepass;         /* NULL = no password */
+    int protected_mode;
+    long long proto_max_bulk_len;
+    long long client_max_querybuf_len;
+    obuf_limit obuf_normal;    /* client-output-buffer-limit normal */
+    int hz;
+    int io_threads_num;        /* step 4 */
+    int prefetch_batch_max_size; /* step 6 */
+    int databases;
+    char *logfile;             /* "" = stdout */
+    int verbosity;             /* 0 debug .. 3 warning */
+    char *configfile;          /* absolute path or NULL */
+    int daemonize;             /* accepted, must be no */
+    int active_expire_enabled;
+
+    /* Runtime. */
+    ae_loop *el;
+    int ipfd[CONFIG_BINDADDR_MAX];
+    int ipfd_count;
+    pid_t pid;
+    char runid[41];
+    long long start_time_ms;
+    uint64_t next_client_id;
+    client *clients;           /* doubly linked list, newest first */
+    long clients_count;
+    client *clients_pending_write;
+    client *current_client;
+    db db0;
+    long long cronloops;
+    volatile sig_atomic_t shutdown_asap; /* set by the signal handler only */
+
+    /* Statistics (INFO stats). */
+    long long stat_numconnections, stat_rejected_conn, stat_numcommands;
+    long long stat_net_input_bytes, stat_net_output_bytes;
+    long long stat_total_reads, stat_total_writes;
+    long long stat_client_qbuf_limit_disconnections, stat_client_outbuf_limit_disconnections;
+    long long stat_unexpected_error_replies, stat_total_error_replies;
+
+    /* Phase clock: ns spent in each phase since start or RESETSTAT. */
+    uint64_t phase_ns[PHASE_COUNT];
+    uint64_t phase_calls[PHASE_COUNT];
+    enum phase phase_now;
+    uint64_t phase_since_ns;
+};
+
+extern struct server server;
+
+/* Logging with Valkey's levels. */
+#define LL_DEBUG 0
+#define LL_VERBOSE 1
+#define LL_NOTICE 2
+#define LL_WARNING 3
+void server_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

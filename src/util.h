@@ -1,0 +1,32 @@
+/* util.h — clocks and string helpers every layer uses.
+ *
+ * Step 0 (plumbing). Owns nothing; pure functions. Any thread may call.
+ * Valkey: src/util.c (stringmatchlen, ld2string), src/server.c (ustime,
+ * mstime), src/monotonic.c (getMonotonicUs).
+ */
+#ifndef SOLOIST_UTIL_H
+#define SOLOIST_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+long long util_ustime(void);         /* wall clock, µs since the epoch */
+long long util_mstime(void);         /* wall clock, ms since the epoch */
+uint64_t util_monotonic_us(void);    /* CLOCK_MONOTONIC, µs */
+uint64_t util_monotonic_ns(void);    /* CLOCK_MONOTONIC, ns */
+
+/* Glob-style match as KEYS, SCAN MATCH and CONFIG GET use it: * ? [a-z]
+ * [^x] and \ escapes. nocase != 0 folds ASCII case. 1 on match. */
+int util_string_match_len(const char *pattern, size_t plen, const char *s, size_t slen, int nocase);
+int util_string_match(const char *pattern, const char *s, int nocase);
+
+/* Formats a long double the way INCRBYFLOAT replies (Valkey ld2string
+ * LD_STR_HUMAN: %.17Lf, trailing zeros and dot trimmed; "inf"/"-inf").
+ * Returns the length, 0 if it does not fit. */
+size_t util_ld_to_string(char *buf, size_t len, long double v);
+/* Formats a double as RESP3's ',' and ZSCORE print it (%.17g; inf/-inf/nan). */
+size_t util_d_to_string(char *buf, size_t len, double v);
+/* Parses memory sizes as CONFIG does: "1gb", "512mb", "100k", "42". */
+int util_parse_memory(const char *s, long long *out);
+
+#endif
