@@ -1,0 +1,501 @@
+#!/usr/bin/env python3
+"""anchors: the book's citations of code, checked so they cannot drift.
+
+Part of the reader's tools (issue 3). Two kinds of citation:
+
+* soloist's own code, by label, never by line number. The source carries
+  markers, each on its own line:
+
+      /*@ spsc-commit */            opens the region "spsc-commit"
+      ...
+      /*@ end */                    closes it
+
+  and `/*@ exercise: NAME */ ... /*@ end */` marks an exercise region (see
+  tools/exercise.py). Label regions do not nest; an exercise region may sit
+  inside a label region. A chapter cites `src/queue_spsc.c@spsc-commit`;
+  the region's lines are whatever they are today.
+
+* Valkey or Redis at the pinned commit (tools/pins.json), by line:
+  `valkey:src/io_threads.c:514-530`. Every such citation is listed in
+  chapters/anchors.lock with the commit, the sha256 of the span and the
+  text expected at its first line; `check` compares them with the source
+  (tools/pinned-source.py) when the source is on this machine, and says how
+  many it could not check when it is not.
+
+In markdown a citation is an inline code span holding only the citation,
+or a fenced code block whose only line is the citation (the book renders
+the block form as the cited lines with file and line numbers).
+
+    tools/anchors.py check            what `make check-anchors` runs
+    tools/anchors.py lock [--refresh] rewrite chapters/anchors.lock
+    tools/anchors.py labels [FILE..]  list the labels in src/
+    tools/anchors.py show CITATION    print a citation's lines with a gutter
+
+Python 3 standard library only.
+"""
+
+import argparse
+import glob
+import importlib.util
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+_spec = importlib.util.spec_from_file_location("pinned_source", os.path.join(HERE, "pinned-source.py"))
+pinned_source = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(pinned_source)
+
+MARK_LABEL = re.compile(r"^\s*/\*@\s+([A-Za-z0-9][A-Za-z0-9_.-]*)\s*\*/\s*$")
+MARK_EXERCISE = re.compile(r"^\s*/\*@\s+exercise:\s*([A-Za-z0-9][A-Za-z0-9_.-]*)\s*\*/\s*$")
+MARK_END = re.compile(r"^\s*/\*@\s+end\s*\*/\s*$")
+MARK_ANY = re.compile(r"^\s*/\*@")
+
+LABEL_CITE = re.compile(r"^([A-Za-z0-9_][A-Za-z0-9_./-]*\.[ch])@([A-Za-z0-9][A-Za-z0-9_.-]*)$")
+UPSTREAM_CITE = re.compile(r"^([a-z][a-z0-9_-]*):([A-Za-z0-9_][A-Za-z0-9_./+-]*):(\d+)(?:-(\d+))?$")
+
+LOCK_HEADER = """\
+# chapters/anchors.lock: every Valkey/Redis citation in the chapters, notes.md
+# and the exercise READMEs, with what the cited lines must still say.
+# Written by `make anchors-lock` (tools/anchors.py lock), which needs the
+# source (tools/pinned-source.py); checked by `make check-anchors`.
+# Columns, tab-separated: citation, pinned commit, sha256 of the span
+# (each line + "\\n"), the text of the span's first line (stripped).
+"""
+
+
+class Region:
+    def __init__(self, path, name, kind, open_line):
+        self.path, self.name, self.kind, self.open_line = path, name, kind, open_line
+        self.close_line = None
+        self.lines = []
+
+    @property
+    def first(self):
+        return self.open_line + 1
+
+    @property
+    def last(self):
+        return self.close_line - 1
+
+
+def scan_markers(path, text=None, rel=None):
+    """Parse a source file's markers -> ({name: Region}, [error lines])."""
+    rel = rel or path
+    if text is None:
+        with open(path, encoding="utf-8", errors="surrogateescape") as f:
+            text = f.read()
+    lines = text.splitlines()
+    regions, errors, stack = {}, [], []
+    for no, line in enumerate(lines, 1):
+        if not MARK_ANY.match(line):
+            continue
+        m_end, m_ex, m_lab = MARK_END.match(line), MARK_EXERCISE.match(line), MARK_LABEL.match(line)
+        if m_end:
+            if not stack:
+                errors.append(f"{rel}:{no}: /*@ end */ with no open region")
+                continue
+            r = stack.pop()
+            r.close_line = no
+            r.lines = lines[r.open_line:no - 1]
+            continue
+        if m_ex:
+            name, kind = m_ex.group(1), "exercise"
+        elif m_lab and m_lab.group(1) != "end":
+            name, kind = m_lab.group(1), "label"
+        else:
+            errors.append(f"{rel}:{no}: malformed marker {line.strip()!r}: expected /*@ NAME */, "
+                          "/*@ exercise: NAME */ or /*@ end */ alone on the line")
+            continue
+        if any(o.kind == kind for o in stack) or (kind == "label" and stack):
+            outer = stack[-1]
+            errors.append(f"{rel}:{no}: region '{name}' opens inside '{outer.name}' (line {outer.open_line}); "
+                          "regions do not nest (only an exercise may sit inside a label)")
+        if name in regions:
+            errors.append(f"{rel}:{no}: region '{name}' already defined at line {regions[name].open_line}")
+        r = Region(rel, name, kind, no)
+        regions.setdefault(name, r)
+        stack.append(r)
+    for r in stack:
+        errors.append(f"{rel}:{r.open_line}: region '{r.name}' is never closed with /*@ end */")
+    for r in list(regions.values()):
+        if r.close_line is None:
+            regions.pop(r.name)
+        elif not r.lines:
+            errors.append(f"{rel}:{r.open_line}: region '{r.name}' is empty")
+    return regions, errors
+
+
+class Citation:
+    def __init__(self, doc, line, text, form):
+        self.doc, self.line, self.text, self.form = doc, line, text, form
+
+    def where(self):
+        return f"{self.doc}:{self.line}"
+
+
+FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
+INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+
+
+def extract_citations(doc, text, pins):
+    """Citations in a markdown document: inline code spans and fenced blocks
+    whose whole content is one citation."""
+    out = []
+    lines = text.splitlines()
+    fence = None
+    body = []
+    start = 0
+    in_comment = False
+    for no, line in enumerate(lines, 1):
+        if fence:
+            stripped = line.strip()
+            if stripped.startswith(fence[0]) and set(stripped) == {fence[0]} and len(stripped) >= fence[1]:
+                content = [b for b in body if b.strip()]
+                if len(content) == 1 and classify(content[0].strip(), pins):
+                    out.append(Citation(doc, start + 1 + body.index(content[0]), content[0].strip(), "block"))
+                fence = None
+            else:
+                body.append(line)
+            continue
+        if in_comment:
+            if "-->" in line:
+                in_comment = False
+            continue
+        if line.lstrip().startswith("<!--") and "-->" not in line:
+            in_comment = True
+            continue
+        m = FENCE_OPEN.match(line)
+        if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+            fence, body, start = (m.group(2)[0], len(m.group(2))), [], no
+            continue
+        for m in INLINE_CODE.finditer(line):
+            t = m.group(2).strip()
+            if classify(t, pins):
+                out.append(Citation(doc, no, t, "inline"))
+    return out
+
+
+def classify(text, pins):
+    """'label', 'upstream' or None."""
+    if LABEL_CITE.match(text):
+        return "label"
+    m = UPSTREAM_CITE.match(text)
+    if m and m.group(1) in pins:
+        return "upstream"
+    return None
+
+
+def parse_upstream(text):
+    m = UPSTREAM_CITE.match(text)
+    pin, path, a = m.group(1), m.group(2), int(m.group(3))
+    b = int(m.group(4)) if m.group(4) else a
+    return pin, path, a, b
+
+
+def documents(root):
+    docs = sorted(glob.glob(os.path.join(root, "chapters", "*.md")))
+    for extra in ["notes.md"] + sorted(glob.glob(os.path.join(root, "exercises", "*", "README.md"))):
+        p = os.path.join(root, extra) if not os.path.isabs(extra) else extra
+        if os.path.isfile(p):
+            docs.append(p)
+    return docs
+
+
+def chapters(root):
+    return sorted(p for p in glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*.md")))
+
+
+class Project:
+    """Everything check/lock/book need to know about a tree's citations."""
+
+    def __init__(self, root=ROOT, pins=None, source=None):
+        self.root = root
+        self.pins = pins if pins is not None else pinned_source.load_pins()
+        self.source = source
+        self._markers = {}
+
+    def rel(self, p):
+        return os.path.relpath(p, self.root)
+
+    def markers(self, relpath):
+        if relpath not in self._markers:
+            p = os.path.join(self.root, relpath)
+            if not os.path.isfile(p):
+                self._markers[relpath] = None
+            else:
+                self._markers[relpath] = scan_markers(p, rel=relpath)
+        return self._markers[relpath]
+
+    def source_files(self):
+        files = []
+        for d in ("src", "bench", "tests"):
+            for ext in ("c", "h"):
+                files += glob.glob(os.path.join(self.root, d, "**", f"*.{ext}"), recursive=True)
+        return sorted(self.rel(f) for f in files)
+
+    def citations(self):
+        cites = []
+        for d in documents(self.root):
+            with open(d, encoding="utf-8") as f:
+                cites += extract_citations(self.rel(d), f.read(), self.pins)
+        return cites
+
+    def resolve_label(self, text):
+        """-> (Region, None) or (None, reason)."""
+        m = LABEL_CITE.match(text)
+        path, name = m.group(1), m.group(2)
+        got = self.markers(path)
+        if got is None:
+            return None, f"no file {path} in the working tree"
+        regions, errors = got
+        if name not in regions:
+            known = ", ".join(sorted(regions)) or "none"
+            why = f"no label '{name}' in {path} (labels there: {known})"
+            if errors:
+                why += f"; {path} has marker errors: {errors[0]}"
+            return None, why
+        return regions[name], None
+
+    # -- the lock ----------------------------------------------------------
+    def lock_path(self):
+        return os.path.join(self.root, "chapters", "anchors.lock")
+
+    def read_lock(self):
+        entries, errors = {}, []
+        p = self.lock_path()
+        if not os.path.isfile(p):
+            return entries, errors
+        with open(p, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                line = line.rstrip("\n")
+                if not line.strip() or line.startswith("#"):
+                    continue
+                cols = line.split("\t")
+                if len(cols) != 4 or not UPSTREAM_CITE.match(cols[0]) or not re.fullmatch(r"[0-9a-f]{64}", cols[2]):
+                    errors.append(f"chapters/anchors.lock:{no}: malformed entry (want citation<TAB>commit<TAB>sha256<TAB>first line)")
+                    continue
+                entries[cols[0]] = {"commit": cols[1], "sha256": cols[2], "first": cols[3], "line": no}
+        return entries, errors
+
+    def write_lock(self, entries):
+        with open(self.lock_path(), "w", encoding="utf-8") as f:
+            f.write(LOCK_HEADER)
+            for cite in sorted(entries, key=_cite_sort_key):
+                e = entries[cite]
+                f.write(f"{cite}\t{e['commit']}\t{e['sha256']}\t{e['first']}\n")
+
+    def upstream_span(self, text):
+        """-> lines of an upstream citation (raises pinned_source errors)."""
+        pin, path, a, b = parse_upstream(text)
+        return self.source.span(pin, path, a, b)
+
+
+def _cite_sort_key(c):
+    pin, path, a, b = parse_upstream(c)
+    return (pin, path, a, b)
+
+
+def _source(offline=None):
+    return pinned_source.PinnedSource(offline=offline)
+
+
+# -- commands --------------------------------------------------------------
+
+def cmd_check(proj, args):
+    passed = failed = unchecked = 0
+    fails = []
+    # 1. every marker in the tree is well formed
+    marker_files = 0
+    for rel in proj.source_files():
+        regions, errors = proj.markers(rel)
+        if not regions and not errors:
+            continue
+        marker_files += 1
+        if errors:
+            failed += 1
+            fails += errors
+        else:
+            passed += 1
+    docs = documents(proj.root)
+    n_chapters = len(chapters(proj.root))
+    cites = proj.citations()
+    labels = [c for c in cites if classify(c.text, proj.pins) == "label"]
+    ups = [c for c in cites if classify(c.text, proj.pins) == "upstream"]
+    # 2. label citations against the working tree
+    for c in labels:
+        region, why = proj.resolve_label(c.text)
+        if region is None:
+            failed += 1
+            fails.append(f"{c.where()}: {c.text}: {why}")
+        else:
+            passed += 1
+    # 3. upstream citations against the lock, and the lock against the source
+    lock, lock_errors = proj.read_lock()
+    for e in lock_errors:
+        failed += 1
+        fails.append(e)
+    cited = {}
+    for c in ups:
+        cited.setdefault(c.text, c)
+    unavailable = []
+    for text, c in sorted(cited.items()):
+        e = lock.get(text)
+        pin = parse_upstream(text)[0]
+        if e is None:
+            failed += 1
+            fails.append(f"{c.where()}: {text}: not in chapters/anchors.lock; run `make anchors-lock` (needs the source)")
+            continue
+        if e["commit"] != proj.pins[pin]["sha"]:
+            failed += 1
+            fails.append(f"chapters/anchors.lock:{e['line']}: {text} was locked at {e['commit']} but tools/pins.json pins "
+                         f"{pin} at {proj.pins[pin]['sha']}; run `make anchors-lock REFRESH=1` and review the changed spans")
+            continue
+        try:
+            lines = proj.upstream_span(text)
+        except pinned_source.Unavailable as ex:
+            unchecked += 1
+            unavailable.append(str(ex))
+            continue
+        except pinned_source.PinError as ex:
+            failed += 1
+            fails.append(f"{c.where()}: {text}: {ex}")
+            continue
+        if lines[0].strip() != e["first"]:
+            failed += 1
+            fails.append(f"{c.where()}: {text}: first line is now {lines[0].strip()!r}, the lock expects {e['first']!r}")
+        elif pinned_source.span_sha256(lines) != e["sha256"]:
+            failed += 1
+            fails.append(f"{c.where()}: {text}: the span's sha256 differs from the lock (first line still matches: "
+                         "the range may have grown or shifted)")
+        else:
+            passed += 1
+    for text, e in sorted(lock.items(), key=lambda kv: kv[1]["line"]):
+        if text not in cited:
+            failed += 1
+            fails.append(f"chapters/anchors.lock:{e['line']}: {text} is cited nowhere; run `make anchors-lock` to prune it")
+    # report
+    if not n_chapters:
+        print("check-anchors: no chapters in chapters/ yet (nothing cites code); checked the source markers only")
+    print(f"check-anchors: {len(docs)} documents, {marker_files} source files with markers, "
+          f"{len(labels)} label citations, {len(cited)} upstream citations ({len(lock)} in the lock)")
+    for f in fails:
+        print(f"FAIL {f}")
+    if unchecked:
+        print(f"NOT CHECKED: {unchecked} upstream citation(s), because the source is not on this machine; "
+              "they are not counted as passed.")
+        print(f"  first reason: {unavailable[0]}")
+    print(f"check-anchors: {passed} passed, {failed} failed" + (f", {unchecked} not checked" if unchecked else ""))
+    if args.strict and unchecked:
+        return 1
+    return 1 if failed else 0
+
+
+def cmd_lock(proj, args):
+    cites = [c for c in proj.citations() if classify(c.text, proj.pins) == "upstream"]
+    old, errors = proj.read_lock()
+    for e in errors:
+        print(f"anchors: ignoring {e}", file=sys.stderr)
+    new, missing, bad = {}, [], []
+    for text in sorted({c.text for c in cites}, key=_cite_sort_key):
+        pin = parse_upstream(text)[0]
+        e = old.get(text)
+        if e and e["commit"] == proj.pins[pin]["sha"] and not args.refresh:
+            new[text] = e
+            continue
+        try:
+            lines = proj.upstream_span(text)
+        except pinned_source.Unavailable as ex:
+            missing.append(str(ex))
+            if e:
+                new[text] = e
+            continue
+        except pinned_source.PinError as ex:
+            bad.append(f"{text}: {ex}")
+            continue
+        entry = {"commit": proj.pins[pin]["sha"], "sha256": pinned_source.span_sha256(lines),
+                 "first": lines[0].strip().replace("\t", " ")}
+        if e and (e["sha256"] != entry["sha256"] or e["first"] != entry["first"]):
+            print(f"anchors: {text} changed: review the chapter's prose about it")
+        new[text] = entry
+    pruned = sorted(set(old) - set(new))
+    proj.write_lock(new)
+    print(f"anchors: wrote chapters/anchors.lock: {len(new)} entries"
+          + (f", pruned {len(pruned)}" if pruned else ""))
+    for b in bad:
+        print(f"anchors: FAIL {b}", file=sys.stderr)
+    if missing:
+        print(f"anchors: {len(missing)} citation(s) could not be locked: {missing[0]}", file=sys.stderr)
+        return 3
+    return 1 if bad else 0
+
+
+def cmd_labels(proj, args):
+    files = args.files or proj.source_files()
+    rc = 0
+    for rel in files:
+        got = proj.markers(rel)
+        if got is None:
+            print(f"anchors: no file {rel}", file=sys.stderr)
+            rc = 2
+            continue
+        regions, errors = got
+        for r in sorted(regions.values(), key=lambda r: r.open_line):
+            print(f"{rel}@{r.name}\t{r.kind}\tlines {r.first}-{r.last}")
+        for e in errors:
+            print(f"anchors: {e}", file=sys.stderr)
+            rc = 1
+    return rc
+
+
+def cmd_show(proj, args):
+    kind = classify(args.citation, proj.pins)
+    if kind == "label":
+        region, why = proj.resolve_label(args.citation)
+        if region is None:
+            print(f"anchors: {why}", file=sys.stderr)
+            return 1
+        print(f"// {region.path} lines {region.first}-{region.last} (@{region.name})")
+        print(pinned_source.gutter(region.lines, region.first))
+        return 0
+    if kind == "upstream":
+        pin, path, a, b = parse_upstream(args.citation)
+        lines = proj.upstream_span(args.citation)
+        print(f"// {proj.source.label(pin)} {path}:{a}-{b}")
+        print(pinned_source.gutter(lines, a))
+        return 0
+    print(f"anchors: {args.citation!r} is not a citation (want src/FILE.c@LABEL or PIN:PATH:LINE[-END])", file=sys.stderr)
+    return 2
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="anchors.py", description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=ROOT, help="project root (default: this checkout)")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("check", help="verify every citation (make check-anchors)")
+    s.add_argument("--strict", action="store_true", help="fail when upstream citations cannot be checked")
+    s.set_defaults(fn=cmd_check)
+    s = sub.add_parser("lock", help="rewrite chapters/anchors.lock from the chapters (needs the source)")
+    s.add_argument("--refresh", action="store_true", help="recompute every entry, not only new ones")
+    s.set_defaults(fn=cmd_lock)
+    s = sub.add_parser("labels", help="list the labels in the source")
+    s.add_argument("files", nargs="*")
+    s.set_defaults(fn=cmd_labels)
+    s = sub.add_parser("show", help="print a citation's lines")
+    s.add_argument("citation")
+    s.set_defaults(fn=cmd_show)
+    args = ap.parse_args(argv)
+    try:
+        proj = Project(root=os.path.abspath(args.root), source=_source())
+        return args.fn(proj, args)
+    except pinned_source.PinError as e:
+        print(f"anchors: {e}", file=sys.stderr)
+        return e.code
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
