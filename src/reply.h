@@ -27,6 +27,9 @@ void reply_status(struct client *c, const char *status);  /* +status */
  * with an error code in capitals followed by a space ("WRONGTYPE ...",
  * "NOAUTH ..."), "ERR " is prepended, as Valkey's addReplyError does. */
 void reply_error(struct client *c, const char *msg);
+/* The same for a text that may hold a NUL byte (a protocol error quoting
+ * the client's byte). */
+void reply_error_len(struct client *c, const char *msg, size_t len);
 void reply_error_format(struct client *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* "ERR wrong number of arguments for 'cmd' command" */

@@ -87,6 +87,26 @@ struct server {
 
 extern struct server server;
 
+/* Start-up and tear-down, in main.c's order: init (after the config is
+ * loaded), run (until SHUTDOWN or a signal), destroy (frees everything so
+ * leak checkers stay quiet). */
+int server_init(void);
+void server_run(void);
+void server_destroy(void);
+
+/* The main thread's phase clock: charges the time since the last switch
+ * to the phase that was running and starts `p`. Cheap enough to stay on:
+ * one clock_gettime through the vDSO, a few per request. */
+void server_phase(enum phase p);
+
+/* Looks up, checks (arity, auth) and runs the command in c->argv. */
+void process_command(struct client *c);
+/* Runs c->cmd and accounts its time (Valkey: call()). */
+void call(struct client *c);
+void server_reset_stats(void);
+/* Starts an orderly shutdown from a command or a signal. */
+void server_prepare_shutdown(void);
+
 /* Logging with Valkey's levels. */
 #define LL_DEBUG 0
 #define LL_VERBOSE 1

@@ -1,0 +1,264 @@
+/* client_cmds.c — CLIENT and COMMAND (step 0). See info.h.
+ *
+ * CLIENT: ID, GETNAME, SETNAME, LIST, INFO, KILL, SETINFO, NO-EVICT,
+ * NO-TOUCH, HELP. COMMAND: the table itself, COUNT, INFO, DOCS (enough for
+ * redis-cli's hints), LIST. Threads: main thread only.
+ * Valkey: clientCommand in src/networking.c; commandCommand,
+ * commandInfoCommand, commandDocsCommand in src/server.c.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "commands.h"
+#include "info.h"
+#include "networking.h"
+#include "reply.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
+
+static void client_list_reply(client *c, client *only) {
+    size_t cap = 512, len = 0;
+    char *out = zmalloc(cap);
+    for (client *x = server.clients; x; x = x->next) {
+        if (only && x != only) continue;
+        if (cap - len < 600) out = zrealloc(out, cap *= 2);
+        len += client_info_string(x, out + len, cap - len);
+        out[len++] = '\n';
+    }
+    if (only && len) len--; /* CLIENT INFO: one line, no trailing newline */
+    reply_verbatim(c, out, len, "txt");
+    zfree(out);
+}
+
+/* CLIENT KILL ip:port | CLIENT KILL <filter> <value> ... */
+static void client_kill(client *c) {
+    if (c->argc == 3) {
+        for (client *x = server.clients; x; x = x->next) {
+            if (strcmp(x->addr, c->argv[2]->ptr) == 0) {
+                client_close_async(x);
+                reply_ok(c);
+                return;
+            }
+        }
+        reply_error(c, "No such client");
+        return;
+    }
+    if ((c->argc - 2) % 2) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    long long id = -1;
+    const char *addr = NULL, *laddr = NULL;
+    int skipme = 1;
+    for (int i = 2; i < c->argc; i += 2) {
+        obj *k = c->argv[i], *v = c->argv[i + 1];
+        if (arg_is(k, "id")) {
+            if (!obj_get_ll(v, &id) || id <= 0) {
+                reply_error(c, "client-id should be greater than 0");
+                return;
+            }
+        } else if (arg_is(k, "addr")) {
+            addr = v->ptr;
+        } else if (arg_is(k, "laddr")) {
+            laddr = v->ptr;
+        } else if (arg_is(k, "skipme")) {
+            if (arg_is(v, "yes"))
+                skipme = 1;
+            else if (arg_is(v, "no"))
+                skipme = 0;
+            else {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        } else if (arg_is(k, "type")) {
+            if (!arg_is(v, "normal") && !arg_is(v, "master") && !arg_is(v, "replica") && !arg_is(v, "slave") &&
+                !arg_is(v, "pubsub")) {
+                reply_error_format(c, "Unknown client type '%s'", v->ptr);
+                return;
+            }
+            if (!arg_is(v, "normal")) id = 0; /* no such clients in soloist */
+        } else if (arg_is(k, "user")) {
+            if (strcmp(v->ptr, "default")) {
+                reply_error_format(c, "No such user '%s'", v->ptr);
+                return;
+            }
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    long long killed = 0;
+    for (client *x = server.clients; x; x = x->next) {
+        if (id == 0 || (id > 0 && (long long)x->id != id)) continue;
+        if (addr && strcmp(x->addr, addr)) continue;
+        if (laddr && strcmp(x->laddr, laddr)) continue;
+        if (x == c && skipme) continue;
+        client_close_async(x);
+        killed++;
+    }
+    reply_long_long(c, killed);
+}
+
+void client_command(client *c) {
+    obj *sub = c->argv[1];
+    if (arg_is(sub, "id") && c->argc == 2) {
+        reply_long_long(c, (long long)c->id);
+    } else if (arg_is(sub, "getname") && c->argc == 2) {
+        if (c->name)
+            reply_bulk_cstr(c, c->name);
+        else
+            reply_null(c);
+    } else if (arg_is(sub, "setname") && c->argc == 3) {
+        obj *name = c->argv[2];
+        for (size_t i = 0; i < name->len; i++) {
+            if (name->ptr[i] < '!' || name->ptr[i] > '~') {
+                reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+                return;
+            }
+        }
+        zfree(c->name);
+        c->name = name->len ? zstrndup(name->ptr, name->len) : NULL;
+        reply_ok(c);
+    } else if (arg_is(sub, "list")) {
+        if (c->argc == 4 && arg_is(c->argv[2], "type")) {
+            if (!arg_is(c->argv[3], "normal")) {
+                reply_verbatim(c, "", 0, "txt");
+                return;
+            }
+        } else if (c->argc != 2) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        client_list_reply(c, NULL);
+    } else if (arg_is(sub, "info") && c->argc == 2) {
+        client_list_reply(c, c);
+    } else if (arg_is(sub, "kill") && c->argc >= 3) {
+        client_kill(c);
+    } else if (arg_is(sub, "setinfo") && c->argc == 4) {
+        /* Accepted for client libraries (redis-py, go-redis) that send it. */
+        if (!arg_is(c->argv[2], "lib-name") && !arg_is(c->argv[2], "lib-ver")) {
+            reply_error_format(c, "Unrecognized option '%s'", c->argv[2]->ptr);
+            return;
+        }
+        reply_ok(c);
+    } else if ((arg_is(sub, "no-evict") || arg_is(sub, "no-touch")) && c->argc == 3) {
+        if (arg_is(c->argv[2], "on") || arg_is(c->argv[2], "off"))
+            reply_ok(c);
+        else
+            reply_error(c, ERR_SYNTAX);
+    } else if (arg_is(sub, "help") && c->argc == 2) {
+        static const char *help[] = {
+            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "GETNAME", "    Return the name of the current connection.",
+            "ID", "    Return the ID of the current connection.",
+            "INFO", "    Return information about the current client connection.",
+            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "KILL <option> <value> [<option> <value> [...]]",
+            "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
+            "LIST [TYPE normal]", "    Return information about client connections.",
+            "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "HELP", "    Print this help.",
+        };
+        size_t n = sizeof(help) / sizeof(help[0]);
+        reply_array_len(c, (long)n);
+        for (size_t i = 0; i < n; i++) reply_status(c, help[i]);
+    } else {
+        reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT HELP.",
+                           sub->ptr);
+    }
+}
+
+/* ------------------------------------------------------------ COMMAND */
+
+static void reply_flags(client *c, uint32_t flags) {
+    static const struct { uint32_t bit; const char *name; } names[] = {
+        {CMD_WRITE, "write"},   {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
+        {CMD_ADMIN, "admin"},   {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},
+        {CMD_STALE, "stale"},   {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
+    };
+    long n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) n += (flags & names[i].bit) != 0;
+    reply_set_len(c, n);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (flags & names[i].bit) reply_status(c, names[i].name);
+}
+
+/* Redis 7's ten-element command description. */
+static void reply_command_info(client *c, const command *cmd) {
+    reply_array_len(c, 10);
+    reply_bulk_cstr(c, cmd->name);
+    reply_long_long(c, cmd->arity);
+    reply_flags(c, cmd->flags);
+    reply_long_long(c, cmd->first_key);
+    reply_long_long(c, cmd->last_key);
+    reply_long_long(c, cmd->key_step);
+    reply_set_len(c, 0); /* ACL categories */
+    reply_set_len(c, 0); /* tips */
+    reply_array_len(c, 0); /* key specs */
+    reply_array_len(c, 0); /* subcommands */
+}
+
+static void reply_command_docs(client *c, const command *cmd) {
+    reply_bulk_cstr(c, cmd->name);
+    reply_map_len(c, 3);
+    reply_bulk_cstr(c, "summary");
+    reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
+    reply_bulk_cstr(c, "since");
+    reply_bulk_cstr(c, "1.0.0");
+    reply_bulk_cstr(c, "group");
+    reply_bulk_cstr(c, cmd->group ? cmd->group : "generic");
+}
+
+void command_command(client *c) {
+    size_t cursor = 0;
+    command *cmd;
+    if (c->argc == 1) {
+        reply_array_len(c, (long)commands_count());
+        while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
+        return;
+    }
+    obj *sub = c->argv[1];
+    if (arg_is(sub, "count") && c->argc == 2) {
+        reply_long_long(c, (long long)commands_count());
+    } else if (arg_is(sub, "info")) {
+        if (c->argc == 2) {
+            reply_array_len(c, (long)commands_count());
+            while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
+            return;
+        }
+        reply_array_len(c, c->argc - 2);
+        for (int i = 2; i < c->argc; i++) {
+            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
+            if (cmd)
+                reply_command_info(c, cmd);
+            else
+                reply_null_array(c);
+        }
+    } else if (arg_is(sub, "docs")) {
+        if (c->argc == 2) {
+            reply_map_len(c, (long)commands_count());
+            while ((cmd = commands_next(&cursor))) reply_command_docs(c, cmd);
+            return;
+        }
+        void *len = reply_deferred_len(c);
+        long n = 0;
+        for (int i = 2; i < c->argc; i++) {
+            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
+            if (!cmd) continue;
+            reply_command_docs(c, cmd);
+            n++;
+        }
+        reply_set_deferred_map_len(c, len, n);
+    } else if (arg_is(sub, "list") && c->argc == 2) {
+        reply_array_len(c, (long)commands_count());
+        while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);
+    } else {
+        reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try COMMAND HELP.",
+                           sub->ptr);
+    }
+}

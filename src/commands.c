@@ -1,0 +1,66 @@
+/* commands.c — the registry of every command soloist answers.
+ *
+ * Step 0 (server). Owns: the index from a command's name to its entry in
+ * one of the modules' tables (commands.h). Built once at start; read by
+ * the dispatcher for every command.
+ * Threads: main thread only.
+ * Valkey: populateCommandTable / lookupCommand in src/server.c. Valkey
+ * keeps commands in a dict; soloist's ~100 commands sit in a sorted array
+ * searched by binary search, which is as fast at this size and needs
+ * nothing but qsort and bsearch.
+ */
+#include "commands.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "zmalloc.h"
+
+static command **index_;
+static size_t index_len;
+
+static int by_name(const void *a, const void *b) {
+    return strcasecmp((*(command *const *)a)->name, (*(command *const *)b)->name);
+}
+
+static command *const *tables(size_t *n) {
+    static command *const all[] = {server_commands, string_commands, keyspace_commands};
+    *n = sizeof(all) / sizeof(all[0]);
+    return all;
+}
+
+void commands_init(void) {
+    size_t ntables, count = 0;
+    command *const *t = tables(&ntables);
+    for (size_t i = 0; i < ntables; i++)
+        for (command *c = t[i]; c->name; c++) count++;
+    zfree(index_);
+    index_ = zmalloc(count * sizeof(*index_));
+    index_len = 0;
+    for (size_t i = 0; i < ntables; i++)
+        for (command *c = t[i]; c->name; c++) index_[index_len++] = c;
+    qsort(index_, index_len, sizeof(*index_), by_name);
+}
+
+command *commands_lookup(const char *name, size_t len) {
+    char key[64];
+    if (len == 0 || len >= sizeof(key)) return NULL;
+    memcpy(key, name, len);
+    key[len] = '\0';
+    size_t lo = 0, hi = index_len;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int cmp = strcasecmp(key, index_[mid]->name);
+        if (cmp == 0) return index_[mid];
+        if (cmp < 0)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return NULL;
+}
+
+command *commands_next(size_t *cursor) { return *cursor < index_len ? index_[(*cursor)++] : NULL; }
+
+size_t commands_count(void) { return index_len; }

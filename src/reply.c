@@ -1,0 +1,263 @@
+/* reply.c — building replies in RESP2 or RESP3 (step 0; steps 5 and 7
+ * build on it). See reply.h for the contract.
+ *
+ * Where bytes go: first into the client's static buffer c->buf, and once
+ * that is full (or once a block exists — order must be kept) into the last
+ * reply block, then into new blocks of at least CLIENT_REPLY_CHUNK bytes.
+ * Valkey: src/networking.c _addReplyToBuffer and _addReplyProtoToList.
+ * Threads: main thread only, while it owns the client.
+ */
+#include "reply.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "client.h"
+#include "commands.h"
+#include "networking.h"
+#include "object.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+const char *const ERR_WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
+const char *const ERR_NOT_INT = "value is not an integer or out of range";
+const char *const ERR_NOT_FLOAT = "value is not a valid float";
+const char *const ERR_SYNTAX = "syntax error";
+const char *const ERR_OVERFLOW = "increment or decrement would overflow";
+
+/*@ reply-append */
+/* Appends to the static buffer while no block exists; returns bytes taken. */
+static size_t append_to_buffer(client *c, const char *s, size_t len) {
+    if (c->reply_head) return 0; /* bytes after a block must follow it */
+    size_t room = sizeof(c->buf) - c->bufpos;
+    size_t n = len < room ? len : room;
+    memcpy(c->buf + c->bufpos, s, n);
+    c->bufpos += n;
+    return n;
+}
+
+static void append_to_list(client *c, const char *s, size_t len) {
+    reply_block *tail = c->reply_tail;
+    if (tail) {
+        size_t room = tail->size - tail->used;
+        size_t n = len < room ? len : room;
+        memcpy(tail->buf + tail->used, s, n);
+        tail->used += n;
+        s += n;
+        len -= n;
+    }
+    if (len) {
+        size_t size = len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len;
+        reply_block *b = zmalloc(sizeof(*b) + size);
+        b->next = NULL;
+        b->size = size;
+        b->used = len;
+        memcpy(b->buf, s, len);
+        if (tail)
+            tail->next = b;
+        else
+            c->reply_head = b;
+        c->reply_tail = b;
+        c->reply_bytes += size;
+        c->reply_blocks++;
+    }
+}
+
+void reply_proto(client *c, const char *s, size_t len) {
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    client_install_write_handler(c);
+    size_t n = append_to_buffer(c, s, len);
+    if (n < len) {
+        append_to_list(c, s + n, len - n);
+        client_check_output_limits(c);
+    }
+}
+/*@ end */
+
+static void reply_cstr(client *c, const char *s) { reply_proto(c, s, strlen(s)); }
+
+void reply_ok(client *c) { reply_proto(c, "+OK\r\n", 5); }
+
+void reply_status(client *c, const char *status) {
+    reply_proto(c, "+", 1);
+    reply_cstr(c, status);
+    reply_proto(c, "\r\n", 2);
+}
+
+/* Valkey's addReplyErrorLength: an error reply may not contain CR or LF
+ * (they would end the line early); they become spaces. */
+void reply_error(client *c, const char *msg) { reply_error_len(c, msg, strlen(msg)); }
+
+void reply_error_len(client *c, const char *msg, size_t len) {
+    int has_code = 0;
+    for (size_t i = 0; i < len && i < 32; i++) {
+        if (msg[i] == ' ') {
+            has_code = i > 0;
+            break;
+        }
+        if (msg[i] < 'A' || msg[i] > 'Z') break;
+    }
+    reply_proto(c, has_code ? "-" : "-ERR ", has_code ? 1 : 5);
+    char tmp[512];
+    while (len) {
+        size_t n = len < sizeof(tmp) ? len : sizeof(tmp);
+        for (size_t i = 0; i < n; i++) tmp[i] = (msg[i] == '\r' || msg[i] == '\n') ? ' ' : msg[i];
+        reply_proto(c, tmp, n);
+        msg += n;
+        len -= n;
+    }
+    reply_proto(c, "\r\n", 2);
+    server.stat_total_error_replies++;
+}
+
+void reply_error_format(client *c, const char *fmt, ...) {
+    char buf[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    reply_error(c, buf);
+}
+
+void reply_error_arity(client *c) {
+    reply_error_format(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->name : "unknown");
+}
+
+/* One header line: prefix, decimal, CRLF. */
+static void reply_header(client *c, char prefix, long long n) {
+    char buf[32];
+    buf[0] = prefix;
+    size_t len = 1 + ll_to_str(buf + 1, n);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    reply_proto(c, buf, len);
+}
+
+void reply_long_long(client *c, long long v) { reply_header(c, ':', v); }
+
+void reply_bulk_buf(client *c, const void *p, size_t len) {
+    reply_header(c, '$', (long long)len);
+    reply_proto(c, p, len);
+    reply_proto(c, "\r\n", 2);
+}
+
+void reply_bulk(client *c, obj *o) { reply_bulk_buf(c, o->ptr, o->len); }
+
+void reply_bulk_cstr(client *c, const char *s) {
+    if (!s)
+        reply_null(c);
+    else
+        reply_bulk_buf(c, s, strlen(s));
+}
+
+void reply_bulk_ll(client *c, long long v) {
+    char buf[32];
+    size_t n = ll_to_str(buf, v);
+    reply_bulk_buf(c, buf, n);
+}
+
+void reply_null(client *c) {
+    if (c->resp == 3)
+        reply_proto(c, "_\r\n", 3);
+    else
+        reply_proto(c, "$-1\r\n", 5);
+}
+
+void reply_null_array(client *c) {
+    if (c->resp == 3)
+        reply_proto(c, "_\r\n", 3);
+    else
+        reply_proto(c, "*-1\r\n", 5);
+}
+
+void reply_array_len(client *c, long n) { reply_header(c, '*', n); }
+void reply_map_len(client *c, long n) { reply_header(c, c->resp == 3 ? '%' : '*', c->resp == 3 ? n : 2 * n); }
+void reply_set_len(client *c, long n) { reply_header(c, c->resp == 3 ? '~' : '*', n); }
+
+void reply_double(client *c, double d) {
+    char buf[128];
+    size_t n = util_d_to_string(buf, sizeof(buf), d);
+    if (c->resp == 3) {
+        reply_proto(c, ",", 1);
+        reply_proto(c, buf, n);
+        reply_proto(c, "\r\n", 2);
+    } else {
+        reply_bulk_buf(c, buf, n);
+    }
+}
+
+void reply_bool(client *c, int b) {
+    if (c->resp == 3)
+        reply_proto(c, b ? "#t\r\n" : "#f\r\n", 4);
+    else
+        reply_proto(c, b ? ":1\r\n" : ":0\r\n", 4);
+}
+
+void reply_verbatim(client *c, const char *s, size_t len, const char *ext) {
+    if (c->resp == 2) {
+        reply_bulk_buf(c, s, len);
+        return;
+    }
+    reply_header(c, '=', (long long)len + 4);
+    reply_proto(c, ext, 3);
+    reply_proto(c, ":", 1);
+    reply_proto(c, s, len);
+    reply_proto(c, "\r\n", 2);
+}
+
+void reply_bulk_long_double(client *c, long double v) {
+    char buf[5120];
+    size_t n = util_ld_to_string(buf, sizeof(buf), v);
+    reply_bulk_buf(c, buf, n);
+}
+
+/*@ reply-deferred */
+/* A deferred length is an empty reply block placed in the list; the
+ * setter writes the header into it (Valkey: addReplyDeferredLen). The
+ * static buffer can never hold the placeholder, so anything after it goes
+ * to the list too, in order. */
+void *reply_deferred_len(client *c) {
+    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    client_install_write_handler(c);
+    reply_block *b = zmalloc(sizeof(*b) + 32);
+    b->next = NULL;
+    b->size = 32;
+    b->used = 0;
+    if (c->reply_tail)
+        c->reply_tail->next = b;
+    else
+        c->reply_head = b;
+    c->reply_tail = b;
+    c->reply_bytes += b->size;
+    c->reply_blocks++;
+    /* Force the next bytes into a fresh block after the placeholder. */
+    b->size = 0;
+    return b;
+}
+
+static void set_deferred(client *c, void *node, char prefix, long n) {
+    (void)c;
+    reply_block *b = node;
+    if (!b) return;
+    char buf[32];
+    buf[0] = prefix;
+    size_t len = 1 + ll_to_str(buf + 1, n);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    memcpy(b->buf, buf, len);
+    b->used = len;
+    b->size = 32;
+}
+/*@ end */
+
+void reply_set_deferred_array_len(client *c, void *node, long n) { set_deferred(c, node, '*', n); }
+
+void reply_set_deferred_map_len(client *c, void *node, long n) {
+    if (c->resp == 3)
+        set_deferred(c, node, '%', n);
+    else
+        set_deferred(c, node, '*', 2 * n);
+}

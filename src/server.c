@@ -1,0 +1,309 @@
+/* server.c — the soloist: start, the event loop's hooks, cron, dispatch.
+ *
+ * Step 0 (server). Owns: the `server` global, the listening sockets, the
+ * serverCron timer, the before_sleep/after_sleep hooks (where steps 4–6
+ * plug the thread pool in), command dispatch (process_command, call), the
+ * main thread's phase clock, and shutdown.
+ * Threads: main thread only. This is the one thread that runs commands and
+ * touches the keyspace; that is soloist's name and its invariant.
+ * Valkey: src/server.c (initServer, serverCron, beforeSleep, afterSleep,
+ * processCommand, call, prepareForShutdown).
+ */
+#include "server.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "anet.h"
+#include "commands.h"
+#include "config.h"
+#include "networking.h"
+#include "reply.h"
+#include "util.h"
+#include "zmalloc.h"
+
+struct server server;
+
+/* ----------------------------------------------------------- logging */
+
+void server_log(int level, const char *fmt, ...) {
+    if (level < server.verbosity) return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    FILE *fp = stdout;
+    int close_fp = 0;
+    if (server.logfile && server.logfile[0]) {
+        fp = fopen(server.logfile, "a");
+        if (!fp) return;
+        close_fp = 1;
+    }
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    struct tm tm;
+    localtime_r(&tv.tv_sec, &tm);
+    char ts[64];
+    size_t off = strftime(ts, sizeof(ts), "%d %b %Y %H:%M:%S.", &tm);
+    snprintf(ts + off, sizeof(ts) - off, "%03d", (int)(tv.tv_usec / 1000));
+    /* Valkey's line: pid:role date level-mark message. */
+    fprintf(fp, "%d:M %s %c %s\n", (int)getpid(), ts, ".-*#"[level], msg);
+    fflush(fp);
+    if (close_fp) fclose(fp);
+}
+
+/* ------------------------------------------------------- phase clock */
+
+/*@ phase-clock */
+void server_phase(enum phase p) {
+    uint64_t now = util_monotonic_ns();
+    server.phase_ns[server.phase_now] += now - server.phase_since_ns;
+    server.phase_calls[p]++;
+    server.phase_now = p;
+    server.phase_since_ns = now;
+}
+/*@ end */
+
+/* ------------------------------------------------------------ dispatch */
+
+static void reject_command(client *c, const char *msg) {
+    server.stat_total_error_replies++;
+    reply_error(c, msg);
+    server.stat_total_error_replies--; /* reply_error counted it; count once */
+}
+
+/*@ process-command */
+void process_command(client *c) {
+    obj *name = c->argv[0];
+    command *cmd = commands_lookup(name->ptr, name->len);
+    c->cmd = cmd;
+    if (!cmd) {
+        /* Valkey: "unknown command '%.128s', with args beginning with: "
+         * followed by each argument quoted, up to 128 bytes in all. */
+        char args[256];
+        size_t used = 0;
+        args[0] = '\0';
+        for (int i = 1; i < c->argc && used < 128; i++) {
+            int n = snprintf(args + used, sizeof(args) - used, "'%.*s' ", (int)(128 - used),
+                             c->argv[i]->ptr);
+            if (n < 0) break;
+            used += (size_t)n < sizeof(args) - used ? (size_t)n : sizeof(args) - used - 1;
+        }
+        char msg[512];
+        snprintf(msg, sizeof(msg), "unknown command '%.128s', with args beginning with: %s", name->ptr, args);
+        reject_command(c, msg);
+        return;
+    }
+    c->lastcmd = cmd;
+    if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity) {
+        cmd->rejected_calls++;
+        reply_error_arity(c);
+        c->cmd = NULL;
+        return;
+    }
+    if (!c->authenticated && !(cmd->flags & CMD_NOAUTH)) {
+        cmd->rejected_calls++;
+        c->cmd = NULL;
+        reply_error(c, "NOAUTH Authentication required.");
+        return;
+    }
+    call(c);
+}
+/*@ end */
+
+void call(client *c) {
+    command *cmd = c->cmd;
+    long long errors_before = server.stat_total_error_replies;
+    uint64_t start = util_monotonic_ns();
+    cmd->proc(c);
+    uint64_t dur = util_monotonic_ns() - start;
+    cmd->calls++;
+    cmd->usec += (long long)(dur / 1000);
+    if (server.stat_total_error_replies != errors_before) cmd->failed_calls++;
+    server.stat_numcommands++;
+    c->commands_processed++;
+    c->cmd = NULL;
+}
+
+/* ---------------------------------------------------------------- cron */
+
+static long long server_cron(ae_loop *el, long long id, void *data) {
+    (void)el, (void)id, (void)data;
+    server.cronloops++;
+    if (server.shutdown_asap) {
+        server_prepare_shutdown();
+        return AE_NOMORE;
+    }
+    networking_clients_cron();
+    /* Valkey's cron gives active expiry 25% of each tick
+     * (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) and rehashing 1 ms. */
+    long long tick_us = 1000000 / server.hz;
+    if (server.active_expire_enabled) db_active_expire_cycle(&server.db0, tick_us / 4);
+    db_rehash_step(&server.db0, 1000);
+    return 1000 / server.hz;
+}
+
+/*@ before-sleep */
+/* Runs once per event-loop iteration, just before epoll_wait. Step 0
+ * writes pending replies and frees closed clients here; steps 4–6 add the
+ * thread pool's completions and the poll offload. */
+static void before_sleep(ae_loop *el) {
+    (void)el;
+    server_phase(PHASE_OTHER);
+    networking_handle_pending_writes();
+    networking_free_closed_clients();
+    if (server.shutdown_asap) {
+        server_prepare_shutdown();
+        return;
+    }
+    server_phase(PHASE_POLL);
+}
+
+static void after_sleep(ae_loop *el) {
+    (void)el;
+    server_phase(PHASE_OTHER);
+}
+/*@ end */
+
+/* --------------------------------------------------------------- stats */
+
+void server_reset_stats(void) {
+    server.stat_numconnections = server.stat_rejected_conn = server.stat_numcommands = 0;
+    server.stat_net_input_bytes = server.stat_net_output_bytes = 0;
+    server.stat_total_reads = server.stat_total_writes = 0;
+    server.stat_client_qbuf_limit_disconnections = server.stat_client_outbuf_limit_disconnections = 0;
+    server.stat_unexpected_error_replies = server.stat_total_error_replies = 0;
+    memset(&db_stat, 0, sizeof(db_stat));
+    memset(server.phase_ns, 0, sizeof(server.phase_ns));
+    memset(server.phase_calls, 0, sizeof(server.phase_calls));
+    server.phase_since_ns = util_monotonic_ns();
+    size_t cursor = 0;
+    for (command *cmd; (cmd = commands_next(&cursor));)
+        cmd->calls = cmd->usec = cmd->failed_calls = cmd->rejected_calls = 0;
+}
+
+/* ------------------------------------------------------------ shutdown */
+
+static void signal_handler(int sig) {
+    (void)sig;
+    /* Only sets a flag: cron and before_sleep do the work on the main
+     * thread, where it is safe. A second signal while shutting down exits
+     * at once, as Valkey does. */
+    if (server.shutdown_asap) _exit(1);
+    server.shutdown_asap = 1;
+}
+
+void server_prepare_shutdown(void) {
+    server_log(LL_WARNING, "User requested shutdown...");
+    for (int i = 0; i < server.ipfd_count; i++) close(server.ipfd[i]);
+    server.ipfd_count = 0;
+    server_log(LL_WARNING, "soloist is now ready to exit, bye bye...");
+    ae_stop(server.el);
+}
+
+static void setup_signals(void) {
+    struct sigaction act;
+    memset(&act, 0, sizeof(act));
+    sigemptyset(&act.sa_mask);
+    act.sa_handler = signal_handler;
+    sigaction(SIGTERM, &act, NULL);
+    sigaction(SIGINT, &act, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* ---------------------------------------------------------------- init */
+
+/* Valkey's adjustOpenFilesLimit: ask for maxclients + 32 descriptors and,
+ * when the system gives fewer, lower maxclients to fit. */
+static void adjust_open_files_limit(void) {
+    rlim_t want = (rlim_t)server.maxclients + 32;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == -1) return;
+    if (rl.rlim_cur >= want) return;
+    rlim_t best = want;
+    while (best > rl.rlim_cur) {
+        struct rlimit try = {best, rl.rlim_max > best ? rl.rlim_max : best};
+        if (setrlimit(RLIMIT_NOFILE, &try) == 0) break;
+        try.rlim_max = rl.rlim_max;
+        if (best <= rl.rlim_max && setrlimit(RLIMIT_NOFILE, &try) == 0) break;
+        best -= best > 16 ? 16 : best;
+    }
+    if (best < want) {
+        int old = server.maxclients;
+        server.maxclients = best > 32 ? (int)(best - 32) : 1;
+        server_log(LL_WARNING, "You requested maxclients of %d requiring at least %llu max file descriptors; "
+                   "maxclients is now %d.", old, (unsigned long long)want, server.maxclients);
+    }
+}
+
+static int listen_on_port(void) {
+    char err[ANET_ERR_LEN];
+    for (int i = 0; i < server.bindaddr_count; i++) {
+        const char *addr = server.bindaddr[i];
+        int optional = addr[0] == '-';
+        if (optional) addr++;
+        int fd = anet_tcp_server(err, server.port, addr, server.tcp_backlog);
+        if (fd == ANET_ERR) {
+            if (optional) continue; /* "-::1": skip when IPv6 is absent */
+            server_log(LL_WARNING, "Failed listening on port %d (tcp), aborting: %s", server.port, err);
+            return -1;
+        }
+        anet_nonblock(err, fd);
+        server.ipfd[server.ipfd_count++] = fd;
+        if (server.port == 0) server.port = anet_sock_port(fd);
+    }
+    return server.ipfd_count ? 0 : -1;
+}
+
+int server_init(void) {
+    server.pid = getpid();
+    server.start_time_ms = util_mstime();
+    srand((unsigned)(time(NULL) ^ getpid()));
+    const char *hex = "0123456789abcdef";
+    for (int i = 0; i < 40; i++) server.runid[i] = hex[rand() & 15];
+    server.runid[40] = '\0';
+    uint8_t seed[16];
+    for (int i = 0; i < 16; i++) seed[i] = (uint8_t)rand();
+    hashtable_set_hash_seed(seed);
+
+    setup_signals();
+    adjust_open_files_limit();
+    server.el = ae_create(server.maxclients + 128);
+    if (!server.el) {
+        server_log(LL_WARNING, "Failed creating the event loop: %s", strerror(errno));
+        return -1;
+    }
+    db_init(&server.db0, 0);
+    commands_init();
+    if (listen_on_port() == -1) return -1;
+    for (int i = 0; i < server.ipfd_count; i++)
+        ae_add_file(server.el, server.ipfd[i], AE_READABLE, networking_accept_handler, NULL);
+    ae_add_timer(server.el, 1, server_cron, NULL);
+    ae_set_before_sleep(server.el, before_sleep);
+    ae_set_after_sleep(server.el, after_sleep);
+    server.phase_now = PHASE_OTHER;
+    server.phase_since_ns = util_monotonic_ns();
+    return 0;
+}
+
+void server_run(void) { ae_main(server.el); }
+
+void server_destroy(void) {
+    while (server.clients) {
+        server.current_client = NULL;
+        client_free(server.clients);
+    }
+    networking_free_closed_clients();
+    db_release(&server.db0);
+    ae_delete(server.el);
+    server.el = NULL;
+}
