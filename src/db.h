@@ -24,7 +24,18 @@
 typedef struct db_entry {
     obj *val;           /* one reference owned by the keyspace */
     long long expire;   /* unix time in ms; -1 when the key has no TTL */
-    size_t keylen;
+    /* The hashtable looks keys up as `const hashtable_key *` {ptr, len}.
+     * `name` is that view of this entry's own key (name.ptr == key,
+     * name.len == keylen), so entry_get_key can return a pointer into the
+     * entry instead of building a temporary: 8 bytes per key buy a lookup
+     * path with no scratch state. keyptr/keylen alias name's fields. */
+    union {
+        hashtable_key name;
+        struct {
+            const char *keyptr;
+            size_t keylen;
+        };
+    };
     char key[];         /* NUL-terminated copy of the key */
 } db_entry;
 
@@ -80,5 +91,21 @@ obj *db_random_key(db *d);
 void db_active_expire_cycle(db *d, long long budget_us);
 /* Incremental rehash from cron, bounded in time. */
 void db_rehash_step(db *d, uint64_t budget_us);
+
+/* --- Added for the commands (keyspace.c, t_string.c) and expire.c. ---- */
+
+/* 1 when e has a TTL and now_ms is past it (Valkey keyIsExpired: a key
+ * expires when now > when). Does not delete. */
+int db_entry_is_expired(const db_entry *e, long long now_ms);
+/* Removes e from both tables and frees it and its value reference. */
+void db_delete_entry(db *d, db_entry *e);
+/* Lazy expiry alone: deletes key if its time has passed and counts it in
+ * expired_keys. 1 if it was expired (and is now gone). No hit/miss. */
+int db_expire_if_needed(db *d, obj *key);
+/* Makes the string value of an existing key writable in place: refcount
+ * 1, RAW, exactly `len` bytes (new bytes zeroed). Replaces a shared value
+ * with a private copy first (Valkey dbUnshareStringValue). Returns the
+ * value now stored under key; the TTL is kept. */
+obj *db_unshare_string(db *d, obj *key, size_t len);
 
 #endif

@@ -1,0 +1,231 @@
+/* util.c — clocks and string helpers every layer uses.
+ *
+ * Step 0 (plumbing). Owns nothing: every function is pure or reads a
+ * clock, so any thread may call any of them.
+ * Valkey: src/util.c (stringmatchlen, ld2string, memtoull), src/server.c
+ * (ustime, mstime), src/monotonic.c (getMonotonicUs).
+ */
+#include "util.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/time.h>
+#include <time.h>
+
+/* ---- clocks ------------------------------------------------------------ */
+
+long long util_ustime(void) {
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    return (long long)tv.tv_sec * 1000000LL + tv.tv_usec;
+}
+
+long long util_mstime(void) { return util_ustime() / 1000; }
+
+uint64_t util_monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t util_monotonic_us(void) { return util_monotonic_ns() / 1000; }
+
+/* ---- glob matching ----------------------------------------------------- */
+
+static int fold(int ch, int nocase) { return nocase ? tolower(ch) : ch; }
+
+/* Matches one non-star token of the pattern at p[0..] against the byte ch.
+ * Sets *used to how many pattern bytes the token took. Returns 1 on match.
+ * The token rules are Valkey's (stringmatchlen): '?' any byte, '\x' the
+ * byte x, '[...]' a class with '^' negation, 'a-z' ranges (either order)
+ * and '\]' escapes; an unterminated class ends at the pattern's end. */
+static int match_token(const char *p, size_t plen, unsigned char ch, int nocase, size_t *used) {
+    if (p[0] == '?') {
+        *used = 1;
+        return 1;
+    }
+    if (p[0] == '\\' && plen >= 2) {
+        *used = 2;
+        return fold((unsigned char)p[1], nocase) == fold(ch, nocase);
+    }
+    if (p[0] != '[') {
+        *used = 1;
+        return fold((unsigned char)p[0], nocase) == fold(ch, nocase);
+    }
+    /* A character class. */
+    size_t i = 1;
+    int negate = 0, hit = 0;
+    if (i < plen && p[i] == '^') {
+        negate = 1;
+        i++;
+    }
+    for (;;) {
+        if (i >= plen) {
+            /* Unterminated: the class is what was seen so far. Valkey
+             * behaves the same way (it steps back and stops). */
+            break;
+        }
+        if (p[i] == '\\' && plen - i >= 2) {
+            /* Escaped byte inside a class: compared exactly, as Valkey
+             * does (no case folding here). */
+            if ((unsigned char)p[i + 1] == ch) hit = 1;
+            i += 2;
+        } else if (p[i] == ']') {
+            i++;
+            break;
+        } else if (plen - i >= 3 && p[i + 1] == '-') {
+            int lo = (unsigned char)p[i], hi = (unsigned char)p[i + 2], c = ch;
+            if (lo > hi) {
+                int t = lo;
+                lo = hi;
+                hi = t;
+            }
+            if (nocase) {
+                lo = tolower(lo);
+                hi = tolower(hi);
+                c = tolower(c);
+            }
+            if (c >= lo && c <= hi) hit = 1;
+            i += 3;
+        } else {
+            if (fold((unsigned char)p[i], nocase) == fold(ch, nocase)) hit = 1;
+            i++;
+        }
+    }
+    *used = i;
+    return negate ? !hit : hit;
+}
+
+/*@ glob-match */
+/* Greedy matching with one backtrack point: when a token fails, go back to
+ * the last '*' and let it swallow one more byte. Every non-star token
+ * consumes exactly one byte, so only the most recent star ever needs to
+ * move, and the match is O(plen * slen) with no recursion. Valkey recurses
+ * once per star instead (and gives up past 1000 nested stars, which this
+ * version never needs to). */
+int util_string_match_len(const char *pattern, size_t plen, const char *s, size_t slen, int nocase) {
+    size_t pi = 0, si = 0;
+    size_t star_p = SIZE_MAX, star_s = 0; /* after the last '*', and where it resumes */
+
+    /* Valkey's loop runs only while both sides have bytes left, so an
+     * empty string matches only an empty pattern: KEYS "**" does not list
+     * the key "" (KEYS "*" does, through its match-everything shortcut). */
+    if (slen == 0) return plen == 0;
+    while (si < slen) {
+        if (pi < plen && pattern[pi] == '*') {
+            while (pi < plen && pattern[pi] == '*') pi++;
+            if (pi == plen) return 1; /* trailing star swallows the rest */
+            star_p = pi;
+            star_s = si;
+            continue;
+        }
+        size_t used = 0;
+        if (pi < plen && match_token(pattern + pi, plen - pi, (unsigned char)s[si], nocase, &used)) {
+            pi += used;
+            si++;
+            continue;
+        }
+        if (star_p == SIZE_MAX) return 0;
+        pi = star_p;
+        si = ++star_s;
+    }
+    /* The string is consumed: only stars may remain. An unterminated
+     * class that swallowed the end of the pattern is already consumed. */
+    while (pi < plen && pattern[pi] == '*') pi++;
+    return pi == plen;
+}
+/*@ end */
+
+int util_string_match(const char *pattern, const char *s, int nocase) {
+    return util_string_match_len(pattern, strlen(pattern), s, strlen(s), nocase);
+}
+
+/* ---- number formatting ------------------------------------------------- */
+
+/*@ ld-to-string */
+size_t util_ld_to_string(char *buf, size_t len, long double v) {
+    int n;
+    if (isinf(v)) {
+        /* Valkey's ld2string refuses buffers under 5 bytes here. */
+        if (len < 5) return 0;
+        n = snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
+        return (size_t)n;
+    }
+    /* %.17Lf: 17 digits after the point are enough for the 80-bit long
+     * double to round-trip most short decimals ("10.5" + "0.1" prints
+     * 10.6), and %f never switches to exponent notation, so "5.0e3" + 200
+     * becomes "5200". Trailing zeros and a trailing point are trimmed. */
+    n = snprintf(buf, len, "%.17Lf", v);
+    if (n < 0 || (size_t)n + 1 > len) return 0;
+    size_t l = (size_t)n;
+    if (memchr(buf, '.', l)) {
+        while (l > 0 && buf[l - 1] == '0') l--;
+        if (l > 0 && buf[l - 1] == '.') l--;
+    }
+    /* "-0.00000000000000000" trims to "-0"; print it as "0". */
+    if (l == 2 && buf[0] == '-' && buf[1] == '0') {
+        buf[0] = '0';
+        l = 1;
+    }
+    buf[l] = '\0';
+    return l;
+}
+/*@ end */
+
+size_t util_d_to_string(char *buf, size_t len, double v) {
+    /* Redis 7.0 prints doubles (RESP3 ',' and ZSCORE's bulk) with %.17g,
+     * so 1.1 prints as "1.1000000000000001". Valkey 8 switched to the
+     * shortest round-trip form (fpconv_dtoa, "1.1"); soloist's oracle in
+     * the tests is Redis 7.0, so it keeps %.17g. */
+    int n;
+    if (isnan(v))
+        n = snprintf(buf, len, "nan");
+    else if (isinf(v))
+        n = snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
+    else
+        n = snprintf(buf, len, "%.17g", v);
+    if (n < 0 || (size_t)n >= len) return 0;
+    return (size_t)n;
+}
+
+/*@ parse-memory */
+/* Valkey's memtoull: digits, then an optional unit, case-insensitive:
+ * b, k (1000), kb (1024), m, mb, g, gb. No sign, no spaces. Returns 1 and
+ * sets *out on success, 0 on a malformed or overflowing value. */
+int util_parse_memory(const char *s, long long *out) {
+    const char *u = s;
+    long long mul;
+    unsigned long long v = 0;
+
+    while (*u >= '0' && *u <= '9') u++;
+    if (u == s) return 0; /* no digits (also rejects '-' and '+') */
+    if (*u == '\0' || !strcasecmp(u, "b"))
+        mul = 1;
+    else if (!strcasecmp(u, "k"))
+        mul = 1000;
+    else if (!strcasecmp(u, "kb"))
+        mul = 1024;
+    else if (!strcasecmp(u, "m"))
+        mul = 1000LL * 1000;
+    else if (!strcasecmp(u, "mb"))
+        mul = 1024LL * 1024;
+    else if (!strcasecmp(u, "g"))
+        mul = 1000LL * 1000 * 1000;
+    else if (!strcasecmp(u, "gb"))
+        mul = 1024LL * 1024 * 1024;
+    else
+        return 0;
+    for (const char *p = s; p < u; p++) {
+        unsigned d = (unsigned)(*p - '0');
+        if (v > (ULLONG_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    if (v > (unsigned long long)LLONG_MAX / (unsigned long long)mul) return 0;
+    *out = (long long)v * mul;
+    return 1;
+}
+/*@ end */

@@ -1,0 +1,211 @@
+/* test_util.c — glob matching, number formatting and memory parsing
+ * (step 0, src/util.c). The expected values are what Redis 7.0 answers:
+ * KEYS for the globs, INCRBYFLOAT for the long doubles, CONFIG SET for
+ * the memory sizes. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+static int m(const char *p, const char *s) { return util_string_match(p, s, 0); }
+static int mi(const char *p, const char *s) { return util_string_match(p, s, 1); }
+
+static void test_glob_basic(void **state) {
+    (void)state;
+    assert_true(m("*", "anything"));
+    assert_true(m("h?llo", "hello"));
+    assert_true(m("h?llo", "hallo"));
+    assert_false(m("h?llo", "hllo"));
+    assert_true(m("h*llo", "hllo"));
+    assert_true(m("h*llo", "heeeello"));
+    assert_true(m("a*b*c", "aXbYc"));
+    assert_false(m("a*b*c", "aXbY"));
+    assert_true(m("*ab", "aab")); /* needs the star to back off */
+    assert_true(m("**a**", "a"));
+    assert_false(m("abc", "abcd"));
+    assert_false(m("abcd", "abc"));
+    assert_true(m("", ""));
+    assert_false(m("", "a"));
+}
+
+static void test_glob_classes(void **state) {
+    (void)state;
+    assert_true(m("h[ae]llo", "hello"));
+    assert_true(m("h[ae]llo", "hallo"));
+    assert_false(m("h[ae]llo", "hillo"));
+    assert_true(m("h[^e]llo", "hallo"));
+    assert_false(m("h[^e]llo", "hello"));
+    assert_true(m("h[a-b]llo", "hbllo"));
+    assert_true(m("h[b-a]llo", "hallo")); /* reversed range is swapped */
+    assert_false(m("h[a-b]llo", "hcllo"));
+    assert_true(m("[\\]]", "]"));        /* escaped ']' inside a class */
+    assert_false(m("[]]", "]"));         /* ']' right after '[' closes it */
+    assert_true(m("[abc", "b"));         /* unterminated: class to the end */
+    assert_false(m("[", "["));           /* empty unterminated class */
+    assert_true(m("[^", "x"));           /* empty negated class: any byte */
+    /* "a-]" is read as the range ']'..'a' (the ']' becomes the range's
+     * end and the class is left unterminated), exactly as Redis does. */
+    assert_false(m("[a-]", "-"));
+    assert_true(m("[a-]", "^"));
+    assert_true(m("[a-c-]", "-")); /* a trailing "-]" is a literal dash */
+    assert_true(m("[-a]", "-"));   /* so is a leading one */
+}
+
+static void test_glob_escapes_and_empty(void **state) {
+    (void)state;
+    assert_true(m("\\*", "*"));
+    assert_false(m("\\*", "a"));
+    assert_true(m("\\?x", "?x"));
+    assert_true(m("a\\", "a\\")); /* a lone trailing backslash is literal */
+    assert_true(m("\\\\", "\\"));
+    /* Redis's matcher: an empty string matches only an empty pattern
+     * (KEYS "**" does not list the key ""). */
+    assert_false(m("*", ""));
+    assert_false(m("**", ""));
+    assert_true(util_string_match_len("a\0b", 3, "a\0b", 3, 0)); /* binary safe */
+    assert_false(util_string_match_len("a\0b", 3, "a\0c", 3, 0));
+}
+
+static void test_glob_nocase(void **state) {
+    (void)state;
+    assert_true(mi("HeLLo", "hello"));
+    assert_false(m("HeLLo", "hello"));
+    assert_true(mi("h[A-Z]llo", "hello"));
+    assert_true(mi("h[E]llo", "hello"));
+    assert_true(mi("MAXMEMORY*", "maxmemory-policy"));
+    assert_true(mi("\\H*", "hi"));
+    assert_false(mi("[\\H]", "h")); /* an escaped byte in a class is exact */
+}
+
+static void test_glob_long_star_run(void **state) {
+    (void)state;
+    /* Many stars and a near-miss: exponential for a naive recursion,
+     * linear-ish here. */
+    char pat[2001], str[2001];
+    for (int i = 0; i < 1000; i++) {
+        pat[2 * i] = '*';
+        pat[2 * i + 1] = 'a';
+    }
+    pat[2000] = '\0';
+    memset(str, 'a', 999);
+    str[999] = '\0';
+    assert_false(m(pat, str));
+    memset(str, 'a', 1000);
+    str[1000] = '\0';
+    assert_true(m(pat, str));
+}
+
+static const char *ld(long double v) {
+    static char buf[5200];
+    size_t n = util_ld_to_string(buf, sizeof(buf), v);
+    assert_true(n > 0);
+    assert_int_equal(n, strlen(buf));
+    return buf;
+}
+
+static void test_ld_to_string(void **state) {
+    (void)state;
+    /* INCRBYFLOAT cases from Redis's own tests and docs. */
+    assert_string_equal(ld(10.5L + 0.1L), "10.6");
+    assert_string_equal(ld(5.0e3L + 200), "5200");
+    assert_string_equal(ld(10.50L), "10.5");
+    assert_string_equal(ld(3.0L), "3");
+    assert_string_equal(ld(0.0L), "0");
+    assert_string_equal(ld(-0.0L), "0");
+    assert_string_equal(ld(-1.5L), "-1.5");
+    assert_string_equal(ld(17179869184.0L), "17179869184");
+    assert_string_equal(ld(1.0e-18L), "0"); /* below %.17Lf's reach */
+    assert_string_equal(ld(1.0e-17L), "0.00000000000000001");
+    assert_string_equal(ld(INFINITY), "inf");
+    assert_string_equal(ld(-INFINITY), "-inf");
+    char small[4];
+    assert_int_equal(util_ld_to_string(small, sizeof(small), 12345.0L), 0);
+    assert_int_equal(util_ld_to_string(small, sizeof(small), INFINITY), 0);
+}
+
+static void test_d_to_string(void **state) {
+    (void)state;
+    char buf[64];
+    assert_int_equal(util_d_to_string(buf, sizeof(buf), 1.5), 3);
+    assert_string_equal(buf, "1.5");
+    util_d_to_string(buf, sizeof(buf), 1.1);
+    assert_string_equal(buf, "1.1000000000000001"); /* Redis 7.0's %.17g */
+    util_d_to_string(buf, sizeof(buf), 100.0);
+    assert_string_equal(buf, "100");
+    util_d_to_string(buf, sizeof(buf), 1e300);
+    assert_string_equal(buf, "1.0000000000000001e+300");
+    util_d_to_string(buf, sizeof(buf), -INFINITY);
+    assert_string_equal(buf, "-inf");
+    util_d_to_string(buf, sizeof(buf), INFINITY);
+    assert_string_equal(buf, "inf");
+    util_d_to_string(buf, sizeof(buf), NAN);
+    assert_string_equal(buf, "nan");
+}
+
+static void test_parse_memory(void **state) {
+    (void)state;
+    long long v = -1;
+    assert_true(util_parse_memory("42", &v));
+    assert_int_equal(v, 42);
+    assert_true(util_parse_memory("100k", &v));
+    assert_int_equal(v, 100000);
+    assert_true(util_parse_memory("100kb", &v));
+    assert_int_equal(v, 102400);
+    assert_true(util_parse_memory("512mb", &v));
+    assert_int_equal(v, 512LL * 1024 * 1024);
+    assert_true(util_parse_memory("512MB", &v));
+    assert_int_equal(v, 512LL * 1024 * 1024);
+    assert_true(util_parse_memory("2m", &v));
+    assert_int_equal(v, 2000000);
+    assert_true(util_parse_memory("1gb", &v));
+    assert_int_equal(v, 1024LL * 1024 * 1024);
+    assert_true(util_parse_memory("1G", &v));
+    assert_int_equal(v, 1000000000);
+    assert_true(util_parse_memory("7b", &v));
+    assert_int_equal(v, 7);
+    assert_true(util_parse_memory("0", &v));
+    assert_int_equal(v, 0);
+    v = 99;
+    assert_false(util_parse_memory("", &v));
+    assert_false(util_parse_memory("-1", &v));
+    assert_false(util_parse_memory("+1", &v));
+    assert_false(util_parse_memory(" 1", &v));
+    assert_false(util_parse_memory("1 mb", &v));
+    assert_false(util_parse_memory("1tb", &v));
+    assert_false(util_parse_memory("mb", &v));
+    assert_false(util_parse_memory("99999999999999999999", &v));
+    assert_false(util_parse_memory("9999999999gb", &v));
+    assert_int_equal(v, 99); /* untouched on failure */
+}
+
+static void test_clocks(void **state) {
+    (void)state;
+    long long us = util_ustime(), ms = util_mstime();
+    assert_true(us > 1600000000000000LL);
+    assert_true(ms >= us / 1000 && ms - us / 1000 < 1000);
+    uint64_t a = util_monotonic_ns(), b = util_monotonic_ns();
+    assert_true(b >= a);
+    assert_true(util_monotonic_us() >= a / 1000);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_glob_basic),
+        cmocka_unit_test(test_glob_classes),
+        cmocka_unit_test(test_glob_escapes_and_empty),
+        cmocka_unit_test(test_glob_nocase),
+        cmocka_unit_test(test_glob_long_star_run),
+        cmocka_unit_test(test_ld_to_string),
+        cmocka_unit_test(test_d_to_string),
+        cmocka_unit_test(test_parse_memory),
+        cmocka_unit_test(test_clocks),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
