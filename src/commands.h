@@ -12,6 +12,7 @@
 #ifndef SOLOIST_COMMANDS_H
 #define SOLOIST_COMMANDS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct client;
