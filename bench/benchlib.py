@@ -1,0 +1,355 @@
+"""benchlib.py — shared plumbing for step 0's server benchmarks.
+
+Step 0 (measuring). Owns: starting a server (soloist or Debian's
+redis-server) on a free loopback port and stopping it, loading a
+keyspace, running one redis-benchmark invocation and parsing its --csv
+line, and printing one JSON line per measurement. Single-threaded: the
+benchmark scripts call it from their one thread, one server run at a
+time, so the two servers never compete for the 2 cores at once.
+
+Every JSON line carries its own config (server, test, pipeline, clients,
+value size, keyspace, placement) and the run id the runner hands down in
+BENCH_RUN_ID, so tools/findings.py can refuse a ratio whose two sides came
+from different runs.
+
+There is no Valkey anchor: this mirrors how Valkey's own performance
+work is reported (valkey-benchmark, median of runs, ratio against a
+baseline measured the same day on the same machine), not its code.
+"""
+
+import json
+import os
+import resource
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# The two servers. A is soloist unless the runner put a stand-in there
+# (BENCH_A_IS names what A really is, so no row can pass off redis-server
+# as soloist).
+SERVER_FLAGS = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+
+def env_flag(name):
+    return os.environ.get(name, "") not in ("", "0", "no", "false")
+
+
+_RUN_ID = os.environ.get("BENCH_RUN_ID", "adhoc-%d-%d" % (int(time.time()), os.getpid()))
+
+
+def run_id():
+    """The runner's id for this run (shared by every bench it starts)."""
+    return _RUN_ID
+
+
+def quick():
+    return env_flag("QUICK") or env_flag("BENCH_QUICK")
+
+
+def servers():
+    """[(label, binary, what_it_really_is)] for A (soloist) and B (redis)."""
+    a_bin = os.environ.get("SOLOIST_BIN", os.path.join(ROOT, "build", "soloist-server"))
+    a_is = os.environ.get("BENCH_A_IS", "soloist")
+    b_bin = os.environ.get("REDIS_BIN", shutil.which("redis-server") or "/usr/bin/redis-server")
+    return [("soloist", a_bin, a_is), ("redis", b_bin, "redis-server")]
+
+
+def placement():
+    """How client and server share the CPUs; recorded on every line."""
+    cores = os.cpu_count() or 1
+    if env_flag("BENCH_PINNED") and cores >= 2:
+        return {"placement": "pinned", "server_cpus": "0", "client_cpus": "1",
+                "placement_note": "server pinned to cpu0, redis-benchmark to cpu1 (taskset)"}
+    return {"placement": "shared",
+            "placement_note": "client and server share %d cores" % cores}
+
+
+def _taskset(cpus):
+    if cpus is None or not shutil.which("taskset"):
+        return []
+    return ["taskset", "-c", cpus]
+
+
+def emit(obj):
+    """One JSON line on stdout, flushed (the runner may be killed by budget)."""
+    obj.setdefault("run_id", run_id())
+    sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
+    sys.stdout.flush()
+
+
+def log(msg):
+    sys.stderr.write("[%s] %s\n" % (time.strftime("%H:%M:%S"), msg))
+    sys.stderr.flush()
+
+
+def free_port():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def _proc_cpu_s(pid):
+    """utime+stime of a process in seconds (all its threads), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        tick = os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / tick
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+class Server:
+    """One server process on a free loopback port; stop() always kills it."""
+
+    live = []
+
+    def __init__(self, label, binary, really, extra_args=()):
+        self.label, self.binary, self.really = label, binary, really
+        self.port = free_port()
+        self.dir = tempfile.mkdtemp(prefix="soloist-bench-")
+        pl = placement()
+        argv = _taskset(pl.get("server_cpus")) + [binary, "--port", str(self.port)]
+        argv += SERVER_FLAGS + list(extra_args)
+        self.argv = argv
+        self.logf = open(os.path.join(self.dir, "server.log"), "w")
+        self.proc = subprocess.Popen(argv, cwd=self.dir, stdout=self.logf,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        Server.live.append(self)
+        if not self.wait_ready(5.0):
+            tail = self.log_tail()
+            self.stop()
+            raise RuntimeError("%s (%s) did not answer PING on port %d: %s"
+                               % (label, binary, self.port, tail))
+
+    def log_tail(self):
+        try:
+            with open(os.path.join(self.dir, "server.log")) as f:
+                return f.read()[-400:].strip()
+        except OSError:
+            return ""
+
+    def wait_ready(self, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            if self.proc.poll() is not None:
+                return False
+            try:
+                if self.command(b"PING").startswith(b"+PONG"):
+                    return True
+            except OSError:
+                time.sleep(0.05)
+        return False
+
+    def command(self, *args, timeout=5.0):
+        """Send one command, return its raw reply bytes (enough for PING,
+        INFO, DBSIZE, CONFIG RESETSTAT: one simple or bulk reply)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as s:
+            s.sendall(resp(args))
+            return read_reply(s)
+
+    def info(self, section=None):
+        args = [b"INFO"] + ([section.encode()] if section else [])
+        raw = self.command(*args)
+        out = {}
+        sect = ""
+        for line in raw.decode("utf-8", "replace").splitlines():
+            if line.startswith("# "):
+                sect = line[2:].strip().lower()
+            elif ":" in line and not line.startswith("$"):
+                k, v = line.split(":", 1)
+                out[(sect, k.strip())] = v.strip()
+        return out
+
+    def cpu_s(self):
+        return _proc_cpu_s(self.proc.pid)
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.logf.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+        if self in Server.live:
+            Server.live.remove(self)
+
+
+def stop_all(*_):
+    for s in list(Server.live):
+        s.stop()
+
+
+def install_cleanup():
+    """SIGTERM/SIGINT (e.g. the runner's budget) still stops the servers."""
+    def handler(signum, _frame):
+        stop_all()
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+
+
+def resp(args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        if isinstance(a, str):
+            a = a.encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+
+def read_reply(s):
+    """Read one RESP2 simple/error/integer/bulk reply (no arrays needed)."""
+    buf = b""
+    while b"\r\n" not in buf:
+        chunk = s.recv(65536)
+        if not chunk:
+            return buf
+        buf += chunk
+    if buf[:1] != b"$":
+        return buf
+    n = int(buf[1:buf.index(b"\r\n")])
+    head = buf.index(b"\r\n") + 2
+    while n >= 0 and len(buf) < head + n + 2:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        buf += chunk
+    return buf[head:head + max(n, 0)]
+
+
+def populate(server, keyspace, value_size):
+    """SET key:%012d for every key redis-benchmark's -r KEYSPACE can draw,
+    so GET measures hits on both servers (redis-benchmark's own key names).
+    Pipelined in chunks; returns DBSIZE afterwards."""
+    value = b"x" * value_size
+    chunk = 2000
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as s:
+        s.sendall(resp([b"FLUSHALL"]))
+        _drain_replies(s, 1)
+        for start in range(0, keyspace, chunk):
+            end = min(keyspace, start + chunk)
+            s.sendall(b"".join(resp([b"SET", b"key:%012d" % i, value])
+                               for i in range(start, end)))
+            _drain_replies(s, end - start)
+        s.sendall(resp([b"DBSIZE"]))
+        rep = _drain_replies(s, 1)
+    return int(rep.strip().lstrip(b":") or 0)
+
+
+def _drain_replies(s, count):
+    """Read `count` one-line replies (+OK, :N, -ERR); returns the last."""
+    buf = b""
+    seen = 0
+    last = b""
+    while seen < count:
+        chunk = s.recv(1 << 20)
+        if not chunk:
+            raise RuntimeError("server closed the connection while loading")
+        buf += chunk
+        lines = buf.split(b"\r\n")
+        buf = lines.pop()
+        for ln in lines:
+            if ln.startswith(b"-"):
+                raise RuntimeError("server refused: %r" % ln)
+        seen += len(lines)
+        if lines:
+            last = lines[-1]
+    return last
+
+
+def redis_benchmark(server, test, clients, requests, pipeline, value_size=3,
+                    keyspace=None, timeout=120):
+    """One redis-benchmark run against `server`; returns a dict of its CSV
+    figures plus the CPU seconds the server and the client used meanwhile."""
+    pl = placement()
+    argv = _taskset(pl.get("client_cpus")) + [
+        os.environ.get("REDIS_BENCHMARK", "redis-benchmark"),
+        "-h", "127.0.0.1", "-p", str(server.port), "-c", str(clients),
+        "-n", str(requests), "-P", str(pipeline), "-d", str(value_size),
+        "-t", test, "--csv"]
+    if keyspace:
+        argv[-3:-3] = ["-r", str(keyspace)]
+    srv0 = server.cpu_s()
+    ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.monotonic()
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout, text=True)
+    wall = time.monotonic() - t0
+    ru1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    srv1 = server.cpu_s()
+    if p.returncode != 0:
+        raise RuntimeError("redis-benchmark failed (%d): %s" % (p.returncode, p.stderr[-300:]))
+    row = parse_csv(p.stdout)
+    if row is None:
+        raise RuntimeError("redis-benchmark printed no CSV row: %r" % p.stdout[-300:])
+    row["wall_s"] = round(wall, 3)
+    row["client_cpu_s"] = round((ru1.ru_utime + ru1.ru_stime) - (ru0.ru_utime + ru0.ru_stime), 3)
+    if srv0 is not None and srv1 is not None:
+        row["server_cpu_s"] = round(srv1 - srv0, 3)
+    row["argv"] = " ".join(a if a else "''" for a in argv)
+    return row
+
+
+def parse_csv(text):
+    """redis-benchmark 7.0 --csv: a header line, then one quoted line per
+    test: "GET","59206.63","0.565","0.208","0.543","0.815","1.055","3.319"."""
+    header = None
+    for line in text.splitlines():
+        cells = [c.strip().strip('"') for c in line.split(",")]
+        if len(cells) < 2:
+            continue
+        if cells[0] == "test":
+            header = cells
+            continue
+        try:
+            float(cells[1])
+        except ValueError:
+            continue
+        names = header or ["test", "rps", "avg_latency_ms", "min_latency_ms",
+                           "p50_latency_ms", "p95_latency_ms", "p99_latency_ms",
+                           "max_latency_ms"]
+        row = {"csv_test": cells[0]}
+        for k, v in zip(names[1:], cells[1:]):
+            row[k] = float(v)
+        return row
+    return None
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def calibrate_requests(rps, target_s, clients, pipeline, floor=2000):
+    """Requests so one run lasts about target_s at this rate, rounded to a
+    whole number of rounds (clients x pipeline) and never below `floor`."""
+    unit = clients * pipeline
+    n = int(rps * target_s)
+    n = max(floor, n)
+    return max(unit, (n + unit - 1) // unit * unit)
+
+
+class Budget:
+    """The whole script's wall-clock budget; out() says stop now."""
+
+    def __init__(self, seconds):
+        self.seconds = seconds
+        self.start = time.monotonic()
+
+    def left(self):
+        return self.seconds - (time.monotonic() - self.start)
+
+    def out(self):
+        return self.left() <= 0

@@ -1,0 +1,241 @@
+#!/usr/bin/env python3
+"""run.py — runs step 0's benchmarks and keeps their raw results.
+
+Step 0 (measuring). Owns the results directory: it makes
+bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
+(date, host, CPU model from /proc/cpuinfo, cores, kernel, compiler, git
+commit and dirty flags, the soloist binary and its configuration, the
+peer's version, load average, placement), runs each benchmark with
+BENCH_RUN_ID set to the directory's name, and keeps each one's stdout as
+NAME.jsonl and its stderr as NAME.log. FINDINGS.md is then generated from
+these files by tools/findings.py; nothing here summarises.
+
+  bench/run.py [--quick] [--only a,b] [--pinned] [--standin] [--results DIR]
+
+--quick     development sizes (QUICK=1): the whole set in about a minute
+--only      a comma list of: server_vs_redis, write_cost, pipeline_span,
+            phase_shares, loadgen_sanity, server_vs_redis_pinned
+--pinned    also run server_vs_redis with server on cpu0, client on cpu1
+--standin   if build/soloist-server is missing or does not answer PING,
+            measure Debian's redis-server on both sides (every line then
+            says server_is=redis-server; findings labels it a stand-in)
+
+Single-threaded; benchmarks run one after another, never side by side.
+No Valkey anchor (tooling).
+"""
+
+import argparse
+import datetime
+import hashlib
+import json
+import os
+import platform
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import benchlib as bl  # noqa: E402
+
+ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "loadgen_sanity"]
+
+
+def sh(argv, default=""):
+    try:
+        return subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True, timeout=20, cwd=ROOT).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return default
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.lower().startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
+def git_state():
+    commit = sh(["git", "rev-parse", "--short=12", "HEAD"]) or "nocommit"
+    if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
+        commit = "nocommit"
+    # The tree is shared by several engineers, so whole-tree dirtiness is
+    # common; what the server was built from (src/, Makefile) is separate.
+    status = sh(["git", "status", "--porcelain", "--", ".", ":!bench/results", ":!FINDINGS.md"])
+    src_status = sh(["git", "status", "--porcelain", "--", "src", "Makefile"])
+    return {"commit": commit, "dirty": bool(status), "src_dirty": bool(src_status)}
+
+
+def sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def probe_soloist(binary):
+    """Start the binary once, return its INFO server fields, or None."""
+    if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
+        return None
+    try:
+        s = bl.Server("soloist", binary, "soloist")
+    except (RuntimeError, OSError) as e:
+        bl.log("soloist probe failed: %s" % e)
+        return None
+    try:
+        info = s.info("server")
+        return {k: v for (_sect, k), v in info.items()}
+    finally:
+        s.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", default=bl.quick())
+    ap.add_argument("--only", default=os.environ.get("BENCH", ""))
+    ap.add_argument("--pinned", action="store_true", default=bl.env_flag("PINNED"))
+    ap.add_argument("--standin", action="store_true", default=bl.env_flag("BENCH_STANDIN"))
+    ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--write-cost-bin", default=os.environ.get(
+        "WRITE_COST_BIN", os.path.join(ROOT, "build", "bench", "write_cost")))
+    a = ap.parse_args()
+
+    names = [n for n in a.only.replace(",", " ").split() if n] or list(ALL)
+    if a.pinned and "server_vs_redis_pinned" not in names:
+        names.append("server_vs_redis_pinned")
+    bad = [n for n in names if n not in ALL + ["server_vs_redis_pinned"]]
+    if bad:
+        sys.exit("bench/run.py: unknown benchmark(s): %s" % ", ".join(bad))
+
+    soloist_bin = os.environ.get("SOLOIST_BIN", os.path.join(ROOT, "build", "soloist-server"))
+    redis_bin = os.environ.get("REDIS_BIN", shutil.which("redis-server") or "/usr/bin/redis-server")
+    a_is = "soloist"
+    soloist_info = probe_soloist(soloist_bin)
+    if soloist_info is None:
+        if not a.standin:
+            sys.exit("bench/run.py: %s is missing or does not answer PING; build it "
+                     "(make server) or pass --standin / BENCH_STANDIN=1 to measure "
+                     "redis-server on both sides" % soloist_bin)
+        bl.log("soloist unavailable: redis-server stands in for it (labelled)")
+        soloist_bin, a_is = redis_bin, "redis-server"
+
+    git = git_state()
+    now = datetime.datetime.now(datetime.timezone.utc)
+    host = re.sub(r"[^A-Za-z0-9.-]", "_", socket.gethostname()) or "host"
+    name = "%s-%s-%s" % (now.strftime("%Y%m%dT%H%M%SZ"), host, git["commit"])
+    outdir = os.path.join(a.results, name)
+    os.makedirs(outdir, exist_ok=True)
+
+    cc = os.environ.get("CC", "cc")
+    prov = {
+        "run_id": name,
+        "date": now.isoformat(timespec="seconds"),
+        "host": socket.gethostname(),
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "kernel": platform.release(),
+        "os": sh(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
+        "compiler": sh([cc, "--version"]).splitlines()[0] if sh([cc, "--version"]) else cc,
+        "build_flags": os.environ.get("BENCH_BUILD_FLAGS", ""),
+        "git": git,
+        "quick": bool(a.quick),
+        "loadavg_start": open("/proc/loadavg").read().split()[:3],
+        "soloist": {
+            "binary": os.path.relpath(soloist_bin, ROOT) if soloist_bin.startswith(ROOT) else soloist_bin,
+            "is": a_is,
+            "standin": a_is != "soloist",
+            "sha256": sha256(soloist_bin),
+            "version": (soloist_info or {}).get("soloist_version") or (soloist_info or {}).get("redis_version"),
+            "flags": "--port <free> " + " ".join(x if x else "''" for x in bl.SERVER_FLAGS),
+            "io_threads": (soloist_info or {}).get("io_threads", "1 (step 0: single-threaded)"),
+        },
+        "peer": {"binary": redis_bin, "version": sh([redis_bin, "--version"]),
+                 "flags": "--port <free> " + " ".join(x if x else "''" for x in bl.SERVER_FLAGS)},
+        "load_generator": sh(["redis-benchmark", "--version"]),
+        "python": platform.python_version(),
+        "command": "bench/run.py " + " ".join(sys.argv[1:]),
+        "benches": {},
+    }
+    write_prov(outdir, prov)
+    bl.log("results in %s" % os.path.relpath(outdir, ROOT))
+
+    env = dict(os.environ, BENCH_RUN_ID=name, SOLOIST_BIN=soloist_bin, BENCH_A_IS=a_is,
+               REDIS_BIN=redis_bin, QUICK="1" if a.quick else "0")
+    env.pop("BENCH_PINNED", None)
+    for n in names:
+        argv, extra, limit = command_for(n, a)
+        if argv is None:
+            prov["benches"][n] = {"skipped": extra}
+            bl.log("%s: skipped (%s)" % (n, extra))
+            continue
+        bl.log("%s: %s" % (n, " ".join(argv)))
+        t0 = time.monotonic()
+        with open(os.path.join(outdir, n + ".jsonl"), "w") as out, \
+                open(os.path.join(outdir, n + ".log"), "w") as err:
+            try:
+                p = subprocess.Popen(argv, stdout=out, stderr=err, env=dict(env, **extra),
+                                     cwd=ROOT, start_new_session=True)
+                rc = p.wait(timeout=limit)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, 15)  # the bench's own handler stops its servers
+                try:
+                    p.wait(10)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, 9)
+                    p.wait()
+                rc = "timeout after %ds" % limit
+        prov["benches"][n] = {"rc": rc, "seconds": round(time.monotonic() - t0, 1),
+                              "argv": " ".join(argv), "env": extra}
+        bl.log("%s: rc=%s in %.1fs" % (n, rc, time.monotonic() - t0))
+        write_prov(outdir, prov)
+    prov["finished"] = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+    prov["loadavg_end"] = open("/proc/loadavg").read().split()[:3]
+    write_prov(outdir, prov)
+    print(os.path.relpath(outdir, ROOT))
+    failed = [n for n, b in prov["benches"].items() if b.get("rc") not in (0, None)]
+    return 1 if failed else 0
+
+
+def command_for(n, a):
+    """(argv, extra env, time limit s) for one benchmark, or (None, why, 0)."""
+    q = a.quick
+    if n == "server_vs_redis":
+        return [os.path.join(HERE, "server_vs_redis.py")], {}, 60 if q else 300
+    if n == "server_vs_redis_pinned":
+        return [os.path.join(HERE, "server_vs_redis.py")], {"BENCH_PINNED": "1"}, 60 if q else 300
+    if n == "pipeline_span":
+        return [os.path.join(HERE, "pipeline_span.py")], {}, 50 if q else 200
+    if n == "phase_shares":
+        return [os.path.join(HERE, "phase_shares.py")], {}, 40 if q else 120
+    if n == "write_cost":
+        if not os.access(a.write_cost_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.write_cost_bin, 0
+        return [a.write_cost_bin] + (["--quick"] if q else []), {}, 60
+    if n == "loadgen_sanity":
+        script = os.path.join(HERE, "loadgen_sanity.sh")
+        if not os.access(script, os.X_OK):
+            return None, "bench/loadgen_sanity.sh not present", 0
+        return [script], {}, 120 if q else 300
+    return None, "unknown", 0
+
+
+def write_prov(outdir, prov):
+    tmp = os.path.join(outdir, "provenance.json.tmp")
+    with open(tmp, "w") as f:
+        json.dump(prov, f, indent=2, sort_keys=True)
+        f.write("\n")
+    os.replace(tmp, os.path.join(outdir, "provenance.json"))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,33 @@
+# mk/bench.mk — step 0's benchmarks and the FINDINGS.md generator.
+#
+#   make bench          run the benchmarks into bench/results/<date>-<host>-<commit>/
+#   make findings       the same, then regenerate FINDINGS.md from the results
+#   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
+# Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
+# (only these: server_vs_redis write_cost pipeline_span phase_shares
+# loadgen_sanity server_vs_redis_pinned), PINNED=1 (adds the pinned
+# configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
+# on both sides when soloist does not answer; every row says so).
+# Benchmarks are not tests: nothing here is part of `make test`.
+
+BENCH_BIN := $(B)/bench
+WRITE_COST := $(BENCH_BIN)/write_cost
+
+.PHONY: bench findings findings-only bench-build
+
+$(WRITE_COST): bench/write_cost.c
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+bench-build: $(SERVER) $(WRITE_COST) ## build the server and the benchmark binaries
+
+bench: deps-check $(SERVER) $(WRITE_COST) ## run step 0's benchmarks into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+	@QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
+	  SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
+	  BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
+
+findings: bench ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+	@python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick)
+
+findings-only: ## regenerate FINDINGS.md from the kept results in bench/results/ (no rerun)
+	@python3 tools/findings.py --plots
