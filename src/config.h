@@ -1,0 +1,123 @@
+/* config.h — configuration: defaults, config file, command line, CONFIG.
+ *
+ * Step 0 (plumbing). Owns: the table of options (name, type, bounds,
+ * default, flags), the parsing of a config file and of the command line
+ * into server.* fields, and the CONFIG command (GET, SET, RESETSTAT,
+ * REWRITE, HELP). The values themselves live in `struct server`
+ * (server.h); options soloist accepts but does not use (save, appendonly,
+ * dir, dbfilename, io-threads-do-reads, the replica and pubsub output
+ * buffer classes) are kept inside config.c so CONFIG GET can still show
+ * them.
+ * Threads: main thread only. Loading runs before any thread starts;
+ * CONFIG runs on the soloist like every command. A worker thread never
+ * reads a value through this module.
+ * Valkey: src/config.c — the standardConfig table (static_configs),
+ * loadServerConfigFromString, configSetCommand, configGetCommand; the
+ * command line handling is in main() in src/server.c.
+ */
+#ifndef SOLOIST_CONFIG_H
+#define SOLOIST_CONFIG_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+struct client;
+
+/* What config_load_args returns. The caller (main) acts on each:
+ *   CONFIG_ARGS_OK       options loaded, start the server
+ *   CONFIG_ARGS_ERROR    *err says why (print it to stderr, exit 1)
+ *   CONFIG_ARGS_VERSION  -v / --version was given: print the version, exit 0
+ *   CONFIG_ARGS_HELP     -h / --help was given: config_usage(), exit 0
+ * Like Valkey, -v and -h are recognised only as the first argument. */
+#define CONFIG_ARGS_OK 0
+#define CONFIG_ARGS_ERROR (-1)
+#define CONFIG_ARGS_VERSION 1
+#define CONFIG_ARGS_HELP 2
+
+/* Valkey's bound for io-threads (IO_THREADS_MAX_NUM in Valkey 8.x). */
+#define CONFIG_IO_THREADS_MAX 128
+/* Valkey's CONFIG_MIN_HZ / CONFIG_MAX_HZ: hz is accepted in 0..INT_MAX and
+ * then clamped into this range, as Valkey does. */
+#define CONFIG_MIN_HZ 1
+#define CONFIG_MAX_HZ 500
+
+/* Fills every server.* configuration field with its default (and frees
+ * what an earlier load allocated, so it may be called again). */
+void config_init_defaults(void);
+
+/* Frees the strings the configuration owns (bind addresses, requirepass,
+ * logfile, configfile...). Call at exit so leak checkers stay quiet. */
+void config_free_all(void);
+
+/* soloist-server [/path/to/soloist.conf] [-] [--name value ...]
+ * The first argument, when it does not start with '-', is the config
+ * file (server.configfile gets its absolute path). A lone "-" as the first
+ * or last argument reads more configuration from stdin. Every --name
+ * starts an option and every argument until the next --name is one of
+ * its values, so `--save ''`, `--bind 127.0.0.1 ::1` and
+ * `--client-output-buffer-limit "normal 0 0 0"` work as in Valkey. The
+ * options are applied after the file, in order, exactly as if they were
+ * lines appended to it. Returns one of CONFIG_ARGS_*; on
+ * CONFIG_ARGS_ERROR *err is a zmalloc'd message (zfree it). */
+int config_load_args(int argc, char **argv, char **err);
+
+/* Loads a config file / a config text. 0 on success; -1 with a
+ * zmalloc'd *err in Valkey's shape:
+ *   *** FATAL CONFIG FILE ERROR (Version 0.1.0) ***
+ *   Reading the configuration file, at line 2
+ *   >>> 'port 99999'
+ *   argument must be between 0 and 65535 inclusive
+ * Lines are split as Valkey's sdssplitargs does: "double quotes" with
+ * \n \r \t \b \a \\ \" \xHH escapes, 'single quotes' with \' only,
+ * # comments and blank lines skipped. config_load_file does not change
+ * server.configfile (config_load_args does). */
+int config_load_file(const char *path, char **err);
+int config_load_string(const char *text, char **err);
+
+/* Sets one option as `CONFIG SET name value` would: immutable options
+ * are refused, the apply hook runs, and a failure leaves the old value.
+ * 0 on success; -1 with a zmalloc'd *err holding the text of CONFIG SET's
+ * error without its "ERR " prefix. */
+int config_set(const char *name, const char *value, char **err);
+
+/* The value CONFIG GET prints for `name` (or an alias), zmalloc'd; NULL
+ * when there is no such option. */
+char *config_get(const char *name);
+
+/* The option names CONFIG GET would return for these patterns (glob,
+ * case-insensitive; a name without * ? [ is looked up exactly), in table
+ * order, each once. Writes at most max names; returns how many matched. */
+size_t config_get_matches(const char *const *patterns, int npatterns, const char **names, size_t max);
+
+/* 1 when the option's value must not be logged (requirepass). */
+int config_is_sensitive(const char *name);
+
+/* CONFIG GET|SET|RESETSTAT|REWRITE|HELP (the command proc). */
+void config_command(struct client *c);
+
+/* The usage text for -h / --help. */
+void config_usage(FILE *out, const char *progname);
+
+/* Apply hooks: set by the modules that own the work (the lead's server.c
+ * and io_threads.c) before the first CONFIG SET. They run only for CONFIG
+ * SET (at load time the value is just stored and the server reads it when
+ * it starts), after the new value is in server.*; returning 0 with *err
+ * set makes CONFIG SET restore every option it changed and answer
+ * "ERR CONFIG SET failed (possibly related to argument 'x') - <err>".
+ *
+ *   config_apply_io_threads(new_value, &err): resize the I/O thread pool
+ *     to new_value (server.io_threads_num already holds it). NULL: CONFIG
+ *     SET io-threads is refused.
+ *   config_apply_listeners(&err): re-listen on server.port and
+ *     server.bindaddr (Valkey: changeListener). NULL: CONFIG SET port and
+ *     CONFIG SET bind are refused.
+ *   config_apply_maxclients(&err): make room for server.maxclients (event
+ *     loop size, file limit). NULL: the new value is simply stored. */
+extern int (*config_apply_io_threads)(int new_value, const char **err);
+extern int (*config_apply_listeners)(const char **err);
+extern int (*config_apply_maxclients)(const char **err);
+
+/* Provided by server.c: zero INFO's statistics (CONFIG RESETSTAT). */
+void server_reset_stats(void);
+
+#endif
