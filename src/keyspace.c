@@ -1,0 +1,375 @@
+/* keyspace.c — the commands that act on keys whatever their type.
+ *
+ * Step 0 (keyspace commands). Owns: keyspace_commands[] — DEL UNLINK
+ * EXISTS TYPE KEYS SCAN RANDOMKEY EXPIRE PEXPIRE EXPIREAT PEXPIREAT
+ * EXPIRETIME PEXPIRETIME TTL PTTL PERSIST DBSIZE FLUSHDB FLUSHALL — and
+ * their replies. The expiry mechanism itself (lazy: db.c, active:
+ * expire.c) is not here; these are the commands that set and read TTLs.
+ * Threads: main thread only (commands run on the soloist).
+ * Valkey: src/db.c (delGenericCommand, existsCommand, typeCommand,
+ * keysCommand, scanGenericCommand, randomkeyCommand, dbsizeCommand,
+ * flushdbCommand, flushallCommand), src/expire.c (expireGenericCommand,
+ * ttlGenericCommand, persistCommand). Replies and errors follow Redis 7.0,
+ * the differential tests' oracle.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "commands.h"
+#include "db.h"
+#include "reply.h"
+#include "util.h"
+#include "zmalloc.h"
+
+static const char *type_name(const obj *o) {
+    if (!o) return "none";
+    switch (o->type) {
+    case OBJ_STRING: return "string";
+    case OBJ_ZSET: return "zset";
+    default: return "unknown";
+    }
+}
+
+/* ---- DEL UNLINK EXISTS TYPE ------------------------------------------------ */
+
+/* UNLINK frees in the background in Valkey; soloist frees inline (step 4
+ * may hand large values to FREE_OBJ), so both are this one function. An
+ * expired key is removed first and does not count as deleted. */
+static void del_command(client *c) {
+    long long n = 0;
+    for (int j = 1; j < c->argc; j++) {
+        db_expire_if_needed(c->db, c->argv[j]);
+        n += db_delete(c->db, c->argv[j]);
+    }
+    reply_long_long(c, n);
+}
+
+static void exists_command(client *c) {
+    long long n = 0; /* a key named twice counts twice, as in Valkey */
+    for (int j = 1; j < c->argc; j++)
+        if (db_lookup_read(c->db, c->argv[j])) n++;
+    reply_long_long(c, n);
+}
+
+static void type_command(client *c) { reply_status(c, type_name(db_lookup_read(c->db, c->argv[1]))); }
+
+/* ---- KEYS SCAN RANDOMKEY ----------------------------------------------------- */
+
+/* Valkey answers KEYS * and SCAN MATCH * without calling the matcher
+ * (which would refuse the empty key: see util.c). */
+static int pattern_is_all(const obj *p) { return p->len == 1 && p->ptr[0] == '*'; }
+
+/*@ keys-command */
+static void keys_command(client *c) {
+    obj *pat = c->argv[1];
+    int all = pattern_is_all(pat);
+    long long now = util_mstime();
+    long n = 0;
+    void *len = reply_deferred_len(c);
+    hashtable_iterator it;
+    void *p;
+    /* Expired keys are skipped but not deleted: a safe iterator would
+     * allow it, but KEYS is a read and Valkey leaves them to expiry. */
+    hashtable_init_iterator(&it, c->db->keys, 1);
+    while (hashtable_next(&it, &p)) {
+        db_entry *e = p;
+        if (!all && !util_string_match_len(pat->ptr, pat->len, e->key, e->keylen, 0)) continue;
+        if (db_entry_is_expired(e, now)) continue;
+        reply_bulk_buf(c, e->key, e->keylen);
+        n++;
+    }
+    hashtable_reset_iterator(&it);
+    reply_set_deferred_array_len(c, len, n);
+}
+/*@ end */
+
+typedef struct scan_keys {
+    obj **v;
+    size_t n, cap;
+} scan_keys;
+
+/* Copies each key: the filters below may delete (expire) entries, and a
+ * scan may return an entry twice, so no entry pointer is kept. */
+static void scan_collect(void *privdata, void *entry) {
+    scan_keys *k = privdata;
+    const db_entry *e = entry;
+    if (k->n == k->cap) {
+        k->cap = k->cap ? k->cap * 2 : 16;
+        k->v = zrealloc(k->v, k->cap * sizeof(*k->v));
+    }
+    k->v[k->n++] = obj_create_string(e->key, e->keylen);
+}
+
+/* Valkey's parseScanCursorOrReply: strtoul's rules, so "" is 0 and "-1"
+ * wraps; leading spaces and trailing bytes are refused. */
+static int parse_cursor_or_reply(client *c, const obj *o, unsigned long long *cursor) {
+    char *end;
+    errno = 0;
+    *cursor = strtoull(o->ptr, &end, 10);
+    if (o->ptr[0] == ' ' || (o->ptr[0] >= '\t' && o->ptr[0] <= '\r') || *end != '\0' || errno == ERANGE) {
+        reply_error(c, "invalid cursor");
+        return 0;
+    }
+    return 1;
+}
+
+/*@ scan-command */
+static void scan_command(client *c) {
+    unsigned long long cursor;
+    long long count = 10;
+    obj *pat = NULL;
+    const char *type = NULL;
+    if (!parse_cursor_or_reply(c, c->argv[1], &cursor)) return;
+    for (int i = 2; i < c->argc; i += 2) {
+        const char *opt = c->argv[i]->ptr;
+        int has_value = c->argc - i >= 2;
+        if (!strcasecmp(opt, "count") && has_value) {
+            if (!obj_get_ll(c->argv[i + 1], &count)) {
+                reply_error(c, ERR_NOT_INT);
+                return;
+            }
+            if (count < 1) {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        } else if (!strcasecmp(opt, "match") && has_value) {
+            pat = pattern_is_all(c->argv[i + 1]) ? NULL : c->argv[i + 1];
+        } else if (!strcasecmp(opt, "type") && has_value) {
+            /* Redis 7.0 filters by name and so accepts any name (an
+             * unknown one matches nothing); Valkey 8 answers an unknown
+             * type name with an error. */
+            type = c->argv[i + 1]->ptr;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+
+    /* Visit buckets until COUNT keys were gathered or the pass ended; at
+     * most 10*COUNT buckets so a sparse table cannot stall the server. */
+    scan_keys keys = {0};
+    long long max_buckets = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    do {
+        cursor = hashtable_scan(c->db->keys, (size_t)cursor, scan_collect, &keys);
+    } while (cursor && max_buckets-- && keys.n < (unsigned long long)count);
+
+    /* Filter: pattern, then type, then drop (and delete) expired keys. */
+    size_t kept = 0;
+    for (size_t i = 0; i < keys.n; i++) {
+        obj *k = keys.v[i];
+        int drop = pat && !util_string_match_len(pat->ptr, pat->len, k->ptr, k->len, 0);
+        if (!drop && type) {
+            db_entry *e = db_find_entry(c->db, k);
+            drop = strcasecmp(type, type_name(e ? e->val : NULL)) != 0;
+        }
+        if (!drop && db_expire_if_needed(c->db, k)) drop = 1;
+        if (drop)
+            obj_decr_ref(k);
+        else
+            keys.v[kept++] = k;
+    }
+
+    char buf[24]; /* unsigned: the top half of the cursor space is valid too */
+    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
+    reply_array_len(c, 2);
+    reply_bulk_buf(c, buf, (size_t)blen);
+    reply_array_len(c, (long)kept);
+    for (size_t i = 0; i < kept; i++) {
+        reply_bulk(c, keys.v[i]);
+        obj_decr_ref(keys.v[i]);
+    }
+    zfree(keys.v);
+}
+/*@ end */
+
+static void randomkey_command(client *c) {
+    obj *k = db_random_key(c->db);
+    if (!k) {
+        reply_null(c);
+        return;
+    }
+    reply_bulk(c, k);
+    obj_decr_ref(k);
+}
+
+/* ---- EXPIRE and friends -------------------------------------------------------- */
+
+#define EXPIRE_NX (1 << 0)
+#define EXPIRE_XX (1 << 1)
+#define EXPIRE_GT (1 << 2)
+#define EXPIRE_LT (1 << 3)
+
+static void reply_invalid_expire(client *c) {
+    reply_error_format(c, "invalid expire time in '%s' command", c->cmd ? c->cmd->name : (char *)c->argv[0]->ptr);
+}
+
+/* Valkey's parseExtendedExpireArgumentsOrReply: options come before the
+ * number is even parsed, so EXPIRE k abc foo answers about "foo". */
+static int parse_expire_flags(client *c, int *flags) {
+    for (int j = 3; j < c->argc; j++) {
+        const char *opt = c->argv[j]->ptr;
+        if (!strcasecmp(opt, "nx"))
+            *flags |= EXPIRE_NX;
+        else if (!strcasecmp(opt, "xx"))
+            *flags |= EXPIRE_XX;
+        else if (!strcasecmp(opt, "gt"))
+            *flags |= EXPIRE_GT;
+        else if (!strcasecmp(opt, "lt"))
+            *flags |= EXPIRE_LT;
+        else {
+            reply_error_format(c, "Unsupported option %s", opt);
+            return 0;
+        }
+    }
+    if ((*flags & EXPIRE_NX) && (*flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT))) {
+        reply_error(c, "NX and XX, GT or LT options at the same time are not compatible");
+        return 0;
+    }
+    if ((*flags & EXPIRE_GT) && (*flags & EXPIRE_LT)) {
+        reply_error(c, "GT and LT options at the same time are not compatible");
+        return 0;
+    }
+    return 1;
+}
+
+/*@ expire-generic */
+/* basetime is now (EXPIRE, PEXPIRE) or 0 (the *AT forms); unit_ms is 1000
+ * for the seconds forms. Negative times are allowed (they delete the key);
+ * only overflow is refused. */
+static void expire_generic(client *c, long long basetime, long long unit_ms) {
+    int flags = 0;
+    long long when;
+    if (!parse_expire_flags(c, &flags)) return;
+    if (!obj_get_ll(c->argv[2], &when)) {
+        reply_error(c, ERR_NOT_INT);
+        return;
+    }
+    if (unit_ms != 1 && (when > LLONG_MAX / unit_ms || when < LLONG_MIN / unit_ms)) {
+        reply_invalid_expire(c);
+        return;
+    }
+    when *= unit_ms;
+    if (when > LLONG_MAX - basetime) {
+        reply_invalid_expire(c);
+        return;
+    }
+    when += basetime;
+
+    obj *key = c->argv[1];
+    if (!db_lookup_write(c->db, key)) {
+        reply_long_long(c, 0);
+        return;
+    }
+    if (flags) {
+        /* No TTL counts as an infinite one: GT never beats it, LT always
+         * does. */
+        long long cur = db_get_expire(c->db, key);
+        if (((flags & EXPIRE_NX) && cur != -1) || ((flags & EXPIRE_XX) && cur == -1) ||
+            ((flags & EXPIRE_GT) && (cur == -1 || when <= cur)) || ((flags & EXPIRE_LT) && cur != -1 && when >= cur)) {
+            reply_long_long(c, 0);
+            return;
+        }
+    }
+    /* Valkey's checkAlreadyExpired: a time not in the future deletes the
+     * key now (and is not counted as an expiry). */
+    if (when <= util_mstime())
+        db_delete(c->db, key);
+    else
+        db_set_expire(c->db, key, when);
+    reply_long_long(c, 1);
+}
+/*@ end */
+
+static void expire_command(client *c) { expire_generic(c, util_mstime(), 1000); }
+static void pexpire_command(client *c) { expire_generic(c, util_mstime(), 1); }
+static void expireat_command(client *c) { expire_generic(c, 0, 1000); }
+static void pexpireat_command(client *c) { expire_generic(c, 0, 1); }
+
+/* TTL, PTTL, EXPIRETIME, PEXPIRETIME: -2 for no key, -1 for no TTL;
+ * seconds are rounded to the nearest, as Valkey does. */
+static void ttl_generic(client *c, int output_ms, int output_abs) {
+    if (!db_lookup_read(c->db, c->argv[1])) {
+        reply_long_long(c, -2);
+        return;
+    }
+    long long expire = db_get_expire(c->db, c->argv[1]);
+    if (expire == -1) {
+        reply_long_long(c, -1);
+        return;
+    }
+    long long ttl = output_abs ? expire : expire - util_mstime();
+    if (ttl < 0) ttl = 0;
+    reply_long_long(c, output_ms ? ttl : (ttl + 500) / 1000);
+}
+
+static void ttl_command(client *c) { ttl_generic(c, 0, 0); }
+static void pttl_command(client *c) { ttl_generic(c, 1, 0); }
+static void expiretime_command(client *c) { ttl_generic(c, 0, 1); }
+static void pexpiretime_command(client *c) { ttl_generic(c, 1, 1); }
+
+static void persist_command(client *c) {
+    int removed = db_lookup_write(c->db, c->argv[1]) && db_remove_expire(c->db, c->argv[1]);
+    reply_long_long(c, removed);
+}
+
+/* ---- DBSIZE FLUSHDB FLUSHALL ------------------------------------------------------ */
+
+static void dbsize_command(client *c) { reply_long_long(c, (long long)db_size(c->db)); }
+
+/* FLUSHDB/FLUSHALL [ASYNC|SYNC]: both accepted, both synchronous here
+ * (Valkey frees an async flush on a background thread). soloist serves
+ * database 0 only, so FLUSHALL empties the client's db like FLUSHDB. */
+static void flush_generic(client *c) {
+    if (c->argc > 2 || (c->argc == 2 && strcasecmp(c->argv[1]->ptr, "sync") &&
+                        strcasecmp(c->argv[1]->ptr, "async"))) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    db_empty(c->db);
+    reply_ok(c);
+}
+
+/* ---- the table ------------------------------------------------------------------------ */
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define F CMD_FAST
+/* Valkey's command JSON: these are in the "generic" group (what COMMAND
+ * DOCS prints), DBSIZE and the FLUSH commands in "server". */
+command keyspace_commands[] = {
+    {"del", del_command, -2, W, 1, -1, 1, "generic", "Deletes one or more keys.", 0, 0, 0, 0},
+    {"unlink", del_command, -2, W | F, 1, -1, 1, "generic", "Asynchronously deletes one or more keys.", 0, 0, 0, 0},
+    {"exists", exists_command, -2, R | F, 1, -1, 1, "generic", "Determines whether one or more keys exist.", 0, 0, 0,
+     0},
+    {"type", type_command, 2, R | F, 1, 1, 1, "generic", "Determines the type of value stored at a key.", 0, 0, 0, 0},
+    {"keys", keys_command, 2, R, 0, 0, 0, "generic", "Returns all key names that match a pattern.", 0, 0, 0, 0},
+    {"scan", scan_command, -2, R, 0, 0, 0, "generic", "Iterates over the key names in the database.", 0, 0, 0, 0},
+    {"randomkey", randomkey_command, 1, R, 0, 0, 0, "generic", "Returns a random key name from the database.", 0, 0,
+     0, 0},
+    {"expire", expire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in seconds.", 0, 0,
+     0, 0},
+    {"pexpire", pexpire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in milliseconds.",
+     0, 0, 0, 0},
+    {"expireat", expireat_command, -3, W | F, 1, 1, 1, "generic",
+     "Sets the expiration time of a key to a Unix timestamp.", 0, 0, 0, 0},
+    {"pexpireat", pexpireat_command, -3, W | F, 1, 1, 1, "generic",
+     "Sets the expiration time of a key to a Unix milliseconds timestamp.", 0, 0, 0, 0},
+    {"expiretime", expiretime_command, 2, R | F, 1, 1, 1, "generic",
+     "Returns the expiration time of a key as a Unix timestamp.", 0, 0, 0, 0},
+    {"pexpiretime", pexpiretime_command, 2, R | F, 1, 1, 1, "generic",
+     "Returns the expiration time of a key as a Unix milliseconds timestamp.", 0, 0, 0, 0},
+    {"ttl", ttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in seconds of a key.", 0, 0, 0, 0},
+    {"pttl", pttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in milliseconds of a key.", 0,
+     0, 0, 0},
+    {"persist", persist_command, 2, W | F, 1, 1, 1, "generic", "Removes the expiration time of a key.", 0, 0, 0, 0},
+    {"dbsize", dbsize_command, 1, R | F, 0, 0, 0, "server", "Returns the number of keys in the database.", 0, 0, 0,
+     0},
+    {"flushdb", flush_generic, -1, W, 0, 0, 0, "server", "Remove all keys from the current database.", 0, 0, 0, 0},
+    {"flushall", flush_generic, -1, W, 0, 0, 0, "server", "Removes all keys from all databases.", 0, 0, 0, 0},
+    {0},
+};
