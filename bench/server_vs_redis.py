@@ -5,7 +5,7 @@ Step 0 benchmark. Owns the side-by-side serving comparison: GET and SET,
 50 clients, 3-byte and 512-byte values, pipeline 1 and 16, keyspace
 -r 100000 (loaded in full before the cells of each value size, so every
 GET is a hit on both servers). In each cell A (soloist) and B (redis) are
-run alternately, A B A B A B, each run sized by a short calibration to
+run alternately, A B A B A B (five pairs by default, three in QUICK mode), each run sized by a short calibration to
 last about BENCH_TARGET_S seconds, and the cell reports the median rps of
 each and the ratio soloist/redis. Single-threaded; one server is driven
 at a time, both stay up for the whole script.
@@ -36,8 +36,8 @@ PIPELINES = [1, 16]
 def main():
     bl.install_cleanup()
     q = bl.quick()
-    target = float(os.environ.get("BENCH_TARGET_S", "0.25" if q else "2.5"))
-    runs = max(3, int(os.environ.get("BENCH_RUNS", "3")))
+    target = float(os.environ.get("BENCH_TARGET_S", "0.25" if q else "2.0"))
+    runs = max(3, int(os.environ.get("BENCH_RUNS", "3" if q else "5")))
     budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", "40" if q else "230")))
     pl = bl.placement()
     base = {"bench": "server_vs_redis", "clients": CLIENTS, "keyspace": KEYSPACE,

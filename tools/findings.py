@@ -156,7 +156,9 @@ def base_conditions(run):
             " " + solo["version"] if solo.get("version") else "",
             solo.get("io_threads", "1"), solo.get("flags", ""))
     if p.get("peer"):
-        c["peer"] = p["peer"].get("version", "")
+        v = p["peer"].get("version", "")
+        m = re.search(r"v=(\S+)", v)
+        c["peer"] = "redis-server %s" % m.group(1) if m else v
     return c
 
 
@@ -215,6 +217,18 @@ def side_by_side(lines, keys):
     return cells
 
 
+def overlap(a, b):
+    """Whether the two sides' runs separate: the plainest honest statement
+    of noise when there are only a handful of runs per side."""
+    amin, amax = min(x["rps"] for x in a), max(x["rps"] for x in a)
+    bmin, bmax = min(x["rps"] for x in b), max(x["rps"] for x in b)
+    if amin > bmax:
+        return "A faster in every run"
+    if amax < bmin:
+        return "B faster in every run"
+    return "run ranges overlap"
+
+
 def median_of(side, field="rps"):
     return statistics.median(ln[field] for ln in side)
 
@@ -256,6 +270,7 @@ def h_server_vs_redis(run, lines, bench):
                         for x in lines if x.get("kind") == "run"
                         and (x.get("test"), x.get("value_size"), x.get("pipeline")) == key)
         fig = "%s rps %s / redis %s → **%s**" % (a_label(a), fmt_rps(ma), fmt_rps(mb), fmt_ratio(ratio))
+        fig += "; %s" % overlap(a, b)
         if ca and cb:
             fig += "; server CPU %.1f vs %.1f µs/request" % (ca, cb)
         fig += " (runs: %s vs %s)" % ("/".join(fmt_rps(x["rps"]) for x in a),

@@ -177,6 +177,15 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("8 of 8 cells ≥ 1.0×", rows["F0.9"][2])
         self.assertIn("target met", rows["F0.9"][2])
 
+    def test_figure_says_whether_the_run_ranges_separate(self):
+        self.add_run("r1", server_vs_redis=svr_lines())
+        _, text, _ = self.generate()
+        self.assertIn("run ranges overlap", self.rows(text)["F0.1"][2])
+        shutil.rmtree(self.results)
+        self.add_run("r1", server_vs_redis=svr_lines(a_rps=(200.0, 210.0, 220.0)))
+        _, text, _ = self.generate()
+        self.assertIn("A faster in every run", self.rows(text)["F0.1"][2])
+
     def test_ratio_across_different_runs_is_refused(self):
         self.add_run("r1", server_vs_redis=svr_lines(b_run_id="OTHER-RUN"))
         rc, text, err = self.generate()
