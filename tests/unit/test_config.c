@@ -638,6 +638,34 @@ static void test_config_rewrite(void **state) {
     assert_string_equal(server.requirepass, "p w");
 }
 
+/* The example soloist.conf at the repository root states the defaults:
+ * loading it must change nothing CONFIG GET shows. */
+static void test_example_file_is_defaults(void **state) {
+    (void)state;
+    char path[PATH_MAX];
+    const char *self = __FILE__; /* "tests/unit/test_config.c", or absolute */
+    size_t root = strlen(self) - strlen("tests/unit/test_config.c");
+    snprintf(path, sizeof(path), "%.*ssoloist.conf", (int)root, self);
+    if (access(path, R_OK) != 0) {
+        print_message("no %s here (run from the repository root)\n", path);
+        skip();
+    }
+    const char *all[] = {"*"};
+    const char *names[64];
+    size_t n = config_get_matches(all, 1, names, 64);
+    char *before[64];
+    for (size_t i = 0; i < n; i++) before[i] = config_get(names[i]);
+    char *err = NULL;
+    int r = config_load_file(path, &err);
+    if (r != 0) fail_msg("%s: %s", path, err);
+    for (size_t i = 0; i < n; i++) {
+        char *after = config_get(names[i]);
+        if (strcmp(before[i], after)) fail_msg("soloist.conf sets %s to '%s', default '%s'", names[i], after, before[i]);
+        zfree(after);
+        zfree(before[i]);
+    }
+}
+
 int main(void) {
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/soloist-test-config-XXXXXX");
     if (!mkdtemp(tmpdir)) return 1;
@@ -659,6 +687,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_get_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_rewrite, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_example_file_is_defaults, setup, teardown),
     };
     int failed = cmocka_run_group_tests_name("config", tests, NULL, NULL);
     char cmd[128];
