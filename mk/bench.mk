@@ -21,13 +21,18 @@ $(WRITE_COST): bench/write_cost.c
 
 bench-build: $(SERVER) $(WRITE_COST) ## build the server and the benchmark binaries
 
-bench: deps-check $(SERVER) $(WRITE_COST) ## run step 0's benchmarks into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
-	@QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
-	  SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
-	  BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
+BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
+  SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
+  BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-findings: bench ## run the benchmarks, then regenerate FINDINGS.md from their raw results
-	@python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick)
+bench: deps-check $(SERVER) $(WRITE_COST) ## run step 0's benchmarks into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+	@$(BENCH_RUN)
+
+# A benchmark that fails still leaves the others' results: FINDINGS.md is
+# regenerated from what was measured, and the failure is the exit status.
+findings: deps-check $(SERVER) $(WRITE_COST) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+	@$(BENCH_RUN); rc=$$?; \
+	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) && exit $$rc
 
 findings-only: ## regenerate FINDINGS.md from the kept results in bench/results/ (no rerun)
 	@python3 tools/findings.py --plots
