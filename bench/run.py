@@ -84,7 +84,7 @@ def sha256(path):
 
 
 def probe_soloist(binary):
-    """Start the binary once, return its INFO server fields, or None."""
+    """Start the binary once, return its INFO fields, or None."""
     if not os.path.isfile(binary) or not os.access(binary, os.X_OK):
         return None
     try:
@@ -93,7 +93,7 @@ def probe_soloist(binary):
         bl.log("soloist probe failed: %s" % e)
         return None
     try:
-        info = s.info("server")
+        info = s.info("everything")
         return {k: v for (_sect, k), v in info.items()}
     finally:
         s.stop()
@@ -157,7 +157,7 @@ def main():
             "sha256": sha256(soloist_bin),
             "version": (soloist_info or {}).get("soloist_version") or (soloist_info or {}).get("redis_version"),
             "flags": "--port <free> " + " ".join(x if x else "''" for x in bl.SERVER_FLAGS),
-            "io_threads": (soloist_info or {}).get("io_threads", "1 (step 0: single-threaded)"),
+            "io_threads": (soloist_info or {}).get("io_threads_configured", "1"),
         },
         "peer": {"binary": redis_bin, "version": sh([redis_bin, "--version"]),
                  "flags": "--port <free> " + " ".join(x if x else "''" for x in bl.SERVER_FLAGS)},
