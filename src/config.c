@@ -209,7 +209,6 @@ typedef struct cfg_enum {
 
 typedef struct cfg {
     const char *name;
-    const char *alias; /* a second name (Valkey's "slave-..." spellings) */
     enum cfg_type type;
     unsigned flags;
     void *ptr;             /* int * (BOOL, INT, ENUM), long long *, char ** */
@@ -559,11 +558,11 @@ static const cfg configs[] = {
 
 #define NCONFIGS (sizeof(configs) / sizeof(configs[0]))
 
-/* Case-insensitive, by name or alias (Valkey's configs dict folds case). */
+/* Case-insensitive (Valkey's configs dict folds case). soloist has none
+ * of Valkey's alias spellings ("slave-..."), so one name per option. */
 static const cfg *cfg_lookup(const char *name) {
     for (size_t i = 0; i < NCONFIGS; i++)
-        if (!strcasecmp(configs[i].name, name) || (configs[i].alias && !strcasecmp(configs[i].alias, name)))
-            return &configs[i];
+        if (!strcasecmp(configs[i].name, name)) return &configs[i];
     return NULL;
 }
 
@@ -983,7 +982,7 @@ static void add_match(const char **names, size_t max, size_t *count, const char 
 
 /* A name without glob characters is looked up directly and answered under
  * the spelling asked for; a pattern is matched case-insensitively against
- * every name and alias (Valkey: configGetCommand). */
+ * every name (Valkey: configGetCommand). */
 size_t config_get_matches(const char *const *patterns, int npatterns, const char **names, size_t max) {
     size_t count = 0;
     for (int p = 0; p < npatterns; p++) {
@@ -992,11 +991,8 @@ size_t config_get_matches(const char *const *patterns, int npatterns, const char
             if (cfg_lookup(pat)) add_match(names, max, &count, pat);
             continue;
         }
-        for (size_t i = 0; i < NCONFIGS; i++) {
+        for (size_t i = 0; i < NCONFIGS; i++)
             if (util_string_match(pat, configs[i].name, 1)) add_match(names, max, &count, configs[i].name);
-            if (configs[i].alias && util_string_match(pat, configs[i].alias, 1))
-                add_match(names, max, &count, configs[i].alias);
-        }
     }
     return count;
 }
@@ -1129,9 +1125,9 @@ void config_command(struct client *c) {
         if (c->argc < 3) return config_arity_error(c, "get");
         int np = c->argc - 2;
         const char **pats = zmalloc(sizeof(char *) * (size_t)np);
-        const char **names = zmalloc(sizeof(char *) * NCONFIGS * 2);
+        const char **names = zmalloc(sizeof(char *) * NCONFIGS);
         for (int i = 0; i < np; i++) pats[i] = c->argv[2 + i]->ptr;
-        size_t n = config_get_matches(pats, np, names, NCONFIGS * 2);
+        size_t n = config_get_matches(pats, np, names, NCONFIGS);
         reply_map_len(c, (long)n);
         for (size_t i = 0; i < n; i++) {
             char *v = config_get(names[i]);

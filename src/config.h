@@ -80,13 +80,16 @@ int config_load_string(const char *text, char **err);
  * error without its "ERR " prefix. */
 int config_set(const char *name, const char *value, char **err);
 
-/* The value CONFIG GET prints for `name` (or an alias), zmalloc'd; NULL
+/* The value CONFIG GET prints for `name` (any case), zmalloc'd; NULL
  * when there is no such option. */
 char *config_get(const char *name);
 
 /* The option names CONFIG GET would return for these patterns (glob,
- * case-insensitive; a name without * ? [ is looked up exactly), in table
- * order, each once. Writes at most max names; returns how many matched. */
+ * case-insensitive), in table order, each once. A pattern without * ? [
+ * is looked up directly and returned as given (the caller's pointer,
+ * spelled as asked, as Valkey answers `CONFIG GET PORT`). Writes at most
+ * max names; returns how many matched (never more than there are
+ * options). */
 size_t config_get_matches(const char *const *patterns, int npatterns, const char **names, size_t max);
 
 /* 1 when the option's value must not be logged (requirepass). */
@@ -106,13 +109,19 @@ void config_usage(FILE *out, const char *progname);
  * "ERR CONFIG SET failed (possibly related to argument 'x') - <err>".
  *
  *   config_apply_io_threads(new_value, &err): resize the I/O thread pool
- *     to new_value (server.io_threads_num already holds it). NULL: CONFIG
- *     SET io-threads is refused.
+ *     to new_value (server.io_threads_num already holds it). When it (or
+ *     another option's hook in the same CONFIG SET) fails, the old value
+ *     is put back and the hook is called again with it, so it must accept
+ *     being asked for the size it already has. NULL: CONFIG SET
+ *     io-threads to a new value is refused.
  *   config_apply_listeners(&err): re-listen on server.port and
- *     server.bindaddr (Valkey: changeListener). NULL: CONFIG SET port and
- *     CONFIG SET bind are refused.
+ *     server.bindaddr (Valkey: changeListener); called once when one
+ *     CONFIG SET changes both. NULL: changing port or bind is refused.
  *   config_apply_maxclients(&err): make room for server.maxclients (event
- *     loop size, file limit). NULL: the new value is simply stored. */
+ *     loop size, file limit; Valkey: updateMaxclients). NULL: changing
+ *     maxclients is refused (the event loop was sized for the old one).
+ * A hook is not called when CONFIG SET gives an option the value it
+ * already has. */
 extern int (*config_apply_io_threads)(int new_value, const char **err);
 extern int (*config_apply_listeners)(const char **err);
 extern int (*config_apply_maxclients)(const char **err);
