@@ -44,7 +44,7 @@ int (*config_apply_maxclients)(const char **err) = NULL;
  * them) but with no field in `server`: soloist keeps nothing on disk. */
 static int cfg_appendonly;
 static int cfg_io_threads_do_reads;
-static char *cfg_dir;        /* "dir": checked to exist; soloist never chdir()s */
+static char *cfg_dir;         /* "dir": checked to exist; soloist never chdir()s */
 static char *cfg_dir_default; /* the working directory at start */
 static char *cfg_dbfilename;
 static obuf_limit cfg_obuf_replica, cfg_obuf_pubsub;
@@ -97,6 +97,14 @@ static void free_args(char **v, int n) {
 
 static int hexval(int ch) { return isdigit(ch) ? ch - '0' : tolower(ch) - 'a' + 10; }
 
+/* The byte a backslash escape in double quotes stands for: \n \r \t \b
+ * \a, and any other character (\" \\) for itself. */
+static char unescape(char c) {
+    const char *from = "nrtba", *to = "\n\r\t\b\a";
+    const char *hit = c ? strchr(from, c) : NULL;
+    return hit ? to[hit - from] : c;
+}
+
 /*@ config-splitargs */
 /* Splits a line into arguments the way Valkey's sdssplitargs does. In
  * "double quotes" \n \r \t \b \a \xHH and \<any> are escapes; in 'single
@@ -121,8 +129,7 @@ static char **split_args(const char *p, int *argc) {
                     p += 3;
                 } else if (p[0] == '\\' && p[1]) {
                     p++;
-                    char ch = *p == 'n' ? '\n' : *p == 'r' ? '\r' : *p == 't' ? '\t' : *p == 'b' ? '\b'
-                            : *p == 'a' ? '\a' : *p;
+                    char ch = unescape(*p);
                     sb_catlen(&tok, &ch, 1);
                 } else if (*p == '"') {
                     if (p[1] && !isspace((unsigned char)p[1])) goto unbalanced;
@@ -175,8 +182,9 @@ static void sb_cat_repr(sbuf *b, const char *s) {
     sb_cat(b, "\"");
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        const char *esc = ch == '\\' ? "\\\\" : ch == '"' ? "\\\"" : ch == '\n' ? "\\n" : ch == '\r' ? "\\r"
-                        : ch == '\t' ? "\\t" : ch == '\a' ? "\\a" : ch == '\b' ? "\\b" : NULL;
+        static const char *const escapes[256] = {['\\'] = "\\\\", ['"'] = "\\\"", ['\n'] = "\\n", ['\r'] = "\\r",
+                                                 ['\t'] = "\\t",  ['\a'] = "\\a", ['\b'] = "\\b"};
+        const char *esc = escapes[ch];
         char hex[8];
         if (!esc && !isprint(ch)) {
             snprintf(hex, sizeof(hex), "\\x%02x", ch);
@@ -281,7 +289,8 @@ static int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
         *slot = nv ? zstrdup(nv) : NULL;
         return 1;
     }
-    case T_SPECIAL: break;
+    case T_SPECIAL:
+        break;
     }
     if (c->valid_num && !c->valid_num(ll, err)) return 0;
     if (c->type == T_LL) {
@@ -297,9 +306,12 @@ static int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
 /* The value as CONFIG GET prints it, zmalloc'd. */
 static char *cfg_get_value(const cfg *c) {
     switch (c->type) {
-    case T_BOOL: return zstrdup(*(int *)c->ptr ? "yes" : "no");
-    case T_INT: return strfmt("%d", *(int *)c->ptr);
-    case T_LL: return strfmt("%lld", *(long long *)c->ptr);
+    case T_BOOL:
+        return zstrdup(*(int *)c->ptr ? "yes" : "no");
+    case T_INT:
+        return strfmt("%d", *(int *)c->ptr);
+    case T_LL:
+        return strfmt("%lld", *(long long *)c->ptr);
     case T_ENUM:
         for (const cfg_enum *e = c->enums; e->name; e++)
             if (e->val == *(int *)c->ptr) return zstrdup(e->name);
@@ -308,7 +320,8 @@ static char *cfg_get_value(const cfg *c) {
         char *s = *(char **)c->ptr;
         return zstrdup(s ? s : "");
     }
-    case T_SPECIAL: return c->get();
+    case T_SPECIAL:
+        return c->get();
     }
     return zstrdup("");
 }
@@ -328,9 +341,12 @@ static int valid_appendonly(long long v, const char **err) {
 }
 
 static int valid_dbfilename(const char *v, const char **err) {
-    if (!*v) *err = "dbfilename can't be empty";
-    else if (strchr(v, '/')) *err = "dbfilename can't be a path, just a filename";
-    else return 1;
+    if (!*v)
+        *err = "dbfilename can't be empty";
+    else if (strchr(v, '/'))
+        *err = "dbfilename can't be a path, just a filename";
+    else
+        return 1;
     return 0;
 }
 
@@ -422,17 +438,18 @@ static int set_obuf(char **argv, int argc, const char **err) {
         return 0;
     }
     for (int j = 0; j < argc; j += 4) {
-        int cls = !strcasecmp(argv[j], "normal") ? 0
-                : (!strcasecmp(argv[j], "replica") || !strcasecmp(argv[j], "slave")) ? 1
-                : !strcasecmp(argv[j], "pubsub") ? 2 : -1;
+        int cls = !strcasecmp(argv[j], "normal")                                       ? 0
+                  : (!strcasecmp(argv[j], "replica") || !strcasecmp(argv[j], "slave")) ? 1
+                  : !strcasecmp(argv[j], "pubsub")                                     ? 2
+                                                                                       : -1;
         if (cls < 0) {
             *err = "Invalid client class specified in buffer limit configuration.";
             return 0;
         }
         char *end;
         long long secs = strtoll(argv[j + 3], &end, 10);
-        if (!util_parse_memory(argv[j + 1], &v[cls].hard_bytes) || !util_parse_memory(argv[j + 2], &v[cls].soft_bytes) ||
-            secs < 0 || *end || !argv[j + 3][0]) {
+        if (!util_parse_memory(argv[j + 1], &v[cls].hard_bytes) ||
+            !util_parse_memory(argv[j + 2], &v[cls].soft_bytes) || secs < 0 || *end || !argv[j + 3][0]) {
             *err = "Error in hard, soft or soft_seconds setting in buffer limit configuration.";
             return 0;
         }
@@ -502,18 +519,21 @@ static const cfg_enum loglevel_enum[] = {
     {"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
 
 /* _Generic makes a field of the wrong type a compile error. */
-#define P_INT(f) _Generic(&(f), int *: (void *)&(f))
-#define P_LL(f) _Generic(&(f), long long *: (void *)&(f))
-#define P_STR(f) _Generic(&(f), char **: (void *)&(f))
-#define BOOLC(n, fl, f, d, valid) {.name = n, .type = T_BOOL, .flags = fl, .ptr = P_INT(f), .def = d, .valid_num = valid}
-#define INTC(n, fl, f, l, h, d, ap) \
-    {.name = n, .type = T_INT, .flags = fl, .ptr = P_INT(f), .lo = l, .hi = h, .def = d, .apply = ap}
-#define MEMC(n, fl, f, l, h, d) \
-    {.name = n, .type = T_LL, .flags = (fl) | F_MEMORY, .ptr = P_LL(f), .lo = l, .hi = h, .def = d}
-#define STRC(n, fl, f, d, valid) {.name = n, .type = T_STRING, .flags = fl, .ptr = P_STR(f), .def_str = d, .valid_str = valid}
-#define ENUMC(n, fl, f, e, d) {.name = n, .type = T_ENUM, .flags = fl, .ptr = P_INT(f), .enums = e, .def = d}
-#define SPECIALC(n, fl, s, g, d, ap) \
-    {.name = n, .type = T_SPECIAL, .flags = (fl) | F_MULTI_ARG, .set = s, .get = g, .def_str = d, .apply = ap}
+#define P_INT(f) _Generic(&(f), int * : (void *)&(f))
+#define P_LL(f) _Generic(&(f), long long * : (void *)&(f))
+#define P_STR(f) _Generic(&(f), char ** : (void *)&(f))
+#define BOOLC(n, fl, f, d, valid)                                                                                      \
+    { .name = n, .type = T_BOOL, .flags = fl, .ptr = P_INT(f), .def = d, .valid_num = valid }
+#define INTC(n, fl, f, l, h, d, ap)                                                                                    \
+    { .name = n, .type = T_INT, .flags = fl, .ptr = P_INT(f), .lo = l, .hi = h, .def = d, .apply = ap }
+#define MEMC(n, fl, f, l, h, d)                                                                                        \
+    { .name = n, .type = T_LL, .flags = (fl) | F_MEMORY, .ptr = P_LL(f), .lo = l, .hi = h, .def = d }
+#define STRC(n, fl, f, d, valid)                                                                                       \
+    { .name = n, .type = T_STRING, .flags = fl, .ptr = P_STR(f), .def_str = d, .valid_str = valid }
+#define ENUMC(n, fl, f, e, d)                                                                                          \
+    { .name = n, .type = T_ENUM, .flags = fl, .ptr = P_INT(f), .enums = e, .def = d }
+#define SPECIALC(n, fl, s, g, d, ap)                                                                                   \
+    { .name = n, .type = T_SPECIAL, .flags = (fl) | F_MULTI_ARG, .set = s, .get = g, .def_str = d, .apply = ap }
 
 #define MB (1024LL * 1024)
 
@@ -534,8 +554,8 @@ static const cfg configs[] = {
     STRC("requirepass", F_SENSITIVE | F_EMPTY_NULL, server.requirepass, NULL, NULL),
     MEMC("proto-max-bulk-len", 0, server.proto_max_bulk_len, MB, LONG_MAX, 512 * MB),
     MEMC("client-query-buffer-limit", 0, server.client_max_querybuf_len, MB, LONG_MAX, 1024 * MB),
-    SPECIALC("client-output-buffer-limit", 0, set_obuf, get_obuf,
-             "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60", NULL),
+    SPECIALC("client-output-buffer-limit", 0, set_obuf, get_obuf, "normal 0 0 0 slave 256mb 64mb 60 pubsub 32mb 8mb 60",
+             NULL),
     /* The loop and the threads (steps 2-6). */
     INTC("hz", 0, server.hz, 0, INT_MAX, 10, apply_hz),
     INTC("io-threads", 0, server.io_threads_num, 1, CONFIG_IO_THREADS_MAX, 1, apply_io_threads),
@@ -621,9 +641,15 @@ void config_init_defaults(void) {
         switch (c->type) {
         case T_BOOL:
         case T_INT:
-        case T_ENUM: *(int *)c->ptr = (int)c->def; break;
-        case T_LL: *(long long *)c->ptr = c->def; break;
-        case T_STRING: *(char **)c->ptr = c->def_str ? zstrdup(c->def_str) : NULL; break;
+        case T_ENUM:
+            *(int *)c->ptr = (int)c->def;
+            break;
+        case T_LL:
+            *(long long *)c->ptr = c->def;
+            break;
+        case T_STRING:
+            *(char **)c->ptr = c->def_str ? zstrdup(c->def_str) : NULL;
+            break;
         case T_SPECIAL:
             if (!strcmp(c->name, "dir"))
                 cfg_dir = zstrdup(cfg_dir_default);

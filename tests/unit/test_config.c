@@ -198,9 +198,24 @@ static void test_defaults(void **state) {
 
 static void test_args_basic(void **state) {
     (void)state;
-    const char *argv[] = {"soloist-server", "--port", "7000", "--save", "", "--appendonly", "no", "--bind",
-                          "127.0.0.1", "::1", "--client-output-buffer-limit", "normal 1mb 512kb 10",
-                          "--io-threads", "4", "--requirepass", "with space", "--loglevel", "WARNING"};
+    const char *argv[] = {"soloist-server",
+                          "--port",
+                          "7000",
+                          "--save",
+                          "",
+                          "--appendonly",
+                          "no",
+                          "--bind",
+                          "127.0.0.1",
+                          "::1",
+                          "--client-output-buffer-limit",
+                          "normal 1mb 512kb 10",
+                          "--io-threads",
+                          "4",
+                          "--requirepass",
+                          "with space",
+                          "--loglevel",
+                          "WARNING"};
     char *err;
     assert_int_equal(args_load(sizeof(argv) / sizeof(argv[0]), argv, &err), CONFIG_ARGS_OK);
     assert_null(err);
@@ -212,7 +227,8 @@ static void test_args_basic(void **state) {
     assert_int_equal(server.obuf_normal.soft_bytes, 512 * 1024);
     assert_int_equal(server.obuf_normal.soft_seconds, 10);
     /* only the normal class was given: the others keep their values */
-    expect_get("client-output-buffer-limit", "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
+    expect_get("client-output-buffer-limit",
+               "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub 33554432 8388608 60");
     assert_int_equal(server.io_threads_num, 4);
     assert_string_equal(server.requirepass, "with space");
     assert_int_equal(server.verbosity, LL_WARNING);
@@ -376,8 +392,8 @@ static void test_file_include(void **state) {
     write_file("inc1.conf", "port 7400\n");
     write_file("inc2.conf", "timeout 3\n");
     char text[256];
-    snprintf(text, sizeof(text), "include %s/inc1.conf\ninclude %s/inc2*.conf\ninclude %s/none*.conf\n", tmpdir,
-             tmpdir, tmpdir);
+    snprintf(text, sizeof(text), "include %s/inc1.conf\ninclude %s/inc2*.conf\ninclude %s/none*.conf\n", tmpdir, tmpdir,
+             tmpdir);
     char *err = NULL;
     assert_int_equal(config_load_string(text, &err), 0);
     assert_int_equal(server.port, 7400);
@@ -411,17 +427,21 @@ static void test_units(void **state) {
 
 static void test_range_and_type_errors(void **state) {
     (void)state;
-    expect_set_error("port", "12a",
-                     "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer");
-    expect_set_error("port", "+1",
-                     "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer");
-    expect_set_error("io-threads", "0",
-                     "CONFIG SET failed (possibly related to argument 'io-threads') - argument must be between 1 and 128 inclusive");
+    expect_set_error(
+        "port", "12a",
+        "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer");
+    expect_set_error(
+        "port", "+1",
+        "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer");
+    expect_set_error(
+        "io-threads", "0",
+        "CONFIG SET failed (possibly related to argument 'io-threads') - argument must be between 1 and 128 inclusive");
     expect_set_error("prefetch-batch-max-size", "129",
                      "CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument must be "
                      "between 0 and 128 inclusive");
-    expect_set_error("protected-mode", "maybe",
-                     "CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'");
+    expect_set_error(
+        "protected-mode", "maybe",
+        "CONFIG SET failed (possibly related to argument 'protected-mode') - argument must be 'yes' or 'no'");
     expect_set_error("loglevel", "loud",
                      "CONFIG SET failed (possibly related to argument 'loglevel') - argument(s) must be one of the "
                      "following: debug, verbose, notice, warning");
@@ -434,10 +454,10 @@ static void test_range_and_type_errors(void **state) {
     expect_set_error("client-output-buffer-limit", "normal 1x 0 0",
                      "CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, "
                      "soft or soft_seconds setting in buffer limit configuration.");
-    expect_set_error("save", "10",
-                     "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
-    expect_set_error("dbfilename", "a/b",
-                     "CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename");
+    expect_set_error("save", "10", "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
+    expect_set_error(
+        "dbfilename", "a/b",
+        "CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename");
     expect_set_error("dir", "/nonexistent-soloist-dir",
                      "CONFIG SET failed (possibly related to argument 'dir') - No such file or directory");
     char *err = NULL;
@@ -523,8 +543,7 @@ static void test_config_set(void **state) {
     /* a hook that refuses: the old value comes back, and the hook is told */
     hook_fail = 1;
     hook_calls = 0;
-    expect_set_error("io-threads", "8",
-                     "CONFIG SET failed (possibly related to argument 'io-threads') - cannot drain");
+    expect_set_error("io-threads", "8", "CONFIG SET failed (possibly related to argument 'io-threads') - cannot drain");
     hook_fail = 0;
     assert_int_equal(server.io_threads_num, 1);
     assert_int_equal(hook_calls, 2);
@@ -540,8 +559,9 @@ static void test_config_set(void **state) {
 static void test_config_set_atomic(void **state) {
     (void)state;
     /* the second value is bad: the first is restored */
-    expect_reply(2, "SET timeout 5 hz abc",
-                 "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer\r\n");
+    expect_reply(
+        2, "SET timeout 5 hz abc",
+        "-ERR CONFIG SET failed (possibly related to argument 'hz') - argument couldn't be parsed into an integer\r\n");
     assert_int_equal(server.maxidletime, 0);
     assert_int_equal(server.hz, 10);
     expect_reply(2, "SET timeout 5 timeout 6",
@@ -590,8 +610,7 @@ static void test_config_command(void **state) {
     expect_reply(2, "GET port", "*2\r\n$4\r\nport\r\n$4\r\n6379\r\n");
     expect_reply(3, "GET port", "%1\r\n$4\r\nport\r\n$4\r\n6379\r\n");
     expect_reply(2, "get PORT", "*2\r\n$4\r\nPORT\r\n$4\r\n6379\r\n");
-    expect_reply(2, "GET save appendonly",
-                 "*4\r\n$4\r\nsave\r\n$0\r\n\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
+    expect_reply(2, "GET save appendonly", "*4\r\n$4\r\nsave\r\n$0\r\n\r\n$10\r\nappendonly\r\n$2\r\nno\r\n");
     expect_reply(2, "GET nothing", "*0\r\n");
     expect_reply(2, "GET", "-ERR wrong number of arguments for 'config|get' command\r\n");
     expect_reply(2, "FOO", "-ERR unknown subcommand 'FOO'. Try CONFIG HELP.\r\n");
@@ -660,7 +679,8 @@ static void test_example_file_is_defaults(void **state) {
     if (r != 0) fail_msg("%s: %s", path, err);
     for (size_t i = 0; i < n; i++) {
         char *after = config_get(names[i]);
-        if (strcmp(before[i], after)) fail_msg("soloist.conf sets %s to '%s', default '%s'", names[i], after, before[i]);
+        if (strcmp(before[i], after))
+            fail_msg("soloist.conf sets %s to '%s', default '%s'", names[i], after, before[i]);
         zfree(after);
         zfree(before[i]);
     }
