@@ -372,6 +372,26 @@ static void test_file_comments_and_quotes(void **state) {
     assert_int_equal(server.bindaddr_count, 0);
 }
 
+/* sdssplitargs' corners: a quote inside a bare word opens a quoted part,
+ * \xHH needs two hex digits, a backslash before any other character is
+ * that character; the command line's quoting survives any byte. */
+static void test_split_corners(void **state) {
+    (void)state;
+    char *err = NULL;
+    assert_int_equal(config_load_string("requirepass ab\"c d\"", &err), 0);
+    assert_string_equal(server.requirepass, "abc d");
+    assert_int_equal(config_load_string("requirepass \"\\x4g\\q\\\\\"", &err), 0);
+    assert_string_equal(server.requirepass, "x4gq\\");
+    assert_int_equal(config_load_string("requirepass '\\n\\''", &err), 0);
+    assert_string_equal(server.requirepass, "\\n'");
+    assert_int_equal(config_load_string("requirepass \"\\t\\x7E\"  ", &err), 0);
+    assert_string_equal(server.requirepass, "\t~");
+    expect_load_error("requirepass \"abc\\\"", "Unbalanced quotes in configuration line");
+    const char *a[] = {"s", "--requirepass", "\x01\xff\t\"'#"};
+    assert_int_equal(args_load(3, a, &err), CONFIG_ARGS_OK);
+    assert_string_equal(server.requirepass, "\x01\xff\t\"'#");
+}
+
 static void test_file_errors(void **state) {
     (void)state;
     expect_load_error("port 1\nrequirepass \"abc\n", "Unbalanced quotes in configuration line");
@@ -698,6 +718,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_args_unknown_option, setup, teardown),
         cmocka_unit_test_setup_teardown(test_args_with_file_and_stdin, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_comments_and_quotes, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_split_corners, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_file_include, setup, teardown),
         cmocka_unit_test_setup_teardown(test_units, setup, teardown),
