@@ -1,0 +1,62 @@
+# mk/reader.mk — the reader's tools (issue 3): checked anchors, the book,
+# coverage, exercises and grading. Included by the top-level Makefile;
+# tools/README.md documents every target and tool.
+
+PYTHON ?= python3
+STEP ?=
+READER_STEP = $(if $(STEP),$(STEP),$(error give the step, e.g. make $@ STEP=0))
+
+.PHONY: check-anchors anchors-lock book book-check coverage exercise grade check-exercises \
+        exercise-manifest handout reader-print-cflags
+
+check-anchors: ## verify every code citation in chapters/ (labels always; Valkey/Redis when the source is here)
+	@$(PYTHON) tools/anchors.py check
+
+anchors-lock: ## rewrite chapters/anchors.lock from the chapters' Valkey/Redis citations (needs the source; REFRESH=1 recomputes all)
+	@$(PYTHON) tools/anchors.py lock $(if $(REFRESH),--refresh)
+
+book: ## render chapters/*.md into the HTML book under build/book (offline)
+	@$(PYTHON) tools/book/build.py
+
+book-check: book ## build the book, check every link/figure/citation, then open it in headless Chromium
+	@$(PYTHON) tools/book/check.py
+	@$(PYTHON) tools/book/browser-check.py; rc=$$?; [ $$rc = 0 ] || [ $$rc = 77 ]
+
+# The coverage build reuses the unit-test rules with VARIANT=coverage
+# (-O0 --coverage) into build/coverage; counters are zeroed before the run.
+coverage: ## lcov HTML report of the unit tests in build/coverage/html
+	@$(MAKE) --no-print-directory -s VARIANT=coverage unit
+	@lcov -q --zerocounters --directory build/coverage >/dev/null
+	@for t in build/coverage/tests/test_*; do echo "== $$t"; "$$t" >/dev/null 2>&1 || echo "   ($$t reported failures)"; done
+	@lcov -q --capture --directory build/coverage --output-file build/coverage/lcov.info --rc lcov_branch_coverage=1 >/dev/null
+	@lcov -q --remove build/coverage/lcov.info '/usr/*' '*/tests/*' --output-file build/coverage/lcov.info --rc lcov_branch_coverage=1 >/dev/null
+	@genhtml -q --branch-coverage --title "soloist unit tests" --output-directory build/coverage/html build/coverage/lcov.info >/dev/null
+	@lcov --summary build/coverage/lcov.info --rc lcov_branch_coverage=1 2>&1 | grep -E 'lines|functions|branches'
+	@echo "coverage: open build/coverage/html/index.html"
+
+exercise: ## write a learner's starter copy of step STEP's module (exercises/NN-*/work/; FORCE=1 overwrites)
+	@$(PYTHON) tools/exercise.py start $(READER_STEP) $(if $(FORCE),--force) $(if $(OUT),--out $(OUT))
+
+grade: ## grade step STEP (SUBMISSION=file, default the learner copy; SEED=, REPEAT=, FAST=1, RESULTS=json path)
+	@$(PYTHON) tools/exercise.py grade $(READER_STEP) $(if $(SUBMISSION),--submission $(SUBMISSION)) \
+	  $(if $(SEED),--seed $(SEED)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(FAST),--fast) \
+	  $(if $(RESULTS),--results $(RESULTS))
+
+check-exercises: ## prove for every step: starter fails, reference passes, every mutant is caught (FAST=1: -O2 once)
+	@$(PYTHON) tools/exercise.py check $(if $(FAST),--fast) $(if $(STEP),--step $(STEP))
+
+exercise-manifest: ## rewrite step STEP's test hash manifest after a deliberate change to its tests
+	@$(PYTHON) tools/exercise.py manifest $(READER_STEP) --write
+
+handout: ## write a learner's tree to build/handout/ (starters in place, answers folded out, tests + manifests)
+	@$(PYTHON) tools/exercise.py handout
+
+reader-print-cflags:
+	@echo '$(CFLAGS_ALL)'
+
+# The grader's copies of the unit tests: the same test file, linked with
+# tools/exercise_filter.c so one test can run alone (see that file).
+$(B)/grade-tests/test_%: tests/unit/test_%.c tools/exercise_filter.c $(LIB)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< tools/exercise_filter.c $(LIB) \
+	  $(CMOCKA_LIBS) $(LDFLAGS_ALL) -Wl,--wrap=_cmocka_run_group_tests

@@ -1,0 +1,439 @@
+#!/usr/bin/env python3
+"""build.py: render chapters/*.md into the browsable HTML book (make book).
+
+Part of the reader's tools (issue 3). Offline, Python 3 standard library,
+pandoc, graphviz and gnuplot. Output: build/book/ (open index.html).
+
+  pages     chapters/NN-*.md in order, then notes.md and exercises/*/README.md;
+            each with its table of contents and prev/next links
+  listings  every src/*.c and src/*.h as a page with line anchors, so an
+            inline label citation links to the exact lines
+  figures   chapters/figures/*.dot -> figures/NAME.svg (graphviz)
+  plots     chapters/figures/*.plot -> plots/NAME.svg (gnuplot, from bench
+            results when present, a placeholder saying so when not)
+  citations resolved here (tools/anchors.py) and handed to the Lua filter
+            tools/book/soloist.lua, which renders them
+
+A plot script is gnuplot with a header of directives:
+  # data: bench/results/*/pipeline.jsonl   glob under the project root; the
+  #                                         newest matching file is used
+  # where: bench=pipeline                  keep JSON lines with key=value (repeatable)
+  # columns: depth ops_per_sec             JSON keys written as DATA's columns 1, 2…
+  # title: Pipelining, requests/s by depth
+  plot DATA using 1:2 with linespoints title 'soloist'
+(DATA is a gnuplot string variable naming the extracted table.)
+
+Usage: tools/book/build.py [--root DIR] [--out DIR] [--fetch]
+"""
+
+import argparse
+import concurrent.futures
+import glob
+import html
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOOLS = os.path.dirname(HERE)
+sys.path.insert(0, TOOLS)
+import anchors  # noqa: E402  (tools/anchors.py)
+
+pinned_source = anchors.pinned_source
+MARKER = ".soloist-book"
+
+
+class BuildError(Exception):
+    pass
+
+
+def run(cmd, **kw):
+    try:
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=120, **kw)
+    except FileNotFoundError:
+        raise BuildError(f"{cmd[0]} is not installed (make deps installs it)")
+    except subprocess.TimeoutExpired:
+        raise BuildError(f"{' '.join(cmd[:3])}… took over 120 s")
+    if r.returncode != 0:
+        raise BuildError(f"{' '.join(cmd[:4])}… failed: {(r.stderr or r.stdout).strip()[:800]}")
+    return r
+
+
+def doc_title(path, fallback):
+    fence = None
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"^(`{3,}|~{3,})", line)
+            if m:
+                fence = None if fence and m.group(1)[0] == fence else (fence or m.group(1)[0])
+                continue
+            if not fence and line.startswith("# "):
+                return line[2:].strip()
+    return fallback
+
+
+def listing_name(rel):
+    return rel.replace("/", "-") + ".html"
+
+
+def lua(v):
+    if v is None:
+        return "nil"
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, str):
+        out = ['"']
+        for b in v.encode("utf-8", "surrogateescape"):
+            if b in (0x22, 0x5C):
+                out.append("\\" + chr(b))
+            elif b == 0x0A:
+                out.append("\\n")
+            elif b < 0x20 or b == 0x7F:
+                out.append("\\%03d" % b)
+            else:
+                out.append(chr(b) if b < 0x80 else "\\%03d" % b)
+        out.append('"')
+        return "".join(out)
+    if isinstance(v, dict):
+        return "{" + ",".join(f"[{lua(k)}]={lua(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, (list, tuple)):
+        return "{" + ",".join(lua(x) for x in v) + "}"
+    raise TypeError(type(v))
+
+
+class Book:
+    def __init__(self, root, out, fetch=False, jobs=None):
+        self.root = os.path.abspath(root)
+        self.out = os.path.abspath(out)
+        self.work = self.out.rstrip("/") + "-work"
+        self.fetch = fetch
+        self.jobs = jobs or max(2, os.cpu_count() or 2)
+        self.pins = pinned_source.load_pins()
+        self.source = pinned_source.PinnedSource(pins=self.pins, offline=not fetch)
+        self.proj = anchors.Project(root=self.root, pins=self.pins, source=self.source)
+        self.warnings = []
+        self.notes = []
+
+    def rel(self, p):
+        return os.path.relpath(p, self.root)
+
+    # -- the pages ---------------------------------------------------------
+    def reading_order(self):
+        pages = []
+        for p in anchors.chapters(self.root):
+            name = os.path.basename(p)[:-3]
+            pages.append({"src": p, "out": name + ".html", "kind": "chapter",
+                          "title": doc_title(p, name)})
+        notes = os.path.join(self.root, "notes.md")
+        if os.path.isfile(notes):
+            pages.append({"src": notes, "out": "notes.html", "kind": "notes",
+                          "title": doc_title(notes, "Questions and answers")})
+        for p in sorted(glob.glob(os.path.join(self.root, "exercises", "*", "README.md"))):
+            step = os.path.basename(os.path.dirname(p))
+            pages.append({"src": p, "out": f"exercise-{step}.html", "kind": "exercise",
+                          "title": doc_title(p, f"Exercise {step}")})
+        return pages
+
+    def source_files(self):
+        files = []
+        for ext in ("h", "c"):
+            files += glob.glob(os.path.join(self.root, "src", f"*.{ext}"))
+        return sorted(self.rel(f) for f in files)
+
+    # -- figures and plots -------------------------------------------------
+    def figures(self):
+        done = []
+        os.makedirs(os.path.join(self.out, "figures"), exist_ok=True)
+        for dot in sorted(glob.glob(os.path.join(self.root, "chapters", "figures", "*.dot"))):
+            name = os.path.basename(dot)[:-4]
+            run(["dot", "-Tsvg", dot, "-o", os.path.join(self.out, "figures", name + ".svg")])
+            done.append(name)
+        for img in sorted(glob.glob(os.path.join(self.root, "chapters", "figures", "*"))):
+            if img.endswith((".svg", ".png", ".jpg", ".jpeg", ".gif")):
+                shutil.copy(img, os.path.join(self.out, "figures", os.path.basename(img)))
+        return done
+
+    def plots(self):
+        done = []
+        scripts = sorted(glob.glob(os.path.join(self.root, "chapters", "figures", "*.plot")))
+        if not scripts:
+            return done
+        os.makedirs(os.path.join(self.out, "plots"), exist_ok=True)
+        for script in scripts:
+            name = os.path.basename(script)[:-5]
+            dest = os.path.join(self.out, "plots", name + ".svg")
+            with open(script, encoding="utf-8") as f:
+                body = f.read()
+            head = dict(data=None, where=[], columns=None, title=name)
+            for m in re.finditer(r"^#\s*(data|where|columns|title):\s*(.+?)\s*$", body, re.M):
+                k, v = m.group(1), m.group(2)
+                if k == "where":
+                    head["where"].append(v.split("=", 1))
+                else:
+                    head[k] = v
+            rows = self._plot_rows(head) if head["data"] and head["columns"] else None
+            if not rows:
+                why = "no bench results yet: run `make bench`" if head["data"] else "no '# data:' line"
+                self._placeholder(dest, head["title"], why)
+                self.notes.append(f"plot {name}: placeholder ({why})")
+                done.append(name)
+                continue
+            table = os.path.join(self.work, f"plot-{name}.tsv")
+            with open(table, "w", encoding="utf-8") as f:
+                for r in rows:
+                    f.write("\t".join(str(x) for x in r) + "\n")
+            gp = (f"set terminal svg size 720,420 dynamic enhanced font 'DejaVu Sans,11' background rgb 'white'\n"
+                  f"set output '{dest}'\nDATA = '{table}'\nset title '{head['title']}'\n" + body)
+            run(["gnuplot"], input=gp)
+            done.append(name)
+        return done
+
+    def _plot_rows(self, head):
+        matches = glob.glob(os.path.join(self.root, head["data"]), recursive=True)
+        if not matches:
+            return None
+        newest = max(matches, key=os.path.getmtime)
+        cols = head["columns"].split()
+        rows = []
+        with open(newest, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    obj = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict) or any(str(obj.get(k)) != v for k, v in head["where"]):
+                    continue
+                if all(c in obj for c in cols):
+                    rows.append([obj[c] for c in cols])
+        return rows
+
+    @staticmethod
+    def _placeholder(dest, title, why):
+        svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="720" height="120" viewBox="0 0 720 120">'
+               '<rect x="1" y="1" width="718" height="118" fill="#fbfaf6" stroke="#e2e0da"/>'
+               f'<text x="360" y="52" text-anchor="middle" font-family="sans-serif" font-size="16">{html.escape(title)}</text>'
+               f'<text x="360" y="80" text-anchor="middle" font-family="sans-serif" font-size="13" fill="#5b6670">{html.escape(why)}</text>'
+               '</svg>\n')
+        with open(dest, "w", encoding="utf-8") as f:
+            f.write(svg)
+
+    # -- citations -----------------------------------------------------------
+    def citation_data(self, pages, listings):
+        cites = {}
+        lock, _ = self.proj.read_lock()
+        for c in self.proj.citations():
+            if c.text in cites:
+                continue
+            kind = anchors.classify(c.text, self.pins)
+            if kind == "label":
+                region, why = self.proj.resolve_label(c.text)
+                if region is None:
+                    cites[c.text] = {"kind": "label", "error": why}
+                    self.warnings.append(f"{c.where()}: unresolved citation {c.text}: {why}")
+                    continue
+                href = (listing_name(region.path) if region.path in listings else None)
+                cites[c.text] = {"kind": "label", "path": region.path, "name": region.name,
+                                 "first": region.first, "last": region.last, "text": "\n".join(region.lines),
+                                 "href": (href + f"#L-{region.first}") if href else "#"}
+            else:
+                pin, path, a, b = anchors.parse_upstream(c.text)
+                p = self.pins[pin]
+                entry = {"kind": "upstream", "pin": pin, "repo": p["repo"], "sha": p["sha"], "path": path,
+                         "first": a, "last": b,
+                         "url": f"https://github.com/{p['repo']}/blob/{p['sha']}/{path}#L{a}-L{b}",
+                         "command": f"tools/pinned-source.py show {pin} {path} -r {a}:{b}"}
+                if c.text in lock:
+                    entry["locked_first"] = lock[c.text]["first"]
+                try:
+                    entry["text"] = "\n".join(self.proj.upstream_span(c.text))
+                except pinned_source.Unavailable:
+                    pass
+                except pinned_source.PinError as e:
+                    entry = {"kind": "upstream", "error": str(e)}
+                    self.warnings.append(f"{c.where()}: {c.text}: {e}")
+                cites[c.text] = entry
+        page_map = {}
+        for pg in pages:
+            page_map[self.rel(pg["src"])] = pg["out"]
+        for rel in listings:
+            page_map[rel] = listing_name(rel)
+        for svg in glob.glob(os.path.join(self.out, "figures", "*")):
+            base = os.path.basename(svg)
+            page_map[f"chapters/figures/{base}"] = f"figures/{base}"
+            if base.endswith(".svg"):
+                page_map[f"chapters/figures/{base[:-4]}.dot"] = f"figures/{base}"
+        for svg in glob.glob(os.path.join(self.out, "plots", "*.svg")):
+            base = os.path.basename(svg)
+            page_map[f"chapters/plots/{base}"] = f"plots/{base}"
+            page_map[f"plots/{base}"] = f"plots/{base}"
+            page_map[f"chapters/figures/{base[:-4]}.plot"] = f"plots/{base}"
+        data = os.path.join(self.work, "citations.lua")
+        with open(data, "w", encoding="utf-8") as f:
+            f.write("-- generated by tools/book/build.py; read by tools/book/soloist.lua\n")
+            f.write("return " + lua({"cites": cites, "pages": page_map}) + "\n")
+        return data, cites
+
+    # -- pandoc --------------------------------------------------------------
+    def common_args(self, data):
+        args = ["pandoc", "-f", "markdown", "-t", "html5", "--standalone",
+                "--template", os.path.join(HERE, "template.html"),
+                "--lua-filter", os.path.join(HERE, "soloist.lua"),
+                "--highlight-style", "tango", "--wrap", "none",
+                "-M", f"soloist-data={data}"]
+        for name in sorted(self.pins):
+            p = self.pins[name]
+            args += ["-V", f"pin={p['repo']}@{p['sha']}"]
+        commit = self._commit()
+        if commit:
+            args += ["-V", f"commit={commit}"]
+        return args
+
+    def _commit(self):
+        try:
+            r = subprocess.run(["git", "-C", self.root, "rev-parse", "--short", "HEAD"],
+                               capture_output=True, text=True, timeout=10)
+            return r.stdout.strip() if r.returncode == 0 else None
+        except OSError:
+            return None
+
+    def render(self, base, src, out, kind, extra=()):
+        cmd = base + ["-M", f"soloist-doc={self.rel(src) if src.startswith(self.root) else 'index.md'}",
+                      "-V", f"kind={kind}", *extra, src, "-o", os.path.join(self.out, out)]
+        r = run(cmd, cwd=self.root)
+        for line in r.stderr.splitlines():
+            if line.strip() and "unresolved citation" not in line:
+                self.warnings.append(f"{out}: pandoc: {line.strip()}")
+
+    def listing_doc(self, rel, regions):
+        with open(os.path.join(self.root, rel), encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        run_len = max([len(m) for m in re.findall(r"`+", text)] + [2]) + 1
+        fence = "`" * run_len
+        lang = "c"
+        labels = sorted(regions.values(), key=lambda r: r.open_line)
+        lines = [f"# {rel}", ""]
+        if labels:
+            items = ", ".join(f"[{r.name}](#L-{r.first}) ({r.first}–{r.last}{', exercise' if r.kind == 'exercise' else ''})"
+                              for r in labels)
+            lines += [f"Labels cited by the book: {items}.", ""]
+        lines += [f"{fence}{{#L .{lang} .numberLines startFrom=\"1\"}}", text.rstrip("\n"), fence, ""]
+        path = os.path.join(self.work, "listing-" + rel.replace("/", "-") + ".md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        return path
+
+    def index_doc(self, pages, listings, figures, plots):
+        chap = [p for p in pages if p["kind"] == "chapter"]
+        lines = ["# soloist: the book", "",
+                 "soloist is an annotated reimplementation, in C, of the I/O-thread design of Valkey, "
+                 "composed into a real RESP server. Exactly one thread, the soloist, touches the keyspace "
+                 "and runs commands; every other thread only accompanies it with I/O.", ""]
+        lines += ["## Chapters", ""]
+        if chap:
+            for p in chap:
+                lines.append(f"1. [{p['title']}]({p['out']})")
+        else:
+            lines.append("No chapters have been written yet: chapters/NN-name.md become this book's pages.")
+        lines.append("")
+        rest = [p for p in pages if p["kind"] != "chapter"]
+        if rest:
+            lines += ["## Questions and exercises", ""]
+            for p in rest:
+                lines.append(f"- [{p['title']}]({p['out']})")
+            lines.append("")
+        if listings:
+            lines += ["## Source", "", "Every file of soloist's `src/`, with line numbers; "
+                      "a label citation in a chapter links to its lines here.", ""]
+            lines.append(" · ".join(f"[{rel[4:]}]({listing_name(rel)})" for rel in listings))
+            lines.append("")
+        lines += ["## How citations work", "",
+                  "A citation like `src/FILE.c@label` points at a labelled region of soloist's own code, "
+                  "so it follows the code when lines move. A citation like `valkey:src/io_threads.c:514` "
+                  "points at Valkey at the pinned commit; `make check-anchors` verifies both kinds, "
+                  "and `tools/pinned-source.py show` prints the upstream lines.", ""]
+        pins = ", ".join(f"`{n}` = {p['repo']}@{p['sha']}" for n, p in sorted(self.pins.items()))
+        lines += [f"Pins: {pins}.", ""]
+        path = os.path.join(self.work, "index.md")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        return path
+
+    # -- the whole book --------------------------------------------------------
+    def prepare_out(self):
+        if os.path.exists(self.out):
+            if os.listdir(self.out) and not os.path.exists(os.path.join(self.out, MARKER)):
+                raise BuildError(f"{self.out} exists and is not a book this tool built; remove it or pick --out")
+            shutil.rmtree(self.out)
+        shutil.rmtree(self.work, ignore_errors=True)
+        os.makedirs(self.out)
+        os.makedirs(self.work)
+        with open(os.path.join(self.out, MARKER), "w") as f:
+            f.write("built by tools/book/build.py\n")
+
+    def build(self):
+        self.prepare_out()
+        pages = self.reading_order()
+        figures = self.figures()
+        plots = self.plots()
+        listings = self.source_files()
+        data, cites = self.citation_data(pages, listings)
+        shutil.copy(os.path.join(HERE, "book.css"), os.path.join(self.out, "book.css"))
+        base = self.common_args(data)
+        jobs = []
+        order = pages
+        for i, p in enumerate(order):
+            extra = ["--toc", "--toc-depth=3"]
+            if i > 0:
+                extra += ["-V", f"prev-href={order[i - 1]['out']}", "-V", f"prev-title={order[i - 1]['title']}"]
+            if i + 1 < len(order):
+                extra += ["-V", f"next-href={order[i + 1]['out']}", "-V", f"next-title={order[i + 1]['title']}"]
+            jobs.append((p["src"], p["out"], p["kind"], extra))
+        first = order[0] if order else None
+        idx_extra = (["-V", f"next-href={first['out']}", "-V", f"next-title={first['title']}"] if first else [])
+        jobs.append((self.index_doc(pages, listings, figures, plots), "index.html", "index", idx_extra))
+        for rel in listings:
+            got = self.proj.markers(rel)
+            regions = got[0] if got else {}
+            jobs.append((self.listing_doc(rel, regions), listing_name(rel), "source",
+                         ["-V", "source-note=" + f"soloist {rel}, as in this checkout."]))
+        with concurrent.futures.ThreadPoolExecutor(self.jobs) as ex:
+            futs = [ex.submit(self.render, base, *j) for j in jobs]
+            for f in futs:
+                f.result()
+        return {"pages": len(pages), "listings": len(listings), "figures": len(figures), "plots": len(plots),
+                "citations": len(cites), "chapters": sum(1 for p in pages if p["kind"] == "chapter")}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="tools/book/build.py", description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=os.path.dirname(TOOLS), help="project root")
+    ap.add_argument("--out", default=None, help="output directory (default ROOT/build/book)")
+    ap.add_argument("--fetch", action="store_true",
+                    help="let upstream citations fetch from GitHub (default: clone and cache only)")
+    args = ap.parse_args(argv)
+    out = args.out or os.path.join(args.root, "build", "book")
+    book = Book(args.root, out, fetch=args.fetch)
+    try:
+        stats = book.build()
+    except (BuildError, pinned_source.PinError) as e:
+        print(f"book: {e}", file=sys.stderr)
+        return 1
+    if stats["chapters"] == 0:
+        print("book: no chapters in chapters/ yet; built the contents page and the source listings only")
+    for n in book.notes:
+        print(f"book: note: {n}")
+    for w in book.warnings:
+        print(f"book: WARNING {w}")
+    print(f"book: {stats['chapters']} chapters, {stats['pages']} pages, {stats['listings']} source listings, "
+          f"{stats['figures']} figures, {stats['plots']} plots, {stats['citations']} citations -> "
+          f"{os.path.relpath(out)}/index.html")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

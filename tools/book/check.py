@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""check.py: prove the built book holds together (make book-check).
+
+Part of the reader's tools (issue 3). Reads build/book/*.html and checks:
+  - every internal link and fragment (#id) resolves to a file and an id;
+  - every image, stylesheet and script is a file in the book: no asset is
+    loaded from another host (the book must work offline);
+  - no citation was left unresolved (the Lua filter marks them cite-missing);
+  - every chapters/figures/*.dot has its SVG, every chapter its page.
+Links to other hosts (GitHub at the pin) are allowed in <a href> only and
+are not fetched.
+
+Usage: tools/book/check.py [--root DIR] [--book DIR]
+Prints each failure and ends with "book-check: N passed, M failed".
+"""
+
+import argparse
+import glob
+import html.parser
+import os
+import sys
+import urllib.parse
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+class Page(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.ids = set()
+        self.refs = []  # (tag, attr, value, line)
+        self.missing = []  # text of cite-missing elements
+        self._in_missing = 0
+        self._buf = []
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k in ("id", "name"):
+            if a.get(k) and (k == "id" or tag == "a"):
+                self.ids.add(a[k])
+        line = self.getpos()[0]
+        if tag in ("a", "link", "area") and a.get("href") is not None:
+            self.refs.append((tag, "href", a["href"], line, a.get("rel", "")))
+        for attr in ("src", "data", "poster"):
+            if a.get(attr) is not None and tag in ("img", "script", "iframe", "source", "object", "video",
+                                                    "audio", "embed", "input", "track"):
+                self.refs.append((tag, attr, a[attr], line, ""))
+        if tag == "image" or tag == "use":
+            for attr in ("href", "xlink:href"):
+                if a.get(attr):
+                    self.refs.append((tag, attr, a[attr], line, ""))
+        classes = (a.get("class") or "").split()
+        if "cite-missing" in classes:
+            self._in_missing += 1
+            self._buf = []
+        elif self._in_missing:
+            self._in_missing += 1
+
+    def handle_endtag(self, tag):
+        if self._in_missing:
+            self._in_missing -= 1
+            if self._in_missing == 0:
+                self.missing.append(" ".join("".join(self._buf).split()))
+
+    def handle_data(self, data):
+        if self._in_missing:
+            self._buf.append(data)
+
+
+def parse(path):
+    p = Page()
+    with open(path, encoding="utf-8", errors="replace") as f:
+        p.feed(f.read())
+    p.close()
+    return p
+
+
+def is_external(url):
+    s = urllib.parse.urlsplit(url)
+    return bool(s.scheme and s.scheme not in ("file",)) or url.startswith("//")
+
+
+def check(book, root):
+    passed, fails = 0, []
+    pages = sorted(glob.glob(os.path.join(book, "**", "*.html"), recursive=True))
+    if not pages:
+        return 0, [f"no HTML in {book}: run `make book` first"]
+    parsed = {os.path.abspath(p): parse(p) for p in pages}
+
+    def ids_of(path):
+        path = os.path.abspath(path)
+        if path not in parsed and path.endswith(".html") and os.path.isfile(path):
+            parsed[path] = parse(path)
+        return parsed[path].ids if path in parsed else None
+
+    refs = 0
+    for path in pages:
+        rel = os.path.relpath(path, book)
+        pg = parsed[os.path.abspath(path)]
+        before = len(fails)
+        for t in pg.missing:
+            fails.append(f"{rel}: unresolved citation: {t}")
+        for tag, attr, url, line, rel_attr in pg.refs:
+            where = f"{rel}:{line}: <{tag} {attr}={url!r}>"
+            if url.startswith(("mailto:", "data:")) and tag == "a":
+                continue
+            if is_external(url):
+                if tag == "a":
+                    continue  # a link out (GitHub at the pin); never an asset
+                fails.append(f"{where}: asset from another host; the book must work offline")
+                continue
+            if url.startswith("javascript:"):
+                fails.append(f"{where}: javascript: URL")
+                continue
+            s = urllib.parse.urlsplit(url)
+            target = os.path.normpath(os.path.join(os.path.dirname(path), urllib.parse.unquote(s.path))) \
+                if s.path else os.path.abspath(path)
+            if not os.path.abspath(target).startswith(os.path.abspath(book) + os.sep):
+                fails.append(f"{where}: points outside the book")
+                continue
+            if not os.path.isfile(target):
+                fails.append(f"{where}: no such file in the book")
+                continue
+            if s.fragment:
+                ids = ids_of(target)
+                if ids is not None and urllib.parse.unquote(s.fragment) not in ids:
+                    fails.append(f"{where}: no id {s.fragment!r} in {os.path.relpath(target, book)}")
+                    continue
+            refs += 1
+        if len(fails) == before:
+            passed += 1  # one page: all its links, assets and citations resolve
+    # every figure source has its SVG; every chapter has its page
+    for dot in sorted(glob.glob(os.path.join(root, "chapters", "figures", "*.dot"))):
+        svg = os.path.join(book, "figures", os.path.basename(dot)[:-4] + ".svg")
+        if os.path.isfile(svg) and os.path.getsize(svg) > 0:
+            passed += 1
+        else:
+            fails.append(f"chapters/figures/{os.path.basename(dot)}: no figures/{os.path.basename(svg)} in the book")
+    for ch in sorted(glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*.md"))):
+        page = os.path.join(book, os.path.basename(ch)[:-3] + ".html")
+        if os.path.isfile(page):
+            passed += 1
+        else:
+            fails.append(f"chapters/{os.path.basename(ch)}: no page {os.path.basename(page)} in the book")
+    if os.path.isfile(os.path.join(book, "index.html")):
+        passed += 1
+    else:
+        fails.append("no index.html")
+    print(f"book-check: {len(pages)} pages, {refs} internal links and assets resolved")
+    return passed, fails
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="tools/book/check.py", description=__doc__.split("\n")[0])
+    root_default = os.path.dirname(os.path.dirname(HERE))
+    ap.add_argument("--root", default=root_default)
+    ap.add_argument("--book", default=None, help="the built book (default ROOT/build/book)")
+    args = ap.parse_args(argv)
+    book = os.path.abspath(args.book or os.path.join(args.root, "build", "book"))
+    passed, fails = check(book, os.path.abspath(args.root))
+    for f in fails:
+        print(f"FAIL {f}")
+    print(f"book-check: {passed} passed, {len(fails)} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,966 @@
+#!/usr/bin/env python3
+"""exercise: starters, grading and the proof that every exercise is real.
+
+Part of the reader's tools (issue 3). Each step's exercise lives in
+exercises/NN-name/ with exercise.json (module, tests, points), README.md
+(tasks, hints, done-when), tests.sha256 (the hash manifest of the files
+that grade it) and mutants/ (wrong solutions the grader must reject).
+The reference solution is src/.
+
+    tools/exercise.py start STEP [--out FILE] [--force]    make exercise STEP=N
+    tools/exercise.py grade STEP [--submission FILE] ...   make grade STEP=N
+    tools/exercise.py check [--step N] [--fast]            make check-exercises
+    tools/exercise.py manifest STEP [--write]              make exercise-manifest STEP=N
+    tools/exercise.py handout [--out DIR]                  make handout
+
+The starter: every region between `/*@ exercise: NAME */` and `/*@ end */`
+(inside a function body) is replaced by a stub that voids the function's
+parameters and aborts with a message naming the step, the exercise and the
+chapter; it compiles under the project's -Wall -Wextra -Werror (the tool
+compiles it and voids whatever else the removed code left unused).
+
+Grading builds the server and the step's tests against the learner's copy
+(the top-level Makefile's SRC_OVERRIDE, in a build directory of its own),
+runs the tests in a matrix (-O0, -O2, ASan+UBSan, TSan when the step is
+concurrent), each repeated with a printed seed (SOLOIST_SEED, seed+1, …),
+and a test earns its points only if it passed in every run. It prints every
+test with its points, writes Gradescope's results JSON, and refuses to
+grade when a file in the hash manifest was edited.
+
+Exit status of grade: 0 full marks, 1 less, 2 refused or unusable input.
+Python 3 standard library only.
+"""
+
+import argparse
+import glob
+import hashlib
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import anchors  # noqa: E402
+
+FALLBACK_CFLAGS = ("-std=c11 -D_GNU_SOURCE -g -pthread -Wall -Wextra -Werror -Wshadow "
+                   "-Wstrict-prototypes -Wmissing-prototypes -Isrc -O2").split()
+CELLS = {  # name -> (Makefile VARIANT, label)
+    "o0": ("o0", "-O0"),
+    "o2": ("default", "-O2"),
+    "asan": ("asan", "ASan+UBSan"),
+    "tsan": ("tsan", "TSan"),
+}
+SAN_ENV = {
+    "ASAN_OPTIONS": "abort_on_error=1:detect_leaks=1",
+    "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
+    "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1",
+}
+HANDOUT_MARKER = os.path.join("exercises", "HANDOUT")
+
+
+class ExerciseError(Exception):
+    """A one-line error for the user; exit status 2."""
+
+
+# -- the exercise's description -------------------------------------------
+
+class Exercise:
+    def __init__(self, root, path):
+        self.root = root
+        self.dir = path
+        self.name = os.path.basename(path)
+        with open(os.path.join(path, "exercise.json"), encoding="utf-8") as f:
+            try:
+                d = json.load(f)
+            except ValueError as e:
+                raise ExerciseError(f"{self.rel('exercise.json')} is not valid JSON: {e}")
+        for k in ("step", "title", "module", "tests"):
+            if k not in d:
+                raise ExerciseError(f"{self.rel('exercise.json')} lacks '{k}'")
+        self.step = int(d["step"])
+        self.title = d["title"]
+        self.chapter = d.get("chapter", "")
+        self.module = d["module"]
+        self.tests = list(d["tests"])
+        self.support = list(d.get("support", []))
+        self.concurrent = bool(d.get("concurrent", False))
+        self.repeat = int(d.get("repeat", 2))
+        self.timeout_s = float(d.get("timeout_s", 60))
+        self.points = dict(d.get("points", {}))
+        self.default_points = int(d.get("default_points", 1))
+
+    def rel(self, *parts):
+        return os.path.relpath(os.path.join(self.dir, *parts), self.root)
+
+    @property
+    def nn(self):
+        return f"{self.step:02d}"
+
+    def module_path(self):
+        return os.path.join(self.root, self.module)
+
+    def work_copy(self):
+        return os.path.join(self.dir, "work", os.path.basename(self.module))
+
+    def manifest_path(self):
+        return os.path.join(self.dir, "tests.sha256")
+
+    def graded_files(self):
+        """What the manifest protects: the tests, their support files, the points."""
+        return self.tests + self.support + [self.rel("exercise.json")]
+
+    def mutants(self):
+        return sorted(glob.glob(os.path.join(self.dir, "mutants", "*.mutant"))
+                      + glob.glob(os.path.join(self.dir, "mutants", "*.patch")))
+
+    def cells(self, fast):
+        if fast:
+            return ["o2"]
+        return ["o0", "o2", "asan"] + (["tsan"] if self.concurrent else [])
+
+    def test_names(self):
+        names = []
+        for t in self.tests:
+            if not t.endswith(".c"):
+                continue
+            with open(os.path.join(self.root, t), encoding="utf-8", errors="replace") as f:
+                src = f.read()
+            src = re.sub(r"/\*.*?\*/", " ", src, flags=re.S)
+            src = re.sub(r"//[^\n]*", " ", src)
+            for m in re.finditer(r"\bcmocka_unit_test\w*\s*\(\s*(\w+)", src):
+                if m.group(1) not in names:
+                    names.append(m.group(1))
+        return names
+
+    def points_for(self, name):
+        return int(self.points.get(name, self.default_points))
+
+
+def exercises(root):
+    out = []
+    for p in sorted(glob.glob(os.path.join(root, "exercises", "[0-9][0-9]-*"))):
+        if os.path.isfile(os.path.join(p, "exercise.json")):
+            out.append(Exercise(root, p))
+    return out
+
+
+def find_exercise(root, step):
+    try:
+        n = int(step)
+    except ValueError:
+        raise ExerciseError(f"STEP must be a number, not {step!r}")
+    for ex in exercises(root):
+        if ex.step == n:
+            return ex
+    have = ", ".join(str(e.step) for e in exercises(root)) or "none"
+    raise ExerciseError(f"no exercise for step {n} (exercises/{n:02d}-*/exercise.json); steps with one: {have}")
+
+
+# -- the hash manifest ------------------------------------------------------
+
+def sha256_file(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 16), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def manifest_lines(ex):
+    lines = []
+    for rel in ex.graded_files():
+        p = os.path.join(ex.root, rel)
+        if not os.path.isfile(p):
+            raise ExerciseError(f"{ex.rel('exercise.json')} names {rel}, which does not exist")
+        lines.append(f"{sha256_file(p)}  {rel}")
+    return lines
+
+
+def verify_manifest(ex):
+    """-> list of problems (empty when every graded file is as shipped)."""
+    mp = ex.manifest_path()
+    if not os.path.isfile(mp):
+        return [f"{ex.rel('tests.sha256')} is missing; run `make exercise-manifest STEP={ex.step}`"]
+    want = {}
+    with open(mp, encoding="utf-8") as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            digest, _, rel = line.partition("  ")
+            want[rel] = digest
+    problems = []
+    for rel in ex.graded_files():
+        p = os.path.join(ex.root, rel)
+        if rel not in want:
+            problems.append(f"{rel} is graded but not in {ex.rel('tests.sha256')}")
+        elif not os.path.isfile(p):
+            problems.append(f"{rel} is missing")
+        elif sha256_file(p) != want[rel]:
+            problems.append(f"{rel} was edited (its sha256 differs from {ex.rel('tests.sha256')})")
+    for rel in want:
+        if rel not in ex.graded_files():
+            problems.append(f"{ex.rel('tests.sha256')} lists {rel}, which exercise.json does not grade")
+    return problems
+
+
+# -- the starter --------------------------------------------------------------
+
+def _blank_comments_and_strings(text):
+    """Same length, comments and string/char literals replaced by spaces."""
+    out = list(text)
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            for k in range(i, j):
+                if out[k] != "\n":
+                    out[k] = " "
+            i = j
+        elif text.startswith("//", i):
+            j = text.find("\n", i)
+            j = n if j < 0 else j
+            for k in range(i, j):
+                out[k] = " "
+            i = j
+        elif c in "\"'":
+            j = i + 1
+            while j < n and text[j] != c and text[j] != "\n":
+                j += 2 if text[j] == "\\" else 1
+            for k in range(i + 1, min(j, n)):
+                out[k] = " "
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _offset_of_line(text, line):
+    off = 0
+    for _ in range(line - 1):
+        off = text.index("\n", off) + 1
+    return off
+
+
+def function_params(text, open_line):
+    """Names of the parameters of the function whose body holds line open_line."""
+    clean = _blank_comments_and_strings(text)
+    pos = _offset_of_line(clean, open_line)
+    depth = 0
+    i = pos - 1
+    while i >= 0:
+        c = clean[i]
+        if c == "}":
+            depth += 1
+        elif c == "{":
+            if depth == 0:
+                break
+            depth -= 1
+        i -= 1
+    if i < 0:
+        raise ExerciseError(f"line {open_line}: an exercise marker must sit inside a function body")
+    j = i - 1
+    while j >= 0 and clean[j].isspace():
+        j -= 1
+    if j < 0 or clean[j] != ")":
+        raise ExerciseError(f"line {open_line}: cannot find the parameter list of the enclosing function")
+    depth, k = 0, j
+    while k >= 0:
+        if clean[k] == ")":
+            depth += 1
+        elif clean[k] == "(":
+            depth -= 1
+            if depth == 0:
+                break
+        k -= 1
+    params = clean[k + 1:j]
+    names = []
+    depth, cur = 0, ""
+    parts = []
+    for ch in params:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    parts.append(cur)
+    for p in parts:
+        p = p.strip()
+        if not p or p == "void" or p == "...":
+            continue
+        m = re.search(r"\(\s*\*\s*(\w+)\s*\)", p)  # a function pointer: int (*cb)(void)
+        if m:
+            names.append(m.group(1))
+            continue
+        p = re.sub(r"\[[^\]]*\]", "", p)
+        m = re.search(r"(\w+)\s*$", p)
+        if m:
+            names.append(m.group(1))
+    return names
+
+
+def make_starter(ex, text, extra_voids=None):
+    """-> (starter text, [(name, first_line, last_line) of each stub in it])."""
+    extra_voids = extra_voids or {}
+    regions, errors = anchors.scan_markers(ex.module, text=text, rel=ex.module)
+    if errors:
+        raise ExerciseError(f"{ex.module}: {errors[0]}")
+    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise"), key=lambda r: r.open_line)
+    if not ex_regions:
+        raise ExerciseError(f"{ex.module} has no /*@ exercise: NAME */ regions")
+    lines = text.split("\n")
+    out = []
+    cur = 1
+    chapter = ex.chapter or "the chapter"
+    for r in ex_regions:
+        out += lines[cur - 1:r.open_line]  # up to and including the opening marker
+        indent = re.match(r"\s*", lines[r.open_line - 1]).group(0)
+        params = function_params(text, r.open_line)
+        msg = (f"soloist: step {ex.step} exercise \\\"{r.name}\\\" is not written yet: "
+               f"see {chapter} and exercises/{ex.name}/README.md\\n")
+        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}): write this part.",
+                f"{indent} * The comment above the function says what it must do; {chapter}",
+                f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.step}` checks it. */"]
+        out += [f"{indent}(void){p};" for p in params]
+        out += [f"{indent}(void){v};" for v in extra_voids.get(r.name, [])]
+        out += [f'{indent}fprintf(stderr, "{msg}");', f"{indent}abort();"]
+        cur = r.close_line  # keep the closing marker
+    out += lines[cur - 1:]
+    # the stubs need fprintf and abort: include them after the last #include
+    last_inc = max((i for i, l in enumerate(out) if re.match(r"#\s*include\b", l)), default=-1)
+    out[last_inc + 1:last_inc + 1] = ["/* Added by `make exercise`: the stubs below print and abort. */",
+                                      "#include <stdio.h>", "#include <stdlib.h>"]
+    head = [f"/* STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.step}`",
+            f" * from {ex.module}. Write each region that an exercise marker opens, then",
+            f" * run `make grade STEP={ex.step}`. */"]
+    starter = "\n".join(head + out)
+    got, _ = anchors.scan_markers(ex.module, text=starter, rel=ex.module)
+    stubs = sorted(((r.name, r.first, r.last) for r in got.values() if r.kind == "exercise"), key=lambda s: s[1])
+    return starter, stubs
+
+
+def project_cflags(root):
+    try:
+        r = subprocess.run(["make", "-s", "--no-print-directory", "reader-print-cflags"], cwd=root,
+                           capture_output=True, text=True, timeout=60)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.split()
+    except (OSError, subprocess.TimeoutExpired):
+        pass
+    return FALLBACK_CFLAGS
+
+
+UNUSED = [
+    re.compile(r"unused variable '(\w+)'"),
+    re.compile(r"variable '(\w+)' set but not used"),
+    re.compile(r"'(\w+)' defined but not used"),
+    re.compile(r"unused parameter '(\w+)'"),
+]
+
+
+def build_starter(ex, cflags=None):
+    """The starter text for ex, compiled until it is warning-free."""
+    with open(ex.module_path(), encoding="utf-8") as f:
+        text = f.read()
+    cflags = cflags or project_cflags(ex.root)
+    regions, _ = anchors.scan_markers(ex.module, text=text, rel=ex.module)
+    ref_regions = sorted((r for r in regions.values() if r.kind == "exercise"), key=lambda r: r.open_line)
+    extra = {}
+    tmpdir = tempfile.mkdtemp(prefix="soloist-starter-")
+    try:
+        for _ in range(5):
+            starter, stubs = make_starter(ex, text, extra)
+            src = os.path.join(tmpdir, os.path.basename(ex.module))
+            with open(src, "w", encoding="utf-8") as f:
+                f.write(starter)
+            r = subprocess.run(["cc", *cflags, "-I", os.path.join(ex.root, "src"), "-c", src, "-o", os.devnull],
+                               cwd=ex.root, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"),
+                               timeout=120)
+            if r.returncode == 0:
+                return starter
+            fixed = False
+            slines = starter.split("\n")
+            for line in r.stderr.splitlines():
+                m = re.match(re.escape(src) + r":(\d+):\d+: (?:error|warning): (.*)", line)
+                if not m:
+                    continue
+                at, msg = int(m.group(1)), m.group(2)
+                for pat in UNUSED:
+                    mm = pat.search(msg)
+                    if not mm:
+                        continue
+                    name = mm.group(1)
+                    # void it in the stub of the region whose removed code used it
+                    target = next((r.name for r in ref_regions if re.search(rf"\b{name}\b", "\n".join(r.lines))), None)
+                    if target is None:
+                        first_use = next((i + 1 for i, l in enumerate(slines) if re.search(rf"\b{name}\b", l)), at)
+                        target = next((n for n, a, b in stubs if a > first_use), None)
+                    if target and name not in extra.get(target, []):
+                        extra.setdefault(target, []).append(name)
+                        fixed = True
+            if not fixed:
+                errs = "; ".join(l for l in r.stderr.splitlines() if "error" in l)[:600]
+                raise ExerciseError(f"the starter of {ex.module} does not compile: {errs}")
+        raise ExerciseError(f"the starter of {ex.module} still does not compile after voiding unused names")
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
+
+
+# -- building and running a candidate ------------------------------------------
+
+class Candidate:
+    """One file to grade in place of the module: a learner's copy, the
+    reference, a starter or a mutant."""
+
+    def __init__(self, label, path):
+        self.label, self.path = label, os.path.abspath(path)
+
+
+def make_cmd(root, args, timeout=900):
+    return subprocess.run(["make", "-s", "--no-print-directory", *args], cwd=root, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def build_cell(ex, cand, cell, bdir, jobs):
+    """Build the server and the grader's test binaries; -> (ok, log, [binaries])."""
+    variant = CELLS[cell][0]
+    stage = os.path.join(bdir, "stage")
+    shutil.rmtree(stage, ignore_errors=True)
+    os.makedirs(stage)
+    staged = os.path.join(stage, os.path.basename(ex.module))
+    shutil.copyfile(cand.path, staged)
+    base = os.path.splitext(os.path.basename(ex.module))[0]
+    for stale in (f"obj/{base}.o", f"obj/{base}.d", "soloist-server", "libsoloist.a"):
+        p = os.path.join(bdir, stale)
+        if os.path.exists(p):
+            os.remove(p)
+    shutil.rmtree(os.path.join(bdir, "grade-tests"), ignore_errors=True)
+    bins = [os.path.join(bdir, "grade-tests", os.path.basename(t)[:-2]) for t in ex.tests if t.endswith(".c")]
+    rel_b = os.path.relpath(bdir, ex.root)
+    args = [f"-j{jobs}", f"VARIANT={variant}", f"B={rel_b}", f"SRC_OVERRIDE={staged}",
+            f"{rel_b}/soloist-server"] + [os.path.relpath(b, ex.root) for b in bins]
+    try:
+        r = make_cmd(ex.root, args)
+    except subprocess.TimeoutExpired:
+        return False, "the build took more than 15 minutes", bins
+    log = (r.stdout + r.stderr).replace(stage + "/", "")
+    return r.returncode == 0, log, bins
+
+
+RESULT_LINE = re.compile(r"^\[\s*(RUN|OK|FAILED|SKIPPED|ERROR)\s*\] (\S+)")
+
+
+def parse_cmocka(output):
+    """-> (results {name: 'ok'|'failed'|'skipped'|'error'}, per-test output, last RUN name)."""
+    results, chunks, current = {}, {}, None
+    for line in output.splitlines():
+        m = RESULT_LINE.match(line)
+        if m and m.group(1) == "RUN":
+            current = m.group(2)
+            chunks.setdefault(current, [])
+            continue
+        if m and m.group(2) in chunks and m.group(1) != "RUN":
+            results[m.group(2)] = m.group(1).lower()
+            if m.group(2) == current:
+                current = None
+            continue
+        if current:
+            chunks[current].append(line)
+    return results, chunks, current
+
+
+def run_binary(binary, env, timeout, name=None):
+    e = dict(os.environ, **env)
+    if name:
+        e["SOLOIST_TEST_FILTER"] = name
+    try:
+        r = subprocess.run([binary], capture_output=True, timeout=timeout, env=e)
+        out = (r.stdout + r.stderr).decode("utf-8", "replace")
+        return r.returncode, out
+    except subprocess.TimeoutExpired as t:
+        out = ((t.stdout or b"") + (t.stderr or b"")).decode("utf-8", "replace")
+        return None, out + f"\n(timed out after {timeout:.0f}s)"
+
+
+def run_tests(ex, binaries, names, seed, cell):
+    """One repetition in one cell -> {name: (passed, output)}."""
+    env = {"SOLOIST_SEED": str(seed), **SAN_ENV}
+    got = {}
+    for binary in binaries:
+        rc, out = run_binary(binary, env, ex.timeout_s)
+        results, chunks, crashed = parse_cmocka(out)
+        n_failed = sum(1 for v in results.values() if v != "ok")
+        normal = rc is not None and rc == n_failed
+        for name, res in results.items():
+            if res != "ok":
+                got[name] = (False, "\n".join(chunks.get(name, []))[-2000:] or res)
+            elif normal:
+                got[name] = (True, "")
+        if normal and crashed is None:
+            continue
+        # the run died (a stub's abort, a sanitizer report, a timeout): rerun
+        # every test it did not fail outright, each in its own process
+        for name in names:
+            if name in got and not got[name][0]:
+                continue
+            if name in got and got[name][0]:
+                continue
+            rc1, out1 = run_binary(binary, env, min(ex.timeout_s, 60), name=name)
+            res1, chunks1, _ = parse_cmocka(out1)
+            if name not in res1 and name not in chunks1:
+                continue  # not in this binary
+            ok = res1.get(name) == "ok" and rc1 == 0
+            why = out1.strip() if not ok else ""
+            if rc1 is None:
+                why = f"timed out after {min(ex.timeout_s, 60):.0f}s\n" + why
+            elif rc1 < 0:
+                why = f"killed by signal {-rc1}\n" + why
+            got[name] = (ok, _tail(why))
+    for name in names:
+        got.setdefault(name, (False, f"did not run in {CELLS[cell][1]} (not found in the test binaries)"))
+    return got
+
+
+def _tail(text, n=40):
+    lines = text.strip().splitlines()
+    return "\n".join(lines[-n:])
+
+
+def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
+    """-> dict with per-test results and the score."""
+    names = ex.test_names()
+    if not names:
+        raise ExerciseError(f"no cmocka tests found in {', '.join(ex.tests)}")
+    t0 = time.time()
+    per_test = {n: {"runs": 0, "passed": 0, "failures": []} for n in names}
+    build_logs = []
+    for cell in cells:
+        bdir = os.path.join(ex.root, "build", "grade", ex.nn, tag, cell)
+        os.makedirs(bdir, exist_ok=True)
+        ok, blog, bins = build_cell(ex, cand, cell, bdir, jobs)
+        if not ok:
+            msg = f"{CELLS[cell][1]}: the build failed:\n{_tail(blog, 30)}"
+            build_logs.append(msg)
+            if not quiet:
+                log(f"  {CELLS[cell][1]:<11} build FAILED")
+            for n in names:
+                per_test[n]["runs"] += repeat
+                per_test[n]["failures"].append(f"{CELLS[cell][1]}: not built")
+            continue
+        for rep in range(repeat):
+            s = seed + rep
+            got = run_tests(ex, bins, names, s, cell)
+            good = sum(1 for v in got.values() if v[0])
+            if not quiet:
+                log(f"  {CELLS[cell][1]:<11} run {rep + 1}/{repeat} seed {s}: {good}/{len(names)} tests passed")
+            for n in names:
+                okn, out = got[n]
+                per_test[n]["runs"] += 1
+                if okn:
+                    per_test[n]["passed"] += 1
+                else:
+                    per_test[n]["failures"].append(f"{CELLS[cell][1]} seed {s}:\n{out}".rstrip())
+    tests, score, max_score = [], 0, 0
+    for n in names:
+        pts = ex.points_for(n)
+        t = per_test[n]
+        passed = t["runs"] > 0 and t["passed"] == t["runs"]
+        earned = pts if passed else 0
+        score += earned
+        max_score += pts
+        tests.append({"name": n, "score": earned, "max_score": pts, "status": "passed" if passed else "failed",
+                      "output": ("passed in every run" if passed else
+                                 f"failed {t['runs'] - t['passed']} of {t['runs']} runs\n" + "\n\n".join(t["failures"][:3])),
+                      "runs": t["runs"], "passed_runs": t["passed"]})
+    return {"tests": tests, "score": score, "max_score": max_score, "build_logs": build_logs,
+            "seconds": round(time.time() - t0, 1)}
+
+
+def results_json(ex, cand, res, cells, repeat, seed):
+    head = (f"soloist step {ex.step}: {ex.title}. Graded {os.path.relpath(cand.path, ex.root)} in "
+            f"{', '.join(CELLS[c][1] for c in cells)}, {repeat} run(s) each, seeds {seed}..{seed + repeat - 1}.")
+    if res["build_logs"]:
+        head += "\n\n" + "\n\n".join(res["build_logs"])
+    return {
+        "score": res["score"],
+        "max_score": res["max_score"],
+        "execution_time": res["seconds"],
+        "output": head,
+        "visibility": "visible",
+        "stdout_visibility": "visible",
+        "extra_data": {"step": ex.step, "seed": seed, "repeat": repeat, "cells": cells,
+                       "submission_sha256": sha256_file(cand.path)},
+        "tests": [{"name": t["name"], "score": t["score"], "max_score": t["max_score"], "status": t["status"],
+                   "output": t["output"], "visibility": "visible"} for t in res["tests"]],
+    }
+
+
+def print_report(ex, res, log=print):
+    width = max(len(t["name"]) for t in res["tests"])
+    for t in res["tests"]:
+        mark = "PASS" if t["status"] == "passed" else "FAIL"
+        log(f"  {mark}  {t['name']:<{width}}  {t['score']:>2}/{t['max_score']:<2}"
+            + ("" if t["status"] == "passed" else f"  ({t['runs'] - t['passed_runs']} of {t['runs']} runs failed)"))
+    log(f"score: {res['score']}/{res['max_score']}")
+
+
+# -- mutants -----------------------------------------------------------------
+
+def mutant_description(path):
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = re.match(r"#\s*what:\s*(.+)", line)
+            if m:
+                return m.group(1).strip()
+    return ""
+
+
+def apply_mutant(ex, mpath, dest):
+    """Write the mutated module to dest; raise ExerciseError if it does not apply."""
+    with open(ex.module_path(), encoding="utf-8") as f:
+        text = f.read()
+    rel = os.path.relpath(mpath, ex.root)
+    if mpath.endswith(".patch"):
+        tmp = tempfile.mkdtemp(prefix="soloist-mutant-")
+        try:
+            os.makedirs(os.path.join(tmp, os.path.dirname(ex.module)), exist_ok=True)
+            shutil.copyfile(ex.module_path(), os.path.join(tmp, ex.module))
+            with open(mpath, "rb") as f:
+                r = subprocess.run(["patch", "-p1", "-s", "-f", "--no-backup-if-mismatch", "-d", tmp],
+                                   stdin=f, capture_output=True, text=True)
+            if r.returncode != 0:
+                raise ExerciseError(f"{rel} no longer applies to {ex.module}: {(r.stdout + r.stderr).strip()[:300]}")
+            shutil.copyfile(os.path.join(tmp, ex.module), dest)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        return
+    with open(mpath, encoding="utf-8") as f:
+        spec = f.read()
+    edits = re.findall(r"^@@@ find\n(.*?)^@@@ replace\n(.*?)^@@@ end\n?", spec, re.M | re.S)
+    if not edits:
+        raise ExerciseError(f"{rel}: no '@@@ find' / '@@@ replace' / '@@@ end' block")
+    for find, repl in edits:
+        find, repl = find[:-1], repl[:-1]  # a block is whole lines; the last newline ends the block
+        count = text.count(find)
+        if count != 1:
+            raise ExerciseError(f"{rel}: the text to replace occurs {count} times in {ex.module} (want exactly 1); "
+                                "update the mutant to today's reference")
+        text = text.replace(find, repl)
+    with open(dest, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+# -- commands ------------------------------------------------------------------
+
+def cmd_start(root, args):
+    ex = find_exercise(root, args.step)
+    out = os.path.abspath(args.out) if args.out else ex.work_copy()
+    if os.path.exists(out) and not args.force:
+        raise ExerciseError(f"{os.path.relpath(out, root)} exists (your work?); FORCE=1 overwrites it")
+    starter = build_starter(ex)
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    with open(out, "w", encoding="utf-8") as f:
+        f.write(starter)
+    regions, _ = anchors.scan_markers(out, rel=os.path.relpath(out, root))
+    names = [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
+    print(f"exercise: wrote {os.path.relpath(out, root)}: step {ex.step} ({ex.title}), "
+          f"{len(names)} regions to write: {', '.join(names)}")
+    print(f"exercise: read exercises/{ex.name}/README.md, edit the file, then run `make grade STEP={ex.step}`")
+    return 0
+
+
+def default_submission(ex):
+    if os.path.isfile(ex.work_copy()):
+        return ex.work_copy()
+    if os.path.isfile(os.path.join(ex.root, HANDOUT_MARKER)):
+        return ex.module_path()
+    raise ExerciseError(f"no learner copy at {os.path.relpath(ex.work_copy(), ex.root)}: run "
+                        f"`make exercise STEP={ex.step}` first, or give SUBMISSION=path "
+                        f"(SUBMISSION={ex.module} grades the reference)")
+
+
+def cmd_grade(root, args):
+    ex = find_exercise(root, args.step)
+    problems = verify_manifest(ex)
+    if problems:
+        for p in problems:
+            print(f"grade: REFUSED: {p}", file=sys.stderr)
+        print(f"grade: restore the graded files (e.g. git checkout -- {' '.join(ex.graded_files())}) "
+              "and grade again", file=sys.stderr)
+        return 2
+    sub = os.path.abspath(args.submission) if args.submission else default_submission(ex)
+    if not os.path.isfile(sub):
+        raise ExerciseError(f"no file {args.submission}")
+    cells = ex.cells(args.fast)
+    repeat = args.repeat or (1 if args.fast else ex.repeat)
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
+    cand = Candidate("submission", sub)
+    print(f"grade: step {ex.step} ({ex.title}): {os.path.relpath(sub, root)}")
+    print(f"grade: matrix {', '.join(CELLS[c][1] for c in cells)}; {repeat} run(s) each; "
+          f"seed {seed} (rerun with SEED={seed})")
+    res = grade(ex, cand, cells, repeat, seed, "submission", jobs=args.jobs)
+    for b in res["build_logs"]:
+        print(b)
+    print_report(ex, res)
+    doc = results_json(ex, cand, res, cells, repeat, seed)
+    out = os.path.join(root, "build", "grade", ex.nn, "results.json")
+    paths = [out] + ([os.path.abspath(args.results)] if args.results else [])
+    for p in paths:
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w", encoding="utf-8") as f:
+            json.dump(doc, f, indent=2)
+            f.write("\n")
+    print(f"grade: results (Gradescope format) in {', '.join(os.path.relpath(p, root) for p in paths)}")
+    return 0 if res["score"] == res["max_score"] else 1
+
+
+def check_one(ex, fast, jobs, log=print):
+    """-> (passed, failed, rows) for one exercise."""
+    passed = failed = 0
+    rows = []
+
+    def verdict(ok, what):
+        nonlocal passed, failed
+        if ok:
+            passed += 1
+        else:
+            failed += 1
+        log(f"  {'ok  ' if ok else 'FAIL'} {what}")
+
+    log(f"check-exercises: step {ex.step} ({ex.name}): {ex.title}")
+    problems = verify_manifest(ex)
+    verdict(not problems, "the tests match tests.sha256" + (": " + "; ".join(problems) +
+            f"; if the change is deliberate: make exercise-manifest STEP={ex.step}" if problems else ""))
+    names = ex.test_names()
+    unknown = sorted(set(ex.points) - set(names))
+    verdict(not unknown and bool(names), f"{len(names)} tests; the points table names only real tests"
+            + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+    readme = os.path.join(ex.dir, "README.md")
+    with open(ex.module_path(), encoding="utf-8") as f:
+        regions, errors = anchors.scan_markers(ex.module, text=f.read(), rel=ex.module)
+    ex_names = [r.name for r in regions.values() if r.kind == "exercise"]
+    text = open(readme, encoding="utf-8").read() if os.path.isfile(readme) else ""
+    missing = [n for n in ex_names if n not in text]
+    verdict(os.path.isfile(readme) and not missing and bool(ex_names),
+            f"README.md covers every exercise region ({', '.join(ex_names) or 'none'})"
+            + (f"; missing: {', '.join(missing)}" if missing else ""))
+    cells = ex.cells(fast)
+    repeat = 1 if fast else ex.repeat
+    seed = 1000 + ex.step
+    work = tempfile.mkdtemp(prefix="soloist-check-")
+    try:
+        starter_path = os.path.join(work, os.path.basename(ex.module))
+        try:
+            with open(starter_path, "w", encoding="utf-8") as f:
+                f.write(build_starter(ex))
+        except ExerciseError as e:
+            verdict(False, f"the starter compiles: {e}")
+            starter_path = None
+        cands = []
+        if starter_path:
+            cands.append(("starter", Candidate("starter", starter_path), "fails every test"))
+        cands.append(("reference", Candidate("reference", ex.module_path()), "full marks"))
+        for m in ex.mutants():
+            name = os.path.splitext(os.path.basename(m))[0]
+            dest = os.path.join(work, "mutant-" + name, os.path.basename(ex.module))
+            os.makedirs(os.path.dirname(dest))
+            try:
+                apply_mutant(ex, m, dest)
+            except ExerciseError as e:
+                verdict(False, f"mutant {name} applies: {e}")
+                continue
+            cands.append(("mutant " + name, Candidate(name, dest), "rejected"))
+        if not ex.mutants():
+            verdict(False, f"exercises/{ex.name}/mutants/ holds at least one mutant")
+        for label, cand, want in cands:
+            res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True)
+            failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+            if label == "starter":
+                ok = res["score"] == 0 and not res["build_logs"]
+                free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
+                what = (f"starter builds and scores {res['score']}/{res['max_score']} (must be 0)"
+                        + (f"; passes on the starter: {', '.join(free)}" if free else "")
+                        + ("; " + " ".join(res["build_logs"])[:600] if res["build_logs"] else ""))
+            elif label == "reference":
+                ok = res["score"] == res["max_score"]
+                what = f"reference scores {res['score']}/{res['max_score']}" + (
+                    f"; failing: {', '.join(failing)}" if failing else "")
+                for b in res["build_logs"]:
+                    log(b)
+            else:
+                ok = res["score"] < res["max_score"]
+                what = (f"{label} ({mutant_description(os.path.join(ex.dir, 'mutants', cand.label + '.mutant')) if os.path.exists(os.path.join(ex.dir, 'mutants', cand.label + '.mutant')) else ''}) "
+                        f"scores {res['score']}/{res['max_score']}: "
+                        + (f"caught by {', '.join(failing[:6])}" + (" …" if len(failing) > 6 else "") if failing
+                           else "NOT caught by any test"))
+            rows.append({"candidate": label, "expected": want, "score": res["score"], "max_score": res["max_score"],
+                         "failing": failing, "ok": ok})
+            verdict(ok, what)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    table = os.path.join(ex.root, "build", "grade", ex.nn, "check.json")
+    os.makedirs(os.path.dirname(table), exist_ok=True)
+    with open(table, "w", encoding="utf-8") as f:
+        json.dump({"step": ex.step, "cells": cells, "repeat": repeat, "rows": rows}, f, indent=2)
+    return passed, failed, rows
+
+
+def cmd_check(root, args):
+    if os.path.isfile(os.path.join(root, HANDOUT_MARKER)):
+        print("check-exercises: this is a handout tree (no reference solutions); nothing to prove here")
+        print("check-exercises: 0 passed, 0 failed")
+        return 0
+    exs = exercises(root)
+    if args.step is not None:
+        exs = [find_exercise(root, args.step)]
+    if not exs:
+        print("check-exercises: no exercises/NN-*/exercise.json yet")
+    t0 = time.time()
+    passed = failed = 0
+    for ex in exs:
+        p, f, _ = check_one(ex, args.fast, args.jobs)
+        passed += p
+        failed += f
+    mode = "fast: -O2, one run" if args.fast else "full matrix"
+    print(f"check-exercises: {len(exs)} exercise(s), {mode}, {time.time() - t0:.0f}s")
+    print(f"check-exercises: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+def cmd_manifest(root, args):
+    ex = find_exercise(root, args.step)
+    lines = manifest_lines(ex)
+    text = (f"# sha256 of every file that grades step {ex.step}; `make grade` refuses to grade if one differs.\n"
+            f"# Rewrite with `make exercise-manifest STEP={ex.step}` after a deliberate change.\n"
+            + "\n".join(lines) + "\n")
+    if args.write:
+        with open(ex.manifest_path(), "w", encoding="utf-8") as f:
+            f.write(text)
+        print(f"exercise: wrote {ex.rel('tests.sha256')} ({len(lines)} files)")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def strip_answers(text):
+    """notes.md without its folded answers."""
+    return re.sub(r"<details>.*?</details>", "<details><summary>Answer</summary>"
+                  "(removed from the handout: the answers are in the full soloist tree)</details>",
+                  text, flags=re.S | re.I)
+
+
+def handout_files(root):
+    try:
+        r = subprocess.run(["git", "-C", root, "ls-files", "-co", "--exclude-standard", "-z"],
+                           capture_output=True, timeout=60)
+        files = [f for f in r.stdout.decode().split("\0") if f] if r.returncode == 0 else None
+    except OSError:
+        files = None
+    if files is None:
+        raise ExerciseError("handout needs a git checkout (it copies the files git knows)")
+    out = []
+    for f in files:
+        parts = f.split("/")
+        if parts[0] in (".team", "build", ".git"):
+            continue
+        if len(parts) >= 3 and parts[0] == "exercises" and parts[2] in ("mutants", "work"):
+            continue  # mutants show the reference around each bug; work/ is someone's answer
+        if os.path.isfile(os.path.join(root, f)):
+            out.append(f)
+    return sorted(out)
+
+
+def cmd_handout(root, args):
+    out = os.path.abspath(args.out or os.path.join(root, "build", "handout", "soloist"))
+    if os.path.exists(out):
+        if not os.path.isfile(os.path.join(out, HANDOUT_MARKER)):
+            raise ExerciseError(f"{out} exists and is not a handout; remove it first")
+        shutil.rmtree(out)
+    files = handout_files(root)
+    for f in files:
+        dest = os.path.join(out, f)
+        os.makedirs(os.path.dirname(dest), exist_ok=True)
+        shutil.copy2(os.path.join(root, f), dest)
+    exs = exercises(root)
+    for ex in exs:
+        starter = build_starter(ex)
+        with open(os.path.join(out, ex.module), "w", encoding="utf-8") as f:
+            f.write(starter)
+    notes = os.path.join(out, "notes.md")
+    if os.path.isfile(notes):
+        with open(notes, encoding="utf-8") as f:
+            text = f.read()
+        with open(notes, "w", encoding="utf-8") as f:
+            f.write(strip_answers(text))
+    os.makedirs(os.path.join(out, "exercises"), exist_ok=True)
+    with open(os.path.join(out, HANDOUT_MARKER), "w", encoding="utf-8") as f:
+        f.write("This tree is a handout: each step's module in src/ is a starter.\n"
+                "Write the marked regions, then `make grade STEP=N` grades src/ in place.\n"
+                "The tests are protected by exercises/*/tests.sha256.\n")
+    tar = out.rstrip("/") + ".tar.gz"
+    with tarfile.open(tar, "w:gz") as t:
+        t.add(out, arcname=os.path.basename(out))
+    print(f"handout: {len(files)} files, {len(exs)} starter(s) in {os.path.relpath(out, root)}/ "
+          f"and {os.path.relpath(tar, root)}")
+    for ex in exs:
+        print(f"handout: {ex.module} is the step {ex.step} starter; the tests are hashed in "
+              f"exercises/{ex.name}/tests.sha256")
+    return 0
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="tools/exercise.py", description=__doc__.split("\n")[0])
+    ap.add_argument("--root", default=ROOT)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    s = sub.add_parser("start", help="write the learner's starter copy")
+    s.add_argument("step")
+    s.add_argument("--out")
+    s.add_argument("--force", action="store_true")
+    s.set_defaults(fn=cmd_start)
+    s = sub.add_parser("grade", help="grade a learner's copy")
+    s.add_argument("step")
+    s.add_argument("--submission")
+    s.add_argument("--seed", type=int)
+    s.add_argument("--repeat", type=int)
+    s.add_argument("--fast", action="store_true", help="-O2 only, one run")
+    s.add_argument("--results", help="also write the JSON here (e.g. /autograder/results/results.json)")
+    s.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
+    s.set_defaults(fn=cmd_grade)
+    s = sub.add_parser("check", help="starter fails, reference passes, mutants caught")
+    s.add_argument("--step")
+    s.add_argument("--fast", action="store_true")
+    s.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
+    s.set_defaults(fn=cmd_check)
+    s = sub.add_parser("manifest", help="print (or --write) the hash manifest")
+    s.add_argument("step")
+    s.add_argument("--write", action="store_true")
+    s.set_defaults(fn=cmd_manifest)
+    s = sub.add_parser("handout", help="write a learner's tree")
+    s.add_argument("--out")
+    s.set_defaults(fn=cmd_handout)
+    args = ap.parse_args(argv)
+    try:
+        return args.fn(os.path.abspath(args.root), args)
+    except ExerciseError as e:
+        print(f"exercise: {e}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
