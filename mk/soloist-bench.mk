@@ -1,4 +1,5 @@
 # soloist-bench — the load generator (issue 4). Sources: tools/soloist-bench/.
+# -I$(SB_DIR) comes first: src/ has headers of the same names (config.h).
 # It links nothing of libsoloist but src/zmalloc.c (the project's allocator,
 # libc only), so it builds and runs even while the server does not.
 SB_DIR := tools/soloist-bench
@@ -17,7 +18,7 @@ soloist-bench: $(SB_BIN) ## build build/soloist-bench, the load generator (--hel
 soloist-bench-tests: $(SB_TEST_BINS) ## build the load generator's cmocka tests into build/tests-bench/
 
 $(B)/sb-obj/%.o: $(SB_DIR)/%.c | $(B)/sb-obj
-	$(CC) $(CFLAGS_ALL) -I$(SB_DIR) -MMD -MP -c $< -o $@
+	$(CC) -I$(SB_DIR) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
 
 $(B)/sb-obj/zmalloc.o: src/zmalloc.c | $(B)/sb-obj
 	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
@@ -33,6 +34,6 @@ $(SB_BIN): $(B)/sb-obj/main.o $(SB_LIB)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL)
 
 $(B)/tests-bench/test_%: $(SB_DIR)/tests/test_%.c $(SB_LIB) | $(B)/sb-obj
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -I$(SB_DIR) -o $@ $< $(SB_LIB) $(CMOCKA_LIBS) $(LDFLAGS_ALL)
+	$(CC) -I$(SB_DIR) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -o $@ $< $(SB_LIB) $(CMOCKA_LIBS) $(LDFLAGS_ALL)
 
 -include $(SB_OBJS:.o=.d) $(B)/sb-obj/main.d

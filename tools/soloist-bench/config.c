@@ -270,6 +270,10 @@ static const struct option LONGOPTS[] = {
     {"drain", required_argument, 0, OPT_DRAIN}, {"quiet", no_argument, 0, 'q'},
     {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0}};
 
+const char *sb_config_long_option(int i) {
+    return i >= 0 && i < (int)(sizeof(LONGOPTS) / sizeof(LONGOPTS[0])) ? LONGOPTS[i].name : NULL;
+}
+
 #define FAIL(...)                               \
     do {                                        \
         snprintf(err, errlen, __VA_ARGS__);     \

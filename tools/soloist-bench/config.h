@@ -22,6 +22,9 @@
 /* 0: run; 1: --help was printed; -1: a usage error, described in err. */
 int sb_config_parse(sb_run_cfg *cfg, int argc, char **argv, char *err, size_t errlen);
 void sb_config_help(FILE *f);
+/* The i-th long option's name, NULL past the last: lets the tests check
+ * that --help documents every option getopt accepts. */
+const char *sb_config_long_option(int i);
 
 /* The value parsers, public for the tests. Each returns 0 or -1. */
 int sb_parse_size(const char *s, size_t *out);       /* 1024, 1k, 10mb, 1MiB */

@@ -102,6 +102,7 @@ uint64_t sb_hdr_percentile(const sb_hdr *h, double pct) {
     /* Rank of the value wanted, 1-based: the smallest value with at least
      * pct% of the values at or below it (the "nearest rank" definition). */
     double want = pct / 100.0 * (double)h->total;
+    want -= want * 1e-12; /* 99.9% of 1000 is 999, not 999.0000000000001 */
     uint64_t rank = (uint64_t)want;
     if ((double)rank < want) rank++;
     if (rank < 1) rank = 1;
