@@ -226,12 +226,14 @@ static int parse_expire_flags(client *c, int *flags) {
             return 0;
         }
     }
+    /* "ERR " is spelled out: reply_error takes a leading capitalised word
+     * followed by a space ("NX and ...") for an error code. */
     if ((*flags & EXPIRE_NX) && (*flags & (EXPIRE_XX | EXPIRE_GT | EXPIRE_LT))) {
-        reply_error(c, "NX and XX, GT or LT options at the same time are not compatible");
+        reply_error(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
         return 0;
     }
     if ((*flags & EXPIRE_GT) && (*flags & EXPIRE_LT)) {
-        reply_error(c, "GT and LT options at the same time are not compatible");
+        reply_error(c, "ERR GT and LT options at the same time are not compatible");
         return 0;
     }
     return 1;
@@ -304,7 +306,8 @@ static void ttl_generic(client *c, int output_ms, int output_abs) {
     }
     long long ttl = output_abs ? expire : expire - util_mstime();
     if (ttl < 0) ttl = 0;
-    reply_long_long(c, output_ms ? ttl : (ttl + 500) / 1000);
+    /* (ttl + 500) / 1000 without the overflow at PEXPIREAT LLONG_MAX. */
+    reply_long_long(c, output_ms ? ttl : ttl / 1000 + (ttl % 1000 >= 500));
 }
 
 static void ttl_command(client *c) { ttl_generic(c, 0, 0); }
