@@ -29,6 +29,25 @@ REDIS_SERVER = os.environ.get("REDIS_SERVER", "/usr/bin/redis-server")
 SOLOIST_SERVER = os.environ.get("SOLOIST_SERVER",
                                 os.path.join(REPO, "build", "soloist-server"))
 
+# Every server process any test started, so a sanitizer run can search all
+# of their logs once they have exited (run_all.py does).
+STARTED = []
+
+
+def target_binary():
+    """The server under test: $SOLOIST_TARGET, else build/soloist-server.
+    (Set SOLOIST_TARGET=/usr/bin/redis-server to check the tests
+    themselves against the oracle.)"""
+    return os.environ.get("SOLOIST_TARGET", SOLOIST_SERVER)
+
+
+def log_dir():
+    d = os.environ.get("SOLOIST_LOG_DIR",
+                       os.path.join(REPO, "build", "integration-logs"))
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
 READY_TIMEOUT = float(os.environ.get("SOLOIST_READY_TIMEOUT", "15"))
 STOP_TIMEOUT = 10.0
 IO_TIMEOUT = float(os.environ.get("SOLOIST_IO_TIMEOUT", "20"))
@@ -59,9 +78,13 @@ def free_port():
 
 
 def port_is_free(port):
+    """Could a new server listen on port? (SO_REUSEADDR, as servers set
+    it: connections left in TIME_WAIT do not hold the port.)"""
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.bind(("127.0.0.1", port))
+        s.listen(1)
         return True
     except OSError:
         return False
@@ -83,21 +106,26 @@ class Server:
     kept in self.log_path so a sanitizer report can be searched for.
     """
 
-    def __init__(self, binary, extra=(), name=None, log_dir=None, env=None):
+    def __init__(self, binary=None, extra=(), name=None, log_dir=None,
+                 env=None, bind=True):
+        binary = binary or target_binary()
         self.binary = binary
+        self.bind = bind
         self.extra = list(extra)
         self.kind = server_kind(binary)
         self.name = name or self.kind
         self.proc = None
         self.port = None
-        self.log_dir = log_dir or tempfile.gettempdir()
+        self.log_dir = log_dir or globals()["log_dir"]()
         self.log_path = None
         self.env = env
         self.returncode = None
 
     def argv(self, port):
-        a = [self.binary, "--port", str(port), "--bind", "127.0.0.1",
-             "--save", "", "--appendonly", "no"]
+        a = [self.binary, "--port", str(port)]
+        if self.bind:
+            a += ["--bind", "127.0.0.1"]
+        a += ["--save", "", "--appendonly", "no"]
         if self.kind == "redis":
             # Debian's redis-server: keep it in the foreground and quiet,
             # and never let it write a dump where the test runs.
@@ -120,6 +148,7 @@ class Server:
                 stdin=subprocess.DEVNULL, env=env, cwd=self.log_dir)
             log.close()
             self.port = port
+            STARTED.append(self)
             try:
                 self.wait_ready(ready_timeout)
                 return self

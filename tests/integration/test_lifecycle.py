@@ -1,0 +1,248 @@
+"""Step 0 integration tests: the server's life — clean exits (SHUTDOWN,
+SIGTERM, SIGINT), the idle timeout, active expiry, and what INFO reports.
+
+Owns nothing but its servers (each on a free loopback port).
+Valkey anchors: src/server.c (prepareForShutdown / finishShutdown; the
+SIGTERM and SIGINT handler sigShutdownHandler; clientsCronHandleTimeout;
+activeExpireCycle in databasesCron; genValkeyInfoString for INFO).
+
+Runs against $SOLOIST_TARGET (default build/soloist-server).
+"""
+
+import os
+import re
+import signal
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import ConnectionClosed, Server  # noqa: E402
+
+
+def wait_port_free(port, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if harness.port_is_free(port):
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def info_fields(text):
+    """INFO's text as {section: {field: value}} (section names lowercased)."""
+    sections, cur = {}, None
+    for line in text.split("\r\n"):
+        if line.startswith("# "):
+            cur = sections.setdefault(line[2:].strip().lower(), {})
+        elif line and cur is not None and ":" in line:
+            k, v = line.split(":", 1)
+            cur[k] = v
+    return sections
+
+
+def info(conn, *section):
+    r = harness.parse(conn.request("INFO", *section))
+    return r.decode("utf-8", "replace")
+
+
+class ExitTest(unittest.TestCase):
+    def check_clean_exit(self, s, port):
+        rc = s.wait(10)
+        self.assertIsNotNone(rc, "server did not exit within 10 s")
+        self.assertEqual(rc, 0, "exit status %s\n%s" % (rc, s.log_tail()))
+        self.assertTrue(wait_port_free(port), "port %d still bound" % port)
+
+    def test_shutdown_command(self):
+        s = Server().start()
+        try:
+            c = s.conn()
+            c.request("SET", "a", "b")
+            c.send(harness.encode("SHUTDOWN"))
+            # SHUTDOWN replies nothing on success: the connection closes.
+            with self.assertRaises(ConnectionClosed):
+                c.read_reply(timeout=10)
+            c.close()
+            self.check_clean_exit(s, s.port)
+        finally:
+            s.kill()
+
+    def test_shutdown_nosave(self):
+        s = Server().start()
+        try:
+            c = s.conn()
+            c.send(harness.encode("SHUTDOWN", "NOSAVE"))
+            with self.assertRaises(ConnectionClosed):
+                c.read_reply(timeout=10)
+            c.close()
+            self.check_clean_exit(s, s.port)
+        finally:
+            s.kill()
+
+    def test_sigterm(self):
+        s = Server().start()
+        try:
+            c = s.conn()  # an open client must not keep it alive
+            c.request("SET", "a", "b")
+            s.signal(signal.SIGTERM)
+            self.check_clean_exit(s, s.port)
+            c.close()
+        finally:
+            s.kill()
+
+    def test_sigint(self):
+        s = Server().start()
+        try:
+            s.signal(signal.SIGINT)
+            self.check_clean_exit(s, s.port)
+        finally:
+            s.kill()
+
+
+class TimeoutTest(unittest.TestCase):
+    def test_idle_client_is_closed(self):
+        with Server(extra=["--timeout", "1"]) as s:
+            idle = s.conn()
+            self.assertEqual(idle.request("PING"), b"+PONG\r\n")
+            busy = s.conn()
+            t0 = time.monotonic()
+            closed = False
+            # keep a second client busy meanwhile: it must survive
+            while time.monotonic() - t0 < 5 and not closed:
+                self.assertEqual(busy.request("PING"), b"+PONG\r\n")
+                closed = idle.wait_closed(0.2)
+            self.assertTrue(closed, "idle client still open after 5 s")
+            self.assertGreater(time.monotonic() - t0, 0.8)
+            self.assertEqual(busy.request("PING"), b"+PONG\r\n")
+            busy.close()
+            idle.close()
+
+    def test_config_set_timeout(self):
+        with Server() as s:
+            c = s.conn()
+            self.assertEqual(c.request("CONFIG", "SET", "timeout", "1"), b"+OK\r\n")
+            idle = s.conn()
+            idle.request("PING")
+            self.assertTrue(idle.wait_closed(5), "idle client still open")
+            idle.close()
+            c.close()
+
+
+class ExpiryTest(unittest.TestCase):
+    def test_active_expiry(self):
+        with Server() as s:
+            c = s.conn()
+            n = 200
+            c.send(b"".join(harness.encode("SET", "e:%d" % i, "v", "PX", "100")
+                            for i in range(n)))
+            c.read_replies(n)
+            c.request("SET", "keep", "v")
+            c.request("SET", "keep2", "v", "EX", "1000")
+            self.assertEqual(c.request("DBSIZE"), b":%d\r\n" % (n + 2))
+            # DBSIZE does not touch keys: only active expiry can shrink it.
+            deadline = time.monotonic() + 3
+            size = None
+            while time.monotonic() < deadline:
+                size = c.request("DBSIZE")
+                if size == b":2\r\n":
+                    break
+                time.sleep(0.1)
+            self.assertEqual(size, b":2\r\n", "keys not expired actively")
+            ks = info_fields(info(c, "keyspace"))["keyspace"]
+            self.assertTrue(ks.get("db0", "").startswith("keys=2,expires=1,"),
+                            ks)
+            st = info_fields(info(c, "stats"))["stats"]
+            self.assertGreaterEqual(int(st["expired_keys"]), n)
+            c.close()
+
+
+class InfoTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server().start()
+        cls.c = cls.server.conn()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.c.close()
+        cls.server.stop()
+
+    def test_sections(self):
+        text = info(self.c)
+        secs = info_fields(text)
+        for name in ("server", "clients", "memory", "stats", "cpu", "keyspace"):
+            self.assertIn(name, secs, "INFO lacks # %s" % name.capitalize())
+
+    def test_server_fields(self):
+        f = info_fields(info(self.c, "server"))["server"]
+        self.assertIn("redis_version", f)
+        self.assertEqual(f["tcp_port"], str(self.server.port))
+        self.assertEqual(int(f["process_id"]), self.server.proc.pid)
+        for k in ("uptime_in_seconds", "arch_bits", "multiplexing_api"):
+            self.assertIn(k, f)
+
+    def test_clients_and_stats(self):
+        c2 = self.server.conn()
+        c2.request("PING")
+        f = info_fields(info(self.c, "clients"))["clients"]
+        self.assertGreaterEqual(int(f["connected_clients"]), 2)
+        c2.close()
+        self.c.request("FLUSHALL")
+        self.c.request("CONFIG", "RESETSTAT")
+        self.c.request("SET", "a", "1")
+        self.c.request("GET", "a")
+        self.c.request("GET", "a")
+        self.c.request("GET", "nope")
+        st = info_fields(info(self.c, "stats"))["stats"]
+        self.assertEqual(st["keyspace_hits"], "2")
+        self.assertEqual(st["keyspace_misses"], "1")
+        # SET GET GET GET and this INFO itself (counted when it ran? no:
+        # Valkey counts a command after it executes, so INFO is not yet in)
+        self.assertGreaterEqual(int(st["total_commands_processed"]), 4)
+        for k in ("total_connections_received", "total_net_input_bytes",
+                  "total_net_output_bytes", "instantaneous_ops_per_sec",
+                  "expired_keys", "rejected_connections"):
+            self.assertIn(k, st)
+
+    def test_keyspace(self):
+        self.c.request("FLUSHALL")
+        self.c.request("MSET", "a", "1", "b", "2", "c", "3")
+        self.c.request("EXPIRE", "a", "100")
+        text = info(self.c, "keyspace")
+        self.assertRegex(text, r"# Keyspace\r\ndb0:keys=3,expires=1,avg_ttl=\d+")
+        self.c.request("FLUSHALL")
+        self.assertEqual(info(self.c, "keyspace"), "# Keyspace\r\n")
+
+    def test_memory_and_cpu(self):
+        m = info_fields(info(self.c, "memory"))["memory"]
+        self.assertGreater(int(m["used_memory"]), 0)
+        cpu = info_fields(info(self.c, "cpu"))["cpu"]
+        for k in ("used_cpu_sys", "used_cpu_user"):
+            self.assertRegex(cpu[k], r"^\d+\.\d+$")
+
+    def test_commandstats(self):
+        self.c.request("CONFIG", "RESETSTAT")
+        self.c.request("SET", "x", "1")
+        self.c.request("SET", "x", "2")
+        text = info(self.c, "commandstats")
+        self.assertRegex(text, r"cmdstat_set:calls=2,usec=\d+,usec_per_call=")
+
+    def test_phase_time_section(self):
+        """soloist's own section: where the main thread's time goes
+        (step 0's measurement: poll, read+parse, execute, write)."""
+        if self.server.kind == "redis":
+            self.skipTest("soloist only")
+        text = info(self.c, "everything")
+        phases = {}
+        for line in text.split("\r\n"):
+            m = re.match(r"^([a-z_]*(poll|read|exec|write)[a-z_]*_us):(\d+)$", line)
+            if m:
+                phases[m.group(2)] = (m.group(1), int(m.group(3)))
+        for p in ("poll", "read", "exec", "write"):
+            self.assertIn(p, phases,
+                          "no *%s*_us field in INFO everything" % p)
+
+
+if __name__ == "__main__":
+    unittest.main()
