@@ -1027,9 +1027,35 @@ size_t config_get_matches(const char *const *patterns, int npatterns, const char
 /* CONFIG REWRITE                                                      */
 /* ------------------------------------------------------------------ */
 
-/* `name value`, the value quoted only when it has to be. */
+/* 536870912 → "512mb", as Valkey's rewriteConfigBytesOption writes. */
+static char *bytes_human(long long v) {
+    static const struct {
+        long long mul;
+        const char *unit;
+    } units[] = {{1024LL * 1024 * 1024, "gb"}, {1024 * 1024, "mb"}, {1024, "kb"}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (v && v % units[i].mul == 0) return strfmt("%lld%s", v / units[i].mul, units[i].unit);
+    return strfmt("%lld", v);
+}
+
+/* The line(s) CONFIG REWRITE writes for an option: `name value`, the
+ * value quoted only when it has to be, memory in units, and one line per
+ * class for client-output-buffer-limit. */
 static void sb_cat_option(sbuf *b, const cfg *c) {
-    char *v = cfg_get_value(c);
+    if (c->set == set_obuf) {
+        const obuf_limit *l[3] = {&server.obuf_normal, &cfg_obuf_replica, &cfg_obuf_pubsub};
+        const char *names[3] = {"normal", "replica", "pubsub"};
+        for (int j = 0; j < 3; j++) {
+            char *hard = bytes_human(l[j]->hard_bytes), *soft = bytes_human(l[j]->soft_bytes);
+            char *line = strfmt("%s %s %s %s %lld\n", c->name, names[j], hard, soft, l[j]->soft_seconds);
+            sb_cat(b, line);
+            zfree(line);
+            zfree(hard);
+            zfree(soft);
+        }
+        return;
+    }
+    char *v = (c->flags & F_MEMORY) ? bytes_human(*(long long *)c->ptr) : cfg_get_value(c);
     int plain = *v != '\0';
     for (const char *s = v; *s && plain; s++)
         if (!isprint((unsigned char)*s) || strchr(" \"'\\#", *s)) plain = 0;
