@@ -149,7 +149,8 @@ def base_conditions(run):
     solo = p.get("soloist") or {}
     c = {"cpu": p.get("cpu_model"), "cores": p.get("cores"), "kernel": p.get("kernel"),
          "compiler": p.get("compiler"), "commit": commit, "date": p.get("date"),
-         "host": p.get("host"), "quick": p.get("quick")}
+         "host": p.get("host"), "quick": p.get("quick"),
+         "load": (p.get("loadavg_start") or [None])[0]}
     if solo:
         c["server"] = "%s%s, io-threads %s, %s" % (
             "soloist" if not solo.get("standin") else "STAND-IN redis-server as A",
@@ -173,6 +174,8 @@ def conditions_text(c):
     parts.append("config: " + (", ".join("%s" % v for v in cfg) if isinstance(cfg, list) else str(cfg)))
     if c.get("quick"):
         parts.append("QUICK=1 development run")
+    if c.get("load") is not None:
+        parts.append("load average %s at start" % c["load"])
     parts.append("run %s" % c.get("date", "?"))
     return "; ".join(str(x) for x in parts)
 
@@ -374,12 +377,15 @@ def h_phase_shares(run, lines, bench):
             continue
         if len({ln.get("run_id") for ln in runs}) != 1:
             raise Refused("phase_shares P=%d mixes runs" % p)
-        phases = sorted({k for ln in runs for k in ln["share_of_busy"]})
+        order = ["read", "exec", "write", "other"]
+        phases = sorted({k for ln in runs for k in ln["share_of_busy"]},
+                        key=lambda k: (order.index(k) if k in order else len(order), k))
         med = {k: statistics.median(ln["share_of_busy"].get(k, 0) for ln in runs) for k in phases}
         tot = {k: statistics.median(ln["share_of_total"].get(k, 0) for ln in runs)
                for k in sorted({k for ln in runs for k in ln["share_of_total"]})}
         busy = statistics.median(ln["busy_us_per_request"] for ln in runs)
         fig = ("of busy time: " + ", ".join("%s **%.0f%%**" % (k, 100 * v) for k, v in med.items())
+               + "; serial share s = exec/busy = **%.2f**" % med.get("exec", 0)
                + "; poll (idle/wait) %.0f%% of all; busy %.2f µs/request"
                % (100 * tot.get("poll", 0), busy))
         ln = runs[0]

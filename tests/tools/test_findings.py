@@ -208,6 +208,24 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**256.00×**", rows["F0.17"][2])
         self.assertIn("P=256 2.00×", rows["F0.19"][2])
 
+    def test_phase_shares_give_the_serial_share(self):
+        lines = []
+        for p in (1, 16):
+            for i, ex in enumerate((0.10, 0.20, 0.30)):
+                lines.append({"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1,
+                              "server_is": "soloist", "keyspace": 100000, "cores": 2,
+                              "placement": "shared", "busy_us_per_request": 5.0,
+                              "share_of_busy": {"read": 0.3, "exec": ex, "write": 0.5,
+                                                "other": 0.2 - ex / 2},
+                              "share_of_total": {"poll": 0.4}, "run_id": "RUN1"})
+        self.add_run("r1", phase_shares=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        row = self.rows(text)["F0.21"]
+        self.assertIn("s = exec/busy = **0.20**", row[2])
+        self.assertLess(row[2].index("read"), row[2].index("exec"))
+        self.assertIn("P=16", row[3])
+
     # -- refusals -------------------------------------------------------
 
     def test_row_without_conditions_is_refused(self):
