@@ -664,6 +664,7 @@ static void test_config_rewrite(void **state) {
     set_ok("hz", "40");
     set_ok("proto-max-bulk-len", "3145728");
     set_ok("client-output-buffer-limit", "normal 1mb 100kb 10");
+    server.verbosity = LL_WARNING; /* keep the success log line out of the test output */
     expect_reply(2, "REWRITE", "+OK\r\n");
     FILE *fp = fopen(path, "r");
     char buf[1024] = {0};
