@@ -471,7 +471,8 @@ def render(rows, chosen, argv_text):
            "(bench/run.py) and regenerates this file; `make findings-only` regenerates it",
            "from the kept results without rerunning. Every row carries its conditions and",
            "the command that reproduces it; ratios are computed here from the runs of both",
-           "sides, measured in one run, A and B alternated.", ""]
+           "sides, measured in one run, A and B alternated. Plots drawn from the same",
+           "JSON (gnuplot, SVG and PNG) are in each results directory's plots/.", ""]
     srcs = {}
     for bench, run in sorted(chosen.items()):
         srcs.setdefault(os.path.relpath(run.path, ROOT), []).append(bench)
@@ -512,8 +513,21 @@ def render(rows, chosen, argv_text):
     return "\n".join(out)
 
 
+def draw(d, name, body):
+    """Render one gnuplot body to NAME.svg and NAME.png in d."""
+    made = []
+    for term, ext in (("svg size 720,420 dynamic", "svg"), ("pngcairo size 720,420", "png")):
+        out = os.path.join(d, "%s.%s" % (name, ext))
+        script = "set terminal %s; set output '%s'; %s" % (term, out, body)
+        if subprocess.run(["gnuplot", "-e", script], check=False,
+                          stderr=subprocess.DEVNULL).returncode == 0:
+            made.append(out)
+    return made
+
+
 def plots(chosen):
-    """gnuplot SVGs into each used results directory's plots/ (optional)."""
+    """gnuplot SVG and PNG into each used results directory's plots/, drawn
+    from the same per-run lines as the rows (optional: needs gnuplot)."""
     if not shutil.which("gnuplot"):
         return []
     made = []
@@ -528,35 +542,33 @@ def plots(chosen):
             for (p,) in sorted(cells):
                 f.write("%d %.0f %.0f\n" % (p, median_of(cells[(p,)]["soloist"]),
                                              median_of(cells[(p,)]["redis"])))
-        svg = os.path.join(d, "pipeline_span.svg")
-        script = ("set terminal svg size 640,400; set output '%s'; set logscale xy; "
-                  "set xlabel 'pipeline depth P'; set ylabel 'PING rps (median)'; set key left; "
-                  "set title 'PING rps by pipeline depth (%s)'; "
-                  "plot '%s' u 1:2 w lp t 'soloist', '' u 1:3 w lp t 'redis-server 7.0'"
-                  % (svg, run.name, dat))
-        subprocess.run(["gnuplot", "-e", script], check=False)
-        made.append(svg)
-    if "server_vs_redis" in chosen:
-        run = chosen["server_vs_redis"]
-        cells = side_by_side(run.lines["server_vs_redis"], ("test", "value_size", "pipeline"))
+        made += draw(d, "pipeline_span",
+                     "set logscale xy; set xlabel 'pipeline depth P'; "
+                     "set ylabel 'PING rps (median)'; set key left; set grid; "
+                     "set title 'PING rps by pipeline depth, 50 clients (%s)'; "
+                     "plot '%s' u 1:2 w lp lw 2 t 'soloist', '' u 1:3 w lp lw 2 t 'redis-server 7.0'"
+                     % (run.name, dat))
+    for bench in ("server_vs_redis", "server_vs_redis_pinned"):
+        if bench not in chosen:
+            continue
+        run = chosen[bench]
+        cells = side_by_side(run.lines[bench], ("test", "value_size", "pipeline"))
         d = os.path.join(run.path, "plots")
         os.makedirs(d, exist_ok=True)
-        dat = os.path.join(d, "server_vs_redis.dat")
+        dat = os.path.join(d, bench + ".dat")
         with open(dat, "w") as f:
-            f.write("# cell ratio\n")
+            f.write("# cell ratio(soloist/redis, medians)\n")
             for key in SVR_ORDER:
                 if key in cells:
                     f.write('"%s %dB P=%d" %.4f\n' % (key[0], key[1], key[2],
-                                                     median_of(cells[key]["soloist"]) /
-                                                     median_of(cells[key]["redis"])))
-        svg = os.path.join(d, "server_vs_redis.svg")
-        script = ("set terminal svg size 720,400; set output '%s'; set style fill solid 0.6; "
-                  "set boxwidth 0.6; set yrange [0:*]; set ylabel 'soloist / redis-server (median rps)'; "
-                  "set xtics rotate by -30; set title 'soloist / redis-server 7.0 (%s)'; "
-                  "plot '%s' u 0:2:xtic(1) w boxes notitle, 1 w l dt 2 t '1.0x'"
-                  % (svg, run.name, dat))
-        subprocess.run(["gnuplot", "-e", script], check=False)
-        made.append(svg)
+                                                      median_of(cells[key]["soloist"]) /
+                                                      median_of(cells[key]["redis"])))
+        made += draw(d, bench,
+                     "set style fill solid 0.6; set boxwidth 0.6; set yrange [0:*]; "
+                     "set ylabel 'soloist / redis-server (median rps)'; set xtics rotate by -30; "
+                     "set grid y; set title 'soloist / redis-server 7.0, 50 clients (%s)'; "
+                     "plot '%s' u 0:2:xtic(1) w boxes notitle, 1 w l dt 2 lw 2 t '1.0x'"
+                     % (run.name, dat))
     return made
 
 
