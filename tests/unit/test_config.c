@@ -664,7 +664,7 @@ static void test_config_rewrite(void **state) {
     set_ok("hz", "40");
     set_ok("proto-max-bulk-len", "3145728");
     set_ok("client-output-buffer-limit", "normal 1mb 100kb 10");
-    server.verbosity = LL_WARNING; /* keep the success log line out of the test output */
+    set_ok("loglevel", "warning"); /* keeps the success log line out of the test output */
     expect_reply(2, "REWRITE", "+OK\r\n");
     FILE *fp = fopen(path, "r");
     char buf[1024] = {0};
@@ -674,7 +674,8 @@ static void test_config_rewrite(void **state) {
                              "timeout 11\nrequirepass \"p w\"\nproto-max-bulk-len 3mb\n"
                              "client-output-buffer-limit normal 1mb 100kb 10\n"
                              "client-output-buffer-limit replica 256mb 64mb 60\n"
-                             "client-output-buffer-limit pubsub 32mb 8mb 60\n");
+                             "client-output-buffer-limit pubsub 32mb 8mb 60\n"
+                             "loglevel warning\n");
     /* and it loads back to the same values */
     config_init_defaults();
     assert_int_equal(config_load_file(path, &err), 0);
