@@ -30,6 +30,7 @@ typedef struct sb_class_cfg {
     char tag;           /* first byte of this class's keys: 'a' + index */
     int conns;          /* over all threads */
     int pipeline;       /* requests in flight per connection */
+    int batch;          /* closed loop: send P, wait for all P (redis-benchmark -P) */
     double rate;        /* requests/s for the whole class; 0: closed loop */
     sb_arrival arrival;
     uint64_t keys;

@@ -28,7 +28,11 @@ static const char HELP[] =
     "\n"
     "Load shape (these also give the defaults of every --class)\n"
     "  -c, --connections N    connections, spread over the threads (default 1)\n"
-    "  -P, --pipeline N       requests in flight per connection (default 1)\n"
+    "  -P, --pipeline N       requests in flight per connection (default 1). Closed\n"
+    "                         loop keeps N in flight: each reply sends the next\n"
+    "                         request (memtier_benchmark's --pipeline)\n"
+    "      --batch            closed loop: send N, wait for all N replies, send the\n"
+    "                         next N (redis-benchmark's -P), for like-for-like runs\n"
     "  -t, --threads N        worker threads, one epoll loop each (default 1)\n"
     "      --cpu-list LIST    pin thread i to the i-th cpu of LIST, e.g. 4-19 or 1,3\n"
     "  -n, --keys N           key space size (default 1000)\n"
@@ -47,7 +51,7 @@ static const char HELP[] =
     "                         comma-separated key=value, unset keys taken from the flags:\n"
     "                           name=NAME conns=N pipeline=N rate=R arrival=A\n"
     "                           value=BYTES keys=N ratio=GET:SET key-size=N\n"
-    "                           distribution=D count=N\n"
+    "                           distribution=D count=N batch=0|1\n"
     "                         e.g. the noisy neighbour:\n"
     "                           --class name=small,conns=8,pipeline=4,rate=2000,value=1kb\n"
     "                           --class name=big,conns=2,rate=5,value=1mb,keys=4\n"
@@ -237,6 +241,7 @@ int sb_parse_class(sb_class_cfg *c, const char *spec, char *err, size_t errlen) 
         else if (!strcmp(k, "key-size")) bad = parse_int(v, 2, 500, &c->key_size);
         else if (!strcmp(k, "distribution")) bad = parse_dist(v, &c->dist, &c->zipf_s);
         else if (!strcmp(k, "count")) bad = parse_u64(v, &c->count);
+        else if (!strcmp(k, "batch")) bad = parse_int(v, 0, 1, &c->batch);
         else {
             snprintf(err, errlen, "--class: unknown key '%s'", k);
             return -1;
@@ -253,7 +258,7 @@ int sb_parse_class(sb_class_cfg *c, const char *spec, char *err, size_t errlen) 
 
 enum {
     OPT_CPU_LIST = 256, OPT_PREFILL, OPT_WARMUP, OPT_KEY_SIZE, OPT_RATE, OPT_ARRIVAL, OPT_DIST,
-    OPT_CLASS, OPT_JSON, OPT_COUNT, OPT_SEED, OPT_DRAIN, OPT_HELP
+    OPT_CLASS, OPT_JSON, OPT_COUNT, OPT_SEED, OPT_DRAIN, OPT_HELP, OPT_BATCH
 };
 
 static const struct option LONGOPTS[] = {
@@ -268,7 +273,7 @@ static const struct option LONGOPTS[] = {
     {"class", required_argument, 0, OPT_CLASS}, {"json", no_argument, 0, OPT_JSON},
     {"count", required_argument, 0, OPT_COUNT}, {"seed", required_argument, 0, OPT_SEED},
     {"drain", required_argument, 0, OPT_DRAIN}, {"quiet", no_argument, 0, 'q'},
-    {"help", no_argument, 0, OPT_HELP},       {0, 0, 0, 0}};
+    {"help", no_argument, 0, OPT_HELP},       {"batch", no_argument, 0, OPT_BATCH},       {0, 0, 0, 0}};
 
 const char *sb_config_long_option(int i) {
     return i >= 0 && i < (int)(sizeof(LONGOPTS) / sizeof(LONGOPTS[0])) ? LONGOPTS[i].name : NULL;
@@ -356,6 +361,7 @@ int sb_config_parse(sb_run_cfg *cfg, int argc, char **argv, char *err, size_t er
             break;
         case 'q': cfg->quiet = 1; break;
         case OPT_PREFILL: cfg->prefill = 1; break;
+        case OPT_BATCH: base.batch = 1; break;
         case OPT_WARMUP:
             if (sb_parse_duration(optarg, &cfg->warmup_ns)) FAIL("--warmup: bad duration '%s'", optarg);
             break;

@@ -114,8 +114,8 @@ void sb_report_print_text(const sb_report *r, FILE *f) {
         fprintf(f, "class %s: ", c->name);
         if (c->rate > 0) fprintf(f, "open loop %.6g req/s %s", c->rate, c->arrival == SB_ARRIVAL_POISSON ? "poisson" : "uniform");
         else fprintf(f, "closed loop");
-        fprintf(f, ", %d conns x P%d, GET:SET %u:%u, %llu keys %s, key %d B, value %s\n", c->conns, c->pipeline,
-                c->get_w, c->set_w, (unsigned long long)c->keys, dist_name(c, d, sizeof(d)), c->key_size, vb);
+        fprintf(f, ", %d conns x P%d%s, GET:SET %u:%u, %llu keys %s, key %d B, value %s\n", c->conns, c->pipeline,
+                c->batch ? " (batch)" : "", c->get_w, c->set_w, (unsigned long long)c->keys, dist_name(c, d, sizeof(d)), c->key_size, vb);
         fmt_bytes(rx, sizeof(rx), (double)s->bytes_rx / T);
         fmt_bytes(tx, sizeof(tx), (double)s->bytes_tx / T);
         fprintf(f, "  throughput  %.0f req/s", (double)s->done / T);
@@ -179,9 +179,9 @@ void sb_report_print_json(const sb_report *r, FILE *f) {
         fprintf(f, "%s{\"name\":", i ? "," : "");
         json_str(f, c->name);
         fprintf(f,
-                ",\"mode\":\"%s\",\"conns\":%d,\"pipeline\":%d,\"rate\":%.3f,\"arrival\":\"%s\",\"keys\":%llu,"
+                ",\"mode\":\"%s\",\"conns\":%d,\"pipeline\":%d,\"batch\":%s,\"rate\":%.3f,\"arrival\":\"%s\",\"keys\":%llu,"
                 "\"distribution\":\"%s\",\"get\":%u,\"set\":%u,\"key_size\":%d,\"value_bytes\":%zu,",
-                c->rate > 0 ? "open" : "closed", c->conns, c->pipeline, c->rate,
+                c->rate > 0 ? "open" : "closed", c->conns, c->pipeline, c->batch ? "true" : "false", c->rate,
                 c->arrival == SB_ARRIVAL_POISSON ? "poisson" : "uniform", (unsigned long long)c->keys,
                 dist_name(c, d, sizeof(d)), c->get_w, c->set_w, c->key_size, c->value_bytes);
         fprintf(f,

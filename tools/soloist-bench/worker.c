@@ -209,9 +209,12 @@ static void on_reply(void *ud, sb_conn *c, const sb_req *req, const sb_reply *re
     }
     if (k->open) {
         k->free_slots++;
-    } else if (may_issue(w, k, now) && sb_conn_inflight(c) < (uint32_t)k->cfg->pipeline) {
+    } else if (!k->cfg->batch) {
         /* Closed loop: a reply frees a place in the pipeline; fill it. */
-        issue(w, k, c, now);
+        if (may_issue(w, k, now) && sb_conn_inflight(c) < (uint32_t)k->cfg->pipeline) issue(w, k, c, now);
+    } else if (sb_conn_inflight(c) == 0) {
+        /* --batch: the whole batch is answered; send the next one. */
+        while (may_issue(w, k, now) && sb_conn_inflight(c) < (uint32_t)k->cfg->pipeline) issue(w, k, c, now);
     }
 }
 
