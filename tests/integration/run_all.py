@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""Step 0 integration suite driver: the differential transcripts, the
+unittest integration tests and the C client, against one server binary;
+prints one `N passed, M failed` line at the end.
+
+Counting (one count per test case): each transcript file is one case
+(difftest.py), each unittest test method is one (a skipped test counts
+neither way and is listed), each cmocka test of the C client is one, and
+with --sanitizer each server log holding a sanitizer report is one more
+failure.
+
+Owns: build/integration-logs/<name>/ (server logs of this run, emptied at
+start). Valkey anchor: none — this is the test plumbing.
+
+  run_all.py --target build/soloist-server --c-client build/tests-integration/c_client
+  SOLOIST_TARGET=/usr/bin/redis-server ... (check the tests against the oracle)
+"""
+
+import argparse
+import io
+import os
+import shutil
+import subprocess
+import sys
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import harness  # noqa: E402
+
+
+def run_unittests(out, pattern):
+    loader = unittest.TestLoader()
+    suite = loader.discover(HERE, pattern=pattern, top_level_dir=HERE)
+    stream = io.StringIO()
+    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    out.write(stream.getvalue())
+    bad = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    skipped = len(result.skipped)
+    good = result.testsRun - bad - skipped
+    return good, bad, skipped
+
+
+def run_c_client(binary, out, slow):
+    if not binary:
+        return 0, 0
+    if not os.path.exists(binary):
+        out.write("FAIL c_client: %s not built\n" % binary)
+        return 0, 1
+    s = harness.Server(name="target-c").start()
+    try:
+        env = dict(os.environ, SOLOIST_PORT=str(s.port))
+        try:
+            r = subprocess.run([binary], env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=120 * slow)
+            text = r.stdout.decode("utf-8", "replace")
+            rc = r.returncode
+        except subprocess.TimeoutExpired as e:
+            text = (e.stdout or b"").decode("utf-8", "replace") + "\n(timed out)"
+            rc = -1
+        out.write(text)
+        p = f = 0
+        for line in text.splitlines():
+            if line.startswith("[  PASSED  ]"):
+                p += int(line.split()[3])
+            elif line.startswith("[  FAILED  ]") and "test(s)" in line:
+                f += int(line.split()[3])
+        if p == 0 and f == 0:
+            f = 1
+            out.write("FAIL c_client printed no cmocka summary (exit %s)\n" % rc)
+        elif rc != 0 and f == 0:
+            f = 1
+            out.write("FAIL c_client exited %s\n" % rc)
+        if not s.alive():
+            f += 1
+            out.write("FAIL server died under the C client:\n%s\n" % s.log_tail())
+        return p, f
+    finally:
+        s.stop()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--target", default=harness.SOLOIST_SERVER)
+    ap.add_argument("--oracle", default=harness.REDIS_SERVER)
+    ap.add_argument("--c-client", default=None)
+    ap.add_argument("--name", default="default",
+                    help="log folder under build/integration-logs/")
+    ap.add_argument("--sanitizer", action="store_true",
+                    help="fail on any sanitizer report in a server log")
+    ap.add_argument("--only", choices=["diff", "tests", "c"], action="append")
+    ap.add_argument("--tests", default="test_*.py",
+                    help="unittest file pattern (default test_*.py)")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    a = ap.parse_args()
+
+    target = os.path.abspath(a.target)
+    logs = os.path.join(harness.REPO, "build", "integration-logs", a.name)
+    shutil.rmtree(logs, ignore_errors=True)
+    os.makedirs(logs)
+    os.environ["SOLOIST_TARGET"] = target
+    os.environ["SOLOIST_LOG_DIR"] = logs
+    if a.sanitizer:
+        os.environ["SOLOIST_SANITIZER"] = "1"
+    slow = 3 if a.sanitizer else 1
+    only = set(a.only or ["diff", "tests", "c"])
+    out = sys.stdout
+    out.write("target %s, oracle %s, logs %s\n" % (target, a.oracle, logs))
+
+    passed = failed = 0
+    t0 = time.monotonic()
+    if "diff" in only:
+        import difftest
+        out.write("== differential transcripts\n")
+        p, f, _ = difftest.run_transcripts(target, a.oracle, log_dir=logs,
+                                           verbose=a.verbose, out=out)
+        out.write("transcripts: %d passed, %d failed (%.0fs)\n"
+                  % (p, f, time.monotonic() - t0))
+        passed += p
+        failed += f
+    if "tests" in only:
+        t1 = time.monotonic()
+        out.write("== integration tests\n")
+        p, f, sk = run_unittests(out, a.tests)
+        out.write("tests: %d passed, %d failed, %d skipped (%.0fs)\n"
+                  % (p, f, sk, time.monotonic() - t1))
+        passed += p
+        failed += f
+    if "c" in only and a.c_client:
+        t1 = time.monotonic()
+        out.write("== C client\n")
+        p, f = run_c_client(a.c_client, out, slow)
+        out.write("c_client: %d passed, %d failed (%.0fs)\n"
+                  % (p, f, time.monotonic() - t1))
+        passed += p
+        failed += f
+
+    # Every server any part started has been stopped by now; stop any
+    # left over, then read their logs.
+    for s in harness.STARTED:
+        if s.alive():
+            s.stop()
+    if a.sanitizer:
+        reports = 0
+        for s in harness.STARTED:
+            if s.kind != "soloist" and s.binary != target:
+                continue
+            rep = harness.sanitizer_report(s.log_text())
+            if rep:
+                reports += 1
+                out.write("FAIL sanitizer report in %s:\n  %s\n"
+                          % (s.log_path, rep))
+        out.write("sanitizer: %d server log(s) checked, %d with a report\n"
+                  % (sum(1 for s in harness.STARTED if s.binary == target),
+                     reports))
+        failed += reports
+    out.write("elapsed %.0fs\n" % (time.monotonic() - t0))
+    out.write("%d passed, %d failed\n" % (passed, failed))
+    return 0 if failed == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
