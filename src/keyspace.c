@@ -105,8 +105,9 @@ static void scan_collect(void *privdata, void *entry) {
     k->v[k->n++] = obj_create_string(e->key, e->keylen);
 }
 
-/* Valkey's parseScanCursorOrReply: strtoul's rules, so "" is 0 and "-1"
- * wraps; leading spaces and trailing bytes are refused. */
+/* Redis 7.0's parseScanCursorOrReply: strtoul's rules, so "" is 0 and
+ * "-1" wraps; leading spaces and trailing bytes are refused. Valkey 8
+ * parses with string2ull, which refuses "" and negative numbers too. */
 static int parse_cursor_or_reply(client *c, const obj *o, unsigned long long *cursor) {
     char *end;
     errno = 0;
