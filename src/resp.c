@@ -392,7 +392,7 @@ static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, con
     int r = RESP_INCOMPLETE;
     *used = 0;
     if (p->multibulk_len == 0) {
-        long long count;
+        long long count = 0;
         r = resp_parse_multibulk_count(p, buf, len, lim, &n, &count);
         if (r != RESP_OK) return r;
         pos = n;
@@ -409,7 +409,7 @@ static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, con
     }
     while (p->multibulk_len > 0) {
         if (p->bulk_len == -1) {
-            long long blen;
+            long long blen = 0;
             r = resp_parse_bulk_len(p, buf + pos, len - pos, lim, &n, &blen);
             if (r != RESP_OK) break;
             pos += n;
