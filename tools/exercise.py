@@ -798,7 +798,8 @@ def check_one(ex, fast, jobs, log=print):
             elif label == "reference":
                 ok = res["score"] == res["max_score"]
                 what = f"reference scores {res['score']}/{res['max_score']}" + (
-                    f"; failing: {', '.join(failing)}" if failing else "")
+                    f"; failing: {', '.join(failing[:8])}" + (f" and {len(failing) - 8} more" if len(failing) > 8 else "")
+                    if failing else "")
                 for b in res["build_logs"]:
                     log(b)
             else:

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The reader's tools (issue 3): Python unittests of pinned-source, anchors,
+# the book build and check, and exercise/grading, each on fixtures made in
+# a temp dir (a git repository standing in for Valkey, fixture chapters, a
+# fixture project built with the real Makefile). No network.
+cd "$(dirname "$0")/../.."
+export SOLOIST_OFFLINE=1
+exec timeout 600 python3 tests/tools/run.py

@@ -1,0 +1,235 @@
+"""tools/anchors.py: markers, citations in markdown, the lock, `check`."""
+
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from fixtures import TOOLS, Upstream, write
+
+import anchors  # noqa: E402  (tools/ is on sys.path via fixtures)
+
+SCRIPT = os.path.join(TOOLS, "anchors.py")
+PINS = {"valkey": {}, "redis": {}}
+
+SRC = """\
+/* demo.c: a fixture. /*@ in a comment is not a marker unless it starts the line */
+#include <stddef.h>
+
+/*@ sum */
+int demo_sum(const int *a, size_t n)
+{
+    int s = 0;
+    /*@ exercise: sum-loop */
+    for (size_t i = 0; i < n; i++)
+        s += a[i];
+    /*@ end */
+    return s;
+}
+/*@ end */
+"""
+
+
+class Markers(unittest.TestCase):
+    def test_regions(self):
+        regions, errors = anchors.scan_markers("demo.c", text=SRC, rel="src/demo.c")
+        self.assertEqual(errors, [])
+        self.assertEqual((regions["sum"].first, regions["sum"].last, regions["sum"].kind), (5, 13, "label"))
+        loop = regions["sum-loop"]
+        self.assertEqual((loop.first, loop.last, loop.kind), (9, 10, "exercise"))
+        self.assertEqual(loop.lines, ["    for (size_t i = 0; i < n; i++)", "        s += a[i];"])
+
+    def check_error(self, text, fragment):
+        _, errors = anchors.scan_markers("x.c", text=text, rel="src/x.c")
+        self.assertTrue(any(fragment in e for e in errors), (fragment, errors))
+
+    def test_errors(self):
+        self.check_error("/*@ a */\nx\n/*@ b */\ny\n/*@ end */\n/*@ end */\n", "do not nest")
+        self.check_error("/*@ exercise: a */\nx\n/*@ exercise: b */\ny\n/*@ end */\n/*@ end */\n", "do not nest")
+        self.check_error("/*@ exercise: a */\nx\n/*@ b */\ny\n/*@ end */\n/*@ end */\n", "do not nest")
+        self.check_error("/*@ a */\nx\n", "never closed")
+        self.check_error("x\n/*@ end */\n", "no open region")
+        self.check_error("/*@ a */\nx\n/*@ end */\n/*@ a */\ny\n/*@ end */\n", "already defined")
+        self.check_error("/*@ a b */\n", "malformed marker")
+        self.check_error("/*@ a */\n/*@ end */\n", "is empty")
+
+
+class Citations(unittest.TestCase):
+    def test_extract(self):
+        md = """\
+# Title
+See `src/demo.c@sum` and `valkey:src/io_threads.c:14-16`, not `src/demo.c` nor `foo:bar:1`.
+
+```
+src/demo.c@sum-loop
+```
+
+```c
+src/demo.c@not-a-citation
+int x;
+```
+
+<!--
+`src/demo.c@commented-out`
+-->
+````markdown
+```
+src/demo.c@inside-an-example
+```
+````
+"""
+        cites = anchors.extract_citations("ch.md", md, PINS)
+        self.assertEqual([(c.line, c.text, c.form) for c in cites], [
+            (2, "src/demo.c@sum", "inline"),
+            (2, "valkey:src/io_threads.c:14-16", "inline"),
+            (5, "src/demo.c@sum-loop", "block"),
+        ])
+
+    def test_classify(self):
+        self.assertEqual(anchors.classify("src/x.c@a-b.c", PINS), "label")
+        self.assertEqual(anchors.classify("valkey:src/x.c:3", PINS), "upstream")
+        self.assertIsNone(anchors.classify("nope:src/x.c:3", PINS))
+        self.assertEqual(anchors.parse_upstream("valkey:src/x.c:3"), ("valkey", "src/x.c", 3, 3))
+        self.assertEqual(anchors.parse_upstream("redis:a/b.h:3-9"), ("redis", "a/b.h", 3, 9))
+
+
+class Check(unittest.TestCase):
+    """`anchors.py check` and `lock` on a fixture tree, with the fixture clone as Valkey."""
+
+    def setUp(self):
+        self.up = Upstream()
+        self.root = os.path.join(self.up.dir, "tree")
+        write(os.path.join(self.root, "src", "demo.c"), SRC)
+
+    def tearDown(self):
+        self.up.cleanup()
+
+    def run_tool(self, *args, clone=True):
+        r = subprocess.run([sys.executable, SCRIPT, "--root", self.root, *args], capture_output=True, text=True,
+                           env=self.up.env(clone=clone), timeout=60)
+        return r.returncode, r.stdout + r.stderr
+
+    def chapter(self, body, name="00-demo.md"):
+        write(os.path.join(self.root, "chapters", name), body)
+
+    def test_no_chapters(self):
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("no chapters", out)
+        self.assertIn("1 passed, 0 failed", out)
+
+    def test_labels_resolve(self):
+        self.chapter("# Demo\nSee `src/demo.c@sum`.\n\n```\nsrc/demo.c@sum-loop\n```\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("2 label citations", out)
+        self.assertIn("3 passed, 0 failed", out)
+
+    def test_missing_label_fails(self):
+        self.chapter("# Demo\nSee `src/demo.c@nope` and `src/gone.c@x`.\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("chapters/00-demo.md:2: src/demo.c@nope: no label 'nope' in src/demo.c", out)
+        self.assertIn("no file src/gone.c", out)
+        self.assertIn("2 failed", out)
+
+    def test_marker_error_fails(self):
+        write(os.path.join(self.root, "src", "bad.c"), "/*@ a */\nint x;\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("never closed", out)
+
+    def test_upstream_lock_cycle(self):
+        self.chapter("# Demo\nValkey: `valkey:src/io_threads.c:14-16`.\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("not in chapters/anchors.lock", out)
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+        with open(os.path.join(self.root, "chapters", "anchors.lock")) as f:
+            entries = [l.split("\t") for l in f.read().splitlines() if l and not l.startswith("#")]
+        self.assertEqual(len(entries), 1)
+        self.assertEqual(entries[0][0], "valkey:src/io_threads.c:14-16")
+        self.assertEqual(entries[0][1], self.up.short)
+        self.assertEqual(entries[0][3], "int trySendReadToIOThreads(client *c) {")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("2 passed, 0 failed", out)
+        # without the source: not checked, not passed, not failed
+        rc, out = self.run_tool("check", clone=False)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("NOT CHECKED: 1 upstream citation", out)
+        self.assertIn("1 passed, 0 failed, 1 not checked", out)
+        rc, out = self.run_tool("check", "--strict", clone=False)
+        self.assertEqual(rc, 1)
+
+    def test_upstream_drift_fails(self):
+        self.chapter("# Demo\n`valkey:src/io_threads.c:14-16`\n")
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        lock = os.path.join(self.root, "chapters", "anchors.lock")
+        with open(lock) as f:
+            text = f.read()
+        with open(lock, "w") as f:
+            f.write(text.replace("int trySendReadToIOThreads(client *c) {", "int somethingElse(void) {"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("first line is now", out)
+        # a span whose text moved: same first line, different hash
+        with open(lock, "w") as f:
+            f.write(text.replace("\t" + text.split("\t")[2] + "\t", "\t" + "0" * 64 + "\t"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("sha256 differs", out)
+
+    def test_stale_lock_entry_and_pin_bump(self):
+        self.chapter("# Demo\n`valkey:src/io_threads.c:14`\n")
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        self.chapter("# Demo\nno citations any more\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("cited nowhere", out)
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        self.assertEqual(self.run_tool("check")[0], 0)
+        # a citation locked at another commit than the pin fails
+        self.chapter("# Demo\n`valkey:src/io_threads.c:14`\n")
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        lock = os.path.join(self.root, "chapters", "anchors.lock")
+        with open(lock) as f:
+            text = f.read()
+        with open(lock, "w") as f:
+            f.write(text.replace("\t" + self.up.short + "\t", "\tdeadbeef0\t"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("was locked at deadbeef0", out)
+
+    def test_offline_lock_writes_pending_entries(self):
+        self.chapter("# Demo\n`valkey:src/io_threads.c:14-16`\n")
+        rc, out = self.run_tool("lock", clone=False)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("left pending", out)
+        with open(os.path.join(self.root, "chapters", "anchors.lock")) as f:
+            self.assertIn(f"valkey:src/io_threads.c:14-16\t{self.up.short}\tpending\t?", f.read())
+        rc, out = self.run_tool("check", clone=False)  # offline: not checked, not failed
+        self.assertEqual(rc, 0, out)
+        self.assertIn("1 of them were locked without the source", out)
+        rc, out = self.run_tool("check")  # the source is here: pending fails until locked
+        self.assertEqual(rc, 1)
+        self.assertIn("hash pending", out)
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+
+    def test_show_and_labels(self):
+        rc, out = self.run_tool("show", "src/demo.c@sum-loop")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("     9      for (size_t i = 0; i < n; i++)", out)
+        rc, out = self.run_tool("labels")
+        self.assertIn("src/demo.c@sum\tlabel\tlines 5-13", out)
+        rc, out = self.run_tool("show", "valkey:src/io_threads.c:14")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("14  int trySendReadToIOThreads", out)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,281 @@
+"""tools/exercise.py end to end on a fixture project: the real top-level
+Makefile and mk/reader.mk, a two-function module with exercise regions, its
+cmocka tests, a points table, a manifest and mutants."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from fixtures import ROOT, git, write
+
+import exercise  # noqa: E402  (tools/ is on sys.path via fixtures)
+
+DEMO_H = """\
+#ifndef DEMO_H
+#define DEMO_H
+#include <stddef.h>
+int demo_sum(const int *a, size_t n);
+int demo_max(const int *a, size_t n);
+int demo_count(const int *a, size_t n, int x);
+#endif
+"""
+
+DEMO_C = """\
+/* demo.c: the fixture module. */
+#include "demo.h"
+
+/* Used only inside the "max" region: the starter must keep it used. */
+static int demo_bigger(int a, int b) { return a > b ? a : b; }
+
+int demo_sum(const int *a, size_t n) {
+    int s = 0;
+    /*@ exercise: sum */
+    for (size_t i = 0; i < n; i++) s += a[i];
+    /*@ end */
+    return s;
+}
+
+int demo_max(const int *a, size_t n) {
+    /*@ exercise: max */
+    int m = a[0];
+    for (size_t i = 1; i < n; i++) m = demo_bigger(m, a[i]);
+    return m;
+    /*@ end */
+}
+
+int demo_count(const int *a, size_t n, int x) {
+    int c = 0; /* set before the region, used only inside it */
+    /*@ exercise: count */
+    for (size_t i = 0; i < n; i++) c += (a[i] == x);
+    return c;
+    /*@ end */
+}
+"""
+
+MAIN_C = """\
+#include <stdio.h>
+#include "demo.h"
+int main(void) { int a[] = {1, 2}; printf("%d\\n", demo_sum(a, 2)); return 0; }
+"""
+
+TEST_C = """\
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include "demo.h"
+static void test_sum(void **s) { (void)s; int a[] = {1, 2, 3}; assert_int_equal(demo_sum(a, 3), 6); }
+static void test_sum_empty(void **s) { (void)s; assert_int_equal(demo_sum(NULL, 0), 0); }
+static void test_max(void **s) { (void)s; int a[] = {3, 9, 2}; assert_int_equal(demo_max(a, 3), 9); }
+static void test_max_last(void **s) { (void)s; int a[] = {3, 1, 7}; assert_int_equal(demo_max(a, 3), 7); }
+static void test_count(void **s) { (void)s; int a[] = {1, 2, 1}; assert_int_equal(demo_count(a, 3, 1), 2); }
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sum), cmocka_unit_test(test_sum_empty), cmocka_unit_test(test_max),
+        cmocka_unit_test(test_max_last), cmocka_unit_test(test_count),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+"""
+
+MUTANT = """\
+# what: the max loop stops one element early
+@@@ find
+    for (size_t i = 1; i < n; i++) m = demo_bigger(m, a[i]);
+@@@ replace
+    for (size_t i = 1; i + 1 < n; i++) m = demo_bigger(m, a[i]);
+@@@ end
+"""
+
+SUM_SOLUTION = "for (size_t i = 0; i < n; i++) s += a[i];"
+
+
+class Fixture(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix="soloist-exercise-")
+        self.root = self.tmp.name
+        shutil.copy(os.path.join(ROOT, "Makefile"), self.root)
+        os.makedirs(os.path.join(self.root, "mk"))
+        shutil.copy(os.path.join(ROOT, "mk", "reader.mk"), os.path.join(self.root, "mk"))
+        shutil.copytree(os.path.join(ROOT, "tools"), os.path.join(self.root, "tools"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        write(os.path.join(self.root, "src", "demo.h"), DEMO_H)
+        write(os.path.join(self.root, "src", "demo.c"), DEMO_C)
+        write(os.path.join(self.root, "src", "main.c"), MAIN_C)
+        write(os.path.join(self.root, "tests", "unit", "test_demo.c"), TEST_C)
+        d = os.path.join(self.root, "exercises", "00-demo")
+        write(os.path.join(d, "exercise.json"), json.dumps({
+            "step": 0, "title": "Demo", "chapter": "chapters/00-demo.md", "module": "src/demo.c",
+            "tests": ["tests/unit/test_demo.c"], "repeat": 2, "points": {"test_max": 3}}))
+        write(os.path.join(d, "README.md"), "# Exercise 00\nWrite sum, max and count.\n")
+        write(os.path.join(d, "mutants", "max-skips-last.mutant"), MUTANT)
+        write(os.path.join(self.root, "notes.md"),
+              "# Notes\n**Q0.1** Why?\n<details><summary>Answer</summary>\nBecause.\n</details>\n")
+        write(os.path.join(self.root, ".gitignore"), "build/\n/exercises/*/work/\n")
+        git(self.root, "init", "-q")
+        self.assertEqual(self.tool("manifest", "0", "--write")[0], 0)
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def tool(self, *args, root=None):
+        r = subprocess.run([sys.executable, os.path.join(root or self.root, "tools", "exercise.py"), *args],
+                           cwd=root or self.root, capture_output=True, text=True, timeout=600)
+        return r.returncode, r.stdout + r.stderr
+
+    def path(self, *p):
+        return os.path.join(self.root, *p)
+
+    def results(self):
+        with open(self.path("build", "grade", "00", "results.json")) as f:
+            return json.load(f)
+
+
+class Starter(Fixture):
+    def test_starter_compiles_and_aborts_naming_the_step(self):
+        rc, out = self.tool("start", "0")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("3 regions to write: sum, max, count", out)
+        with open(self.path("exercises", "00-demo", "work", "demo.c")) as f:
+            s = f.read()
+        self.assertNotIn("demo_bigger(m, a[i])", s)  # the reference body is gone
+        self.assertNotIn("c += (a[i] == x)", s)
+        self.assertIn('"soloist: step 0 exercise \\"max\\" is not written yet: see chapters/00-demo.md', s)
+        # the max stub keeps the helper used; the count stub the local
+        max_stub = s[s.index("/*@ exercise: max */"):s.index("/*@ exercise: count */")]
+        self.assertIn("(void)demo_bigger;", max_stub)
+        self.assertIn("(void)c;", s[s.index("/*@ exercise: count */"):])
+        cflags = exercise.project_cflags(self.root)
+        self.assertIn("-Werror", cflags)
+        r = subprocess.run(["cc", *cflags, "-I", self.path("src"), "-c", self.path("exercises", "00-demo", "work",
+                                                                                     "demo.c"), "-o", os.devnull],
+                           capture_output=True, text=True)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # a second `start` does not overwrite the learner's work
+        rc, out = self.tool("start", "0")
+        self.assertEqual(rc, 2)
+        self.assertIn("FORCE=1", out)
+
+    def test_function_params(self):
+        text = "static int f(const char *buf, size_t len, int (*cb)(void *), char name[16], ...) {\n/*@ exercise: x */\n"
+        self.assertEqual(exercise.function_params(text, 2), ["buf", "len", "cb", "name"])
+        self.assertEqual(exercise.function_params("void g(void)\n{\n  /*@ exercise: y */\n", 3), [])
+
+
+class Grading(Fixture):
+    def test_check_exercises_fast(self):
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("starter builds and scores 0/7", out)
+        self.assertIn("reference scores 7/7", out)
+        self.assertIn("mutant max-skips-last (the max loop stops one element early) scores 6/7: caught by test_max_last",
+                      out)
+        self.assertIn("check-exercises: 6 passed, 0 failed", out)
+
+    def test_check_fails_an_uncaught_or_stale_mutant(self):
+        write(self.path("exercises", "00-demo", "mutants", "harmless.mutant"),
+              "# what: a no-op\n@@@ find\n    int s = 0;\n@@@ replace\n    int s = 0; /* same */\n@@@ end\n")
+        write(self.path("exercises", "00-demo", "mutants", "stale.mutant"),
+              "# what: text that is gone\n@@@ find\nno such text\n@@@ replace\nx\n@@@ end\n")
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn("NOT caught by any test", out)
+        self.assertIn("stale.mutant: the text to replace occurs 0 times", out)
+
+    def test_grade_starter_partial_and_reference(self):
+        self.assertEqual(self.tool("start", "0")[0], 0)
+        rc, out = self.tool("grade", "0", "--seed", "42")
+        self.assertEqual(rc, 1)
+        self.assertIn("seed 42 (rerun with SEED=42)", out)
+        self.assertIn("-O0", out)
+        self.assertIn("ASan+UBSan", out)
+        self.assertIn("score: 0/7", out)
+        res = self.results()
+        self.assertEqual((res["score"], res["max_score"]), (0, 7))
+        self.assertEqual(set(res["tests"][0]), {"name", "score", "max_score", "status", "output", "visibility"})
+        self.assertIn('exercise \\"sum\\" is not written yet'.replace('\\', ''), res["tests"][0]["output"])
+        # write one region: only its tests score; the stubs' aborts cost no other points
+        work = self.path("exercises", "00-demo", "work", "demo.c")
+        with open(work) as f:
+            s = f.read()
+        i = s.index('/* Exercise "sum"')
+        j = s.index("abort();", i) + len("abort();")
+        with open(work, "w") as f:
+            f.write(s[:i] + SUM_SOLUTION + s[j:])
+        rc, out = self.tool("grade", "0", "--fast", "--results", self.path("out.json"))
+        self.assertEqual(rc, 1)
+        self.assertIn("score: 2/7", out)
+        with open(self.path("out.json")) as f:
+            self.assertEqual(json.load(f)["score"], 2)
+        rc, out = self.tool("grade", "0", "--submission", "src/demo.c", "--seed", "5")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("score: 7/7", out)
+        self.assertIn("run 2/2 seed 6", out)
+
+    def test_a_submission_that_does_not_compile_scores_zero(self):
+        write(self.path("broken.c"), DEMO_C.replace("return s;", "return s"))
+        rc, out = self.tool("grade", "0", "--fast", "--submission", "broken.c")
+        self.assertEqual(rc, 1)
+        self.assertIn("the build failed", out)
+        self.assertIn("score: 0/7", out)
+        self.assertIn("the build failed", self.results()["output"])
+
+    def test_edited_tests_or_points_are_refused(self):
+        with open(self.path("tests", "unit", "test_demo.c"), "a") as f:
+            f.write("/* made easier */\n")
+        rc, out = self.tool("grade", "0", "--submission", "src/demo.c")
+        self.assertEqual(rc, 2)
+        self.assertIn("REFUSED: tests/unit/test_demo.c was edited", out)
+        self.tool("manifest", "0", "--write")
+        with open(self.path("exercises", "00-demo", "exercise.json")) as f:
+            d = json.load(f)
+        d["points"]["test_sum"] = 100
+        with open(self.path("exercises", "00-demo", "exercise.json"), "w") as f:
+            json.dump(d, f)
+        rc, out = self.tool("grade", "0", "--submission", "src/demo.c")
+        self.assertEqual(rc, 2)
+        self.assertIn("exercises/00-demo/exercise.json was edited", out)
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn("make exercise-manifest STEP=0", out)
+
+    def test_no_learner_copy_says_what_to_do(self):
+        rc, out = self.tool("grade", "0")
+        self.assertEqual(rc, 2)
+        self.assertIn("make exercise STEP=0", out)
+        rc, out = self.tool("grade", "7")
+        self.assertEqual(rc, 2)
+        self.assertIn("no exercise for step 7", out)
+
+
+class Handout(Fixture):
+    def test_handout_tree_grades_in_place(self):
+        rc, out = self.tool("handout")
+        self.assertEqual(rc, 0, out)
+        h = self.path("build", "handout", "soloist")
+        self.assertTrue(os.path.isfile(h + ".tar.gz"))
+        self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "HANDOUT")))
+        self.assertFalse(os.path.exists(os.path.join(h, "exercises", "00-demo", "mutants")))
+        self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "00-demo", "tests.sha256")))
+        with open(os.path.join(h, "src", "demo.c")) as f:
+            self.assertIn("STARTER for step 0", f.read())
+        with open(os.path.join(h, "notes.md")) as f:
+            notes = f.read()
+        self.assertNotIn("Because.", notes)
+        self.assertIn("**Q0.1** Why?", notes)
+        rc, out = self.tool("grade", "0", "--fast", root=h)
+        self.assertEqual(rc, 1)
+        self.assertIn("src/demo.c", out)
+        self.assertIn("score: 0/7", out)
+        rc, out = self.tool("check", root=h)
+        self.assertEqual(rc, 0)
+        self.assertIn("handout tree", out)
+
+
+if __name__ == "__main__":
+    unittest.main()
