@@ -172,6 +172,35 @@ err=$(timeout 10 "$BENCH" -q -p "$CP" -d 1s 2>&1); rc=$?
 [ $rc = 1 ] && grep -q 'connect' <<<"$err" && ok "refused connection: exit 1 with the reason" \
   || bad "refused connection (rc $rc: $err)"
 
+# --- ASan+UBSan: the unit tests and checked runs (skipped with SOLOIST_FAST) --
+if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
+  if make --no-print-directory -s VARIANT=asan build/asan/soloist-bench soloist-bench-tests >/dev/null 2>build/test-logs/40-asan-build.err; then
+    out=$(tests/cmocka-run.sh build/asan/tests-bench/test_*)
+    line=$(tail -1 <<<"$out")
+    [ "${line#* passed, }" = "0 failed" ] && ok "asan: unit tests ($line)" || { bad "asan: unit tests"; echo "$out" | grep -E 'FAIL|ERROR|runtime error|AddressSanitizer' | head; }
+    timeout 5 redis-cli -p "$RP" flushall >/dev/null
+    ASAN_ERR=build/test-logs/40-asan-runs.err; : >"$ASAN_ERR"
+    j1=$(timeout 60 build/asan/soloist-bench -q --json -p "$RP" -t 2 -c 4 -P 8 -n 500 -r 1:1 --prefill --count 5000 2>>"$ASAN_ERR")
+    j2=$(timeout 60 build/asan/soloist-bench -q --json -p "$RP" -c 2 -n 2 -s 10mb --prefill -r 1:1 --count 8 2>>"$ASAN_ERR")
+    j3=$(timeout 60 build/asan/soloist-bench -q --json -p "$RP" -t 2 --prefill -d 1s \
+           --class name=small,conns=2,pipeline=4,rate=1000,value=1kb,keys=100 \
+           --class name=big,conns=1,rate=5,value=1mb,keys=2 2>>"$ASAN_ERR")
+    if ! grep -qE 'Sanitizer|runtime error' "$ASAN_ERR"; then
+      if python3 - "$j1" "$j2" "$j3" <<'PY'
+import json, sys
+r = [json.loads(a) for a in sys.argv[1:]]
+cls = [c for d in r for c in d["classes"]]
+ok = (all(c["errors"] == 0 and c["hits"] == c["gets"] for c in cls)
+      and r[0]["classes"][0]["requests"] == 5000 and r[1]["classes"][0]["requests"] == 8
+      and len(r[2]["classes"]) == 2 and r[2]["classes"][0]["requests"] > 500)
+sys.exit(0 if ok else 1)
+PY
+      then ok "asan: closed, 10 MB and mixed runs clean, every reply right"
+      else bad "asan: checked runs"; echo "    $j1"; echo "    $j2"; echo "    $j3"; fi
+    else bad "asan: sanitizer report"; head -30 "$ASAN_ERR"; fi
+  else bad "asan build"; cat build/test-logs/40-asan-build.err | head; fi
+fi
+
 # --- 3. soloist-server, when there is one ------------------------------------
 if [ -x build/soloist-server ]; then
   SP=$(free_port)
