@@ -22,7 +22,7 @@
 #include "util.h"
 #include "zmalloc.h"
 
-const char *const ERR_WRONGTYPE = "WRONGTYPE Operation against a key holding the wrong kind of value";
+const char *const ERR_WRONGTYPE = "-WRONGTYPE Operation against a key holding the wrong kind of value";
 const char *const ERR_NOT_INT = "value is not an integer or out of range";
 const char *const ERR_NOT_FLOAT = "value is not a valid float";
 const char *const ERR_SYNTAX = "syntax error";
@@ -92,15 +92,18 @@ void reply_status(client *c, const char *status) {
 void reply_error(client *c, const char *msg) { reply_error_len(c, msg, strlen(msg)); }
 
 void reply_error_len(client *c, const char *msg, size_t len) {
-    int has_code = 0;
-    for (size_t i = 0; i < len && i < 32; i++) {
-        if (msg[i] == ' ') {
-            has_code = i > 0;
-            break;
-        }
-        if (msg[i] < 'A' || msg[i] > 'Z') break;
+    /* Valkey's rule (addReplyErrorLength): a text starting with '-' names
+     * its own error code ("-WRONGTYPE ..."); any other text is an ERR.
+     * soloist also accepts a text that already starts with "ERR ". */
+    if (len && msg[0] == '-') {
+        reply_proto(c, "-", 1);
+        msg++;
+        len--;
+    } else if (len >= 4 && memcmp(msg, "ERR ", 4) == 0) {
+        reply_proto(c, "-", 1);
+    } else {
+        reply_proto(c, "-ERR ", 5);
     }
-    reply_proto(c, has_code ? "-" : "-ERR ", has_code ? 1 : 5);
     char tmp[512];
     while (len) {
         size_t n = len < sizeof(tmp) ? len : sizeof(tmp);

@@ -23,9 +23,10 @@ void reply_proto(struct client *c, const char *s, size_t len);
 
 void reply_ok(struct client *c);                          /* +OK */
 void reply_status(struct client *c, const char *status);  /* +status */
-/* -ERR msg. msg has no leading '-' and no CRLF; when it does not start
- * with an error code in capitals followed by a space ("WRONGTYPE ...",
- * "NOAUTH ..."), "ERR " is prepended, as Valkey's addReplyError does. */
+/* An error reply; msg has no CRLF. As in Valkey's addReplyError, a msg
+ * that starts with '-' names its own code ("-WRONGTYPE Operation ...",
+ * "-NOAUTH ..."); any other msg is sent as "-ERR msg" (a msg that already
+ * starts with "ERR " is not prefixed twice). */
 void reply_error(struct client *c, const char *msg);
 /* The same for a text that may hold a NUL byte (a protocol error quoting
  * the client's byte). */
@@ -60,7 +61,7 @@ void reply_set_deferred_array_len(struct client *c, void *node, long n);
 void reply_set_deferred_map_len(struct client *c, void *node, long n);
 
 /* Common replies with Valkey's exact texts. */
-extern const char *const ERR_WRONGTYPE;   /* "WRONGTYPE Operation against a key holding the wrong kind of value" */
+extern const char *const ERR_WRONGTYPE;   /* "-WRONGTYPE Operation against a key holding the wrong kind of value" */
 extern const char *const ERR_NOT_INT;     /* "value is not an integer or out of range" */
 extern const char *const ERR_NOT_FLOAT;   /* "value is not a valid float" */
 extern const char *const ERR_SYNTAX;      /* "syntax error" */

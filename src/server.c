@@ -113,7 +113,7 @@ void process_command(client *c) {
     if (!c->authenticated && !(cmd->flags & CMD_NOAUTH)) {
         cmd->rejected_calls++;
         c->cmd = NULL;
-        reply_error(c, "NOAUTH Authentication required.");
+        reply_error(c, "-NOAUTH Authentication required.");
         return;
     }
     call(c);

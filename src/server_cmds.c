@@ -70,7 +70,7 @@ static int check_password(const obj *pass) {
  * success; on failure it has replied. */
 static int try_auth(client *c, obj *user, obj *pass) {
     if (user && strcmp(user->ptr, "default") != 0) {
-        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        reply_error(c, "-WRONGPASS invalid username-password pair or user is disabled.");
         return 0;
     }
     if (!server.requirepass) {
@@ -83,7 +83,7 @@ static int try_auth(client *c, obj *user, obj *pass) {
         return 1;
     }
     if (!check_password(pass)) {
-        reply_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
+        reply_error(c, "-WRONGPASS invalid username-password pair or user is disabled.");
         return 0;
     }
     c->authenticated = 1;
@@ -115,7 +115,7 @@ static void hello_command(client *c) {
         }
         next = 2;
         if (ver < 2 || ver > 3) {
-            reply_error(c, "NOPROTO unsupported protocol version");
+            reply_error(c, "-NOPROTO unsupported protocol version");
             return;
         }
     }
@@ -137,7 +137,7 @@ static void hello_command(client *c) {
         }
     }
     if (!c->authenticated) {
-        reply_error(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        reply_error(c, "-NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
                        "<proto> AUTH <user> <pass> option can be used to authenticate the client and select the "
                        "RESP protocol version at the same time");
         return;
