@@ -65,6 +65,10 @@
  * READ_FLAGS_INLINE_ZERO_QUERY_LEN. Never returned by resp_parse. */
 #define RESP_SKIP 2
 
+/* Helpers used only inside exercise bodies: the starter copy stubs those
+ * bodies out, and the helpers must then still compile under -Werror. */
+#define RESP_EXERCISE_HELPER static inline __attribute__((unused))
+
 static const resp_limits resp_default_limits = {RESP_PROTO_MAX_BULK_LEN_DEFAULT, 1};
 
 /* Records a fixed error text; always returns RESP_ERROR so a parse step
@@ -81,10 +85,8 @@ static int resp_fail(resp_parser *p, const char *text) {
 /* "expected '$', got 'X'". Valkey formats it with addReplyErrorFormat,
  * which maps '\r' and '\n' to spaces so the reply stays one line; any
  * other byte, a NUL included, is sent as it is (sdscatvprintf keeps the
- * length vsnprintf reports), hence err_len. (inline: the exercise starter
- * stubs out its only caller, and an unused static inline draws no
- * -Wunused-function.) */
-static inline int resp_fail_expected_dollar(resp_parser *p, char got) {
+ * length vsnprintf reports), hence err_len. */
+RESP_EXERCISE_HELPER int resp_fail_expected_dollar(resp_parser *p, char got) {
     static const char head[] = "ERR Protocol error: expected '$', got '";
     size_t n = sizeof(head) - 1;
     memcpy(p->errbuf, head, n);
@@ -96,11 +98,11 @@ static inline int resp_fail_expected_dollar(resp_parser *p, char got) {
 }
 
 /* C-locale isspace(): what sdssplitargs skips between arguments. */
-static inline int resp_is_space(char c) {
+RESP_EXERCISE_HELPER int resp_is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-static inline int resp_hex_value(char c) {
+RESP_EXERCISE_HELPER int resp_hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
