@@ -36,7 +36,9 @@ static long long published;
 typedef struct expire_sample {
     long long now;
     size_t sampled, expired;
-    long long ttl_sum, ttl_samples;
+    long double ttl_sum; /* a TTL near LLONG_MAX (PEXPIREAT 2^63-1) would
+                          * overflow a long long sum */
+    long long ttl_samples;
     db_entry **doomed; /* expired entries seen by the current scan call */
     size_t ndoomed, cap;
 } expire_sample;
@@ -57,7 +59,7 @@ static void sample_entry(void *privdata, void *entry) {
         }
         s->doomed[s->ndoomed++] = e;
     } else {
-        s->ttl_sum += e->expire - s->now;
+        s->ttl_sum += (long double)(e->expire - s->now);
         s->ttl_samples++;
     }
 }
@@ -76,7 +78,8 @@ void db_active_expire_cycle(db *d, long long budget_us) {
 
         /* One round: visit buckets until `num` keys were sampled. */
         s.sampled = s.expired = 0;
-        s.ttl_sum = s.ttl_samples = 0;
+        s.ttl_sum = 0;
+        s.ttl_samples = 0;
         s.now = util_mstime();
         int wrapped = 0;
         for (int buckets = 0; s.sampled < num && buckets < EXPIRE_MAX_BUCKETS_PER_LOOP; buckets++) {
@@ -96,7 +99,7 @@ void db_active_expire_cycle(db *d, long long budget_us) {
         /* Valkey's running average of the TTLs still to go, for INFO's
          * avg_ttl: each round moves it 2% towards the round's mean. */
         if (s.ttl_samples) {
-            long long avg = s.ttl_sum / s.ttl_samples;
+            long long avg = (long long)(s.ttl_sum / (long double)s.ttl_samples);
             d->avg_ttl = d->avg_ttl == 0 ? avg : (d->avg_ttl / 50) * 49 + avg / 50;
         }
 

@@ -254,6 +254,23 @@ static void test_active_expiry(void **state) {
     db_active_expire_cycle(d, 1000);
 }
 
+static void test_active_expiry_far_future(void **state) {
+    db *d = &((fixture *)*state)->d;
+    char kb[32];
+    /* PEXPIREAT 2^63-1 on many keys: the TTL average must not overflow
+     * (UBSan checks this in the asan build). */
+    for (int i = 0; i < 100; i++) {
+        snprintf(kb, sizeof(kb), "f%d", i);
+        put(d, kb, "x");
+        obj *k = S(kb);
+        db_set_expire(d, k, 9223372036854775807LL);
+        obj_decr_ref(k);
+    }
+    db_active_expire_cycle(d, 10000);
+    assert_int_equal(db_size(d), 100);
+    assert_true(d->avg_ttl > 0);
+}
+
 static void test_random_key(void **state) {
     db *d = &((fixture *)*state)->d;
     assert_null(db_random_key(d));
@@ -361,6 +378,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ttl_set_keep_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lazy_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_active_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_active_expiry_far_future, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_empty, setup, teardown),
         cmocka_unit_test_setup_teardown(test_stats, setup, teardown),
