@@ -36,7 +36,9 @@ def run_unittests(out, pattern):
     stream = io.StringIO()
     result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
     out.write(stream.getvalue())
-    bad = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    # a test that errors and then fails in tearDown is one failed case
+    bad = len({id(t) for t, _ in result.failures + result.errors} |
+              {id(t) for t in result.unexpectedSuccesses})
     skipped = len(result.skipped)
     good = result.testsRun - bad - skipped
     return good, bad, skipped

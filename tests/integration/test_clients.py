@@ -1,0 +1,144 @@
+"""Step 0 integration tests: commands whose behaviour involves more than one
+connection (a transcript drives one), compared with what Valkey does —
+CLIENT ID/LIST/KILL/SETNAME across clients, per-connection protocol
+version, and keyspace changes seen by other clients.
+
+Owns nothing but its server. Valkey anchor: src/networking.c
+clientCommand (CLIENT LIST / KILL), src/server.c helloCommand.
+
+Runs against $SOLOIST_TARGET (default build/soloist-server).
+"""
+
+import os
+import re
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
+from harness import Server, parse  # noqa: E402
+
+
+def client_list(conn):
+    """CLIENT LIST as a list of {field: value} dicts."""
+    text = parse(conn.request("CLIENT", "LIST")).decode()
+    out = []
+    for line in text.strip("\n").split("\n"):
+        out.append(dict(f.split("=", 1) for f in line.split(" ") if "=" in f))
+    return out
+
+
+class ClientsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def setUp(self):
+        if not self.server.alive():
+            type(self).server = Server().start()
+        self.conns = []
+
+    def tearDown(self):
+        for c in self.conns:
+            c.close()
+        self.assertTrue(self.server.alive(), self.server.log_tail())
+
+    def conn(self):
+        c = self.server.conn()
+        self.conns.append(c)
+        return c
+
+    def wait_clients(self, c, n, timeout=5):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if len(client_list(c)) == n:
+                return True
+            time.sleep(0.05)
+        return False
+
+    def test_client_ids_increase_and_list_shows_all(self):
+        a, b = self.conn(), self.conn()
+        ia = parse(a.request("CLIENT", "ID"))
+        ib = parse(b.request("CLIENT", "ID"))
+        self.assertGreater(ib, ia)
+        self.assertEqual(b.request("CLIENT", "SETNAME", "bee"), b"+OK\r\n")
+        self.assertTrue(self.wait_clients(a, 2))
+        by_id = {int(e["id"]): e for e in client_list(a)}
+        self.assertEqual(by_id[ib]["name"], "bee")
+        self.assertEqual(by_id[ia]["name"], "")
+        self.assertEqual(by_id[ia]["cmd"], "client|list")
+        self.assertEqual(by_id[ib]["cmd"], "client|setname")
+        self.assertRegex(by_id[ia]["addr"], r"^127\.0\.0\.1:\d+$")
+        self.assertEqual(parse(a.request("CLIENT", "LIST", "ID", str(ib)))
+                         .decode().count("\n"), 1)
+
+    def test_client_kill_id(self):
+        a, b = self.conn(), self.conn()
+        ib = parse(b.request("CLIENT", "ID"))
+        self.assertEqual(a.request("CLIENT", "KILL", "ID", str(ib)), b":1\r\n")
+        self.assertTrue(b.wait_closed(5))
+        self.assertEqual(a.request("CLIENT", "KILL", "ID", str(ib)), b":0\r\n")
+
+    def test_client_kill_addr_old_form(self):
+        a, b = self.conn(), self.conn()
+        self.assertTrue(self.wait_clients(a, 2))
+        ib = parse(b.request("CLIENT", "ID"))
+        addr = [e["addr"] for e in client_list(a) if int(e["id"]) == ib][0]
+        self.assertEqual(a.request("CLIENT", "KILL", addr), b"+OK\r\n")
+        self.assertTrue(b.wait_closed(5))
+        self.assertEqual(a.request("CLIENT", "KILL", addr),
+                         b"-ERR No such client\r\n")
+
+    def test_client_kill_type_skipme(self):
+        a, b, c = self.conn(), self.conn(), self.conn()
+        self.assertTrue(self.wait_clients(a, 3))
+        self.assertEqual(a.request("CLIENT", "KILL", "TYPE", "normal",
+                                   "SKIPME", "yes"), b":2\r\n")
+        self.assertTrue(b.wait_closed(5))
+        self.assertTrue(c.wait_closed(5))
+        self.assertEqual(a.request("PING"), b"+PONG\r\n")
+        # SKIPME no kills the caller too: it gets the count, then EOF
+        self.assertEqual(a.request("CLIENT", "KILL", "TYPE", "normal",
+                                   "SKIPME", "no"), b":1\r\n")
+        self.assertTrue(a.wait_closed(5))
+
+    def test_protocol_is_per_connection(self):
+        a, b = self.conn(), self.conn()
+        self.assertEqual(a.request("HELLO", "3")[:1], b"%")
+        self.assertEqual(a.request("GET", "nothing"), b"_\r\n")
+        self.assertEqual(b.request("GET", "nothing"), b"$-1\r\n")
+        r = parse(a.request("HELLO"))
+        self.assertEqual(r[b"proto"], 3)
+        self.assertIsInstance(r[b"id"], int)
+        self.assertIn(r[b"server"], (b"redis", b"valkey", b"soloist"))
+
+    def test_writes_seen_by_other_clients(self):
+        a, b = self.conn(), self.conn()
+        a.request("SET", "shared", "1")
+        self.assertEqual(b.request("INCR", "shared"), b":2\r\n")
+        self.assertEqual(a.request("GET", "shared"), b"$1\r\n2\r\n")
+        b.request("FLUSHALL")
+        self.assertEqual(a.request("EXISTS", "shared"), b":0\r\n")
+
+    def test_many_connections(self):
+        conns = [self.conn() for _ in range(100)]
+        for i, c in enumerate(conns):
+            c.send(harness.encode("SET", "c:%d" % i, str(i)))
+        for c in conns:
+            self.assertEqual(c.read_reply(), b"+OK\r\n")
+        self.assertEqual(conns[0].request("DBSIZE")[:1], b":")
+        for i, c in enumerate(conns):
+            self.assertEqual(c.request("GET", "c:%d" % i),
+                             b"$%d\r\n%d\r\n" % (len(str(i)), i))
+        info = parse(conns[0].request("INFO", "clients")).decode()
+        n = int(re.search(r"connected_clients:(\d+)", info).group(1))
+        self.assertGreaterEqual(n, 100)
+
+
+if __name__ == "__main__":
+    unittest.main()
