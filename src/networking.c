@@ -377,8 +377,11 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     server.stat_net_input_bytes += n;
 
     /* Valkey: client-query-buffer-limit. The unparsed input (plus a bulk
-     * already being accumulated) may not exceed it. */
-    if (c->qb_len + parser_buffered(&c->parser) > (size_t)server.client_max_querybuf_len) {
+     * already being accumulated) may not exceed it; a client that has not
+     * authenticated yet gets at most 1 MB, as in Valkey 8. */
+    size_t qb_limit = (size_t)server.client_max_querybuf_len;
+    if (!c->authenticated && qb_limit > 1024 * 1024) qb_limit = 1024 * 1024;
+    if (c->qb_len + parser_buffered(&c->parser) > qb_limit) {
         server_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
                    (unsigned long long)c->id, c->addr, c->qb_len);
         server.stat_client_qbuf_limit_disconnections++;
