@@ -35,7 +35,7 @@ typedef struct command {
     int arity;          /* > 0 exact argc; < 0 at least -arity */
     uint32_t flags;
     int first_key, last_key, key_step; /* Valkey's legacy key positions */
-    const char *group;  /* "string", "keyspace", "server", "connection", "sorted-set" */
+    const char *group;  /* Valkey's: "string", "generic", "server", "connection", "sorted-set" */
     const char *summary;
     /* Statistics for INFO commandstats; main thread only. */
     long long calls, usec, failed_calls, rejected_calls;

@@ -100,11 +100,23 @@ static void unlink_pending_write(client *c) {
     c->flags &= ~CLIENT_PENDING_WRITE;
 }
 
+/* Takes c out of the closing list, so a client freed directly (EOF, a
+ * write error) after being flagged CLOSE_ASAP is not freed twice. */
+static void unlink_closing(client *c) {
+    for (size_t i = 0; i < closing_len; i++) {
+        if (closing[i] == c) {
+            closing[i] = closing[--closing_len];
+            return;
+        }
+    }
+}
+
 void client_free(client *c) {
     if (server.current_client == c) {
         client_close_async(c);
         return;
     }
+    if (c->flags & CLIENT_CLOSE_ASAP) unlink_closing(c);
     if (c->fd != -1) {
         ae_del_file(server.el, c->fd, AE_READABLE | AE_WRITABLE);
         close(c->fd);
@@ -139,14 +151,11 @@ void client_close_async(client *c) {
 void networking_free_closed_clients(void) {
     /* A client freed here may not be current: before_sleep runs between
      * commands, never inside one. */
-    for (size_t i = 0; i < closing_len; i++) {
-        client *c = closing[i];
-        if (c == server.current_client) continue;
+    while (closing_len) {
+        client *c = closing[--closing_len];
         c->flags &= ~CLIENT_CLOSE_ASAP;
-        server.current_client = NULL;
         client_free(c);
     }
-    closing_len = 0;
 }
 
 int client_has_pending_replies(const client *c) {

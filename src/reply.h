@@ -50,7 +50,7 @@ void reply_bool(struct client *c, int b);        /* RESP3 #t, RESP2 :1/:0 */
 /* RESP3 verbatim string (=len\r\ntxt:...), RESP2 bulk; ext is 3 chars. */
 void reply_verbatim(struct client *c, const char *s, size_t len, const char *ext);
 /* RESP3 attributes are not used. Human-readable long double, as INCRBYFLOAT
- * prints it (%.17Lg, trailing zeros trimmed). */
+ * prints it (%.17Lf, trailing zeros and dot trimmed). */
 void reply_bulk_long_double(struct client *c, long double v);
 
 /* Deferred lengths: for replies whose count is known only at the end
