@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Step 0 integration suite driver: the differential transcripts, the
 unittest integration tests and the C client, against one server binary;
-prints one `N passed, M failed` line at the end.
+prints one `N passed, M failed` line at the end (the per-part subtotals
+are written "N passed / M failed" so that tests/run.sh can never take
+one of them for the suite's count).
 
 Counting (one count per test case): each transcript file is one case
 (difftest.py), each unittest test method is one (a skipped test counts
@@ -117,7 +119,7 @@ def main():
         out.write("== differential transcripts\n")
         p, f, _ = difftest.run_transcripts(target, a.oracle, log_dir=logs,
                                            verbose=a.verbose, out=out)
-        out.write("transcripts: %d passed, %d failed (%.0fs)\n"
+        out.write("-- transcripts: %d passed / %d failed (%.0fs)\n"
                   % (p, f, time.monotonic() - t0))
         passed += p
         failed += f
@@ -125,7 +127,7 @@ def main():
         t1 = time.monotonic()
         out.write("== integration tests\n")
         p, f, sk = run_unittests(out, a.tests)
-        out.write("tests: %d passed, %d failed, %d skipped (%.0fs)\n"
+        out.write("-- tests: %d passed / %d failed / %d skipped (%.0fs)\n"
                   % (p, f, sk, time.monotonic() - t1))
         passed += p
         failed += f
@@ -133,7 +135,7 @@ def main():
         t1 = time.monotonic()
         out.write("== C client\n")
         p, f = run_c_client(a.c_client, out, slow)
-        out.write("c_client: %d passed, %d failed (%.0fs)\n"
+        out.write("-- c_client: %d passed / %d failed (%.0fs)\n"
                   % (p, f, time.monotonic() - t1))
         passed += p
         failed += f
