@@ -7,7 +7,7 @@ STEP ?=
 READER_STEP = $(if $(STEP),$(STEP),$(error give the step, e.g. make $@ STEP=0))
 
 .PHONY: check-anchors anchors-lock book book-check coverage exercise grade check-exercises \
-        exercise-manifest handout reader-print-cflags
+        exercise-manifest exercise-points handout reader-print-cflags
 
 check-anchors: ## verify every code citation in chapters/ (labels always; Valkey/Redis when the source is here)
 	@$(PYTHON) tools/anchors.py check
@@ -47,6 +47,9 @@ check-exercises: ## prove for every step: starter fails, reference passes, every
 
 exercise-manifest: ## rewrite step STEP's test hash manifest after a deliberate change to its tests
 	@$(PYTHON) tools/exercise.py manifest $(READER_STEP) --write
+
+exercise-points: ## rewrite the points table in step STEP's README.md from its exercise.json
+	@$(PYTHON) tools/exercise.py points $(READER_STEP) --write
 
 handout: ## write a learner's tree to build/handout/ (starters in place, answers folded out, tests + manifests)
 	@$(PYTHON) tools/exercise.py handout

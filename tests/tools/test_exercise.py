@@ -119,6 +119,7 @@ class Fixture(unittest.TestCase):
         write(os.path.join(self.root, ".gitignore"), "build/\n/exercises/*/work/\n")
         git(self.root, "init", "-q")
         self.assertEqual(self.tool("manifest", "0", "--write")[0], 0)
+        self.assertEqual(self.tool("points", "0", "--write")[0], 0)
 
     def tearDown(self):
         self.tmp.cleanup()
@@ -175,7 +176,7 @@ class Grading(Fixture):
         self.assertIn("reference scores 7/7", out)
         self.assertIn("mutant max-skips-last (the max loop stops one element early) scores 6/7: caught by test_max_last",
                       out)
-        self.assertIn("check-exercises: 6 passed, 0 failed", out)
+        self.assertIn("check-exercises: 7 passed, 0 failed", out)
 
     def test_check_fails_an_uncaught_or_stale_mutant(self):
         write(self.path("exercises", "00-demo", "mutants", "harmless.mutant"),

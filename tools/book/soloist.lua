@@ -152,10 +152,13 @@ end
 
 local function Pandoc(doc)
   local first = doc.blocks[1]
-  if first and first.t == "Header" and first.level == 1 and doc.meta.title == nil then
-    doc.meta.title = pandoc.MetaInlines(first.content)
-    -- keep the heading's id, so links to the chapter's title still land
-    doc.blocks[1] = pandoc.Div({}, pandoc.Attr(first.identifier))
+  if first and first.t == "Header" and first.level == 1 then
+    local text = pandoc.utils.stringify(first.content)
+    if doc.meta.title == nil or pandoc.utils.stringify(doc.meta.title) == text then
+      -- the heading becomes the page title; its id stays, so links to it land
+      doc.meta.title = pandoc.MetaInlines(first.content)
+      doc.blocks[1] = pandoc.Div({}, pandoc.Attr(first.identifier))
+    end
   end
   return doc
 end
