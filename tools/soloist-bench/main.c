@@ -81,8 +81,9 @@ static void progress_line(const sb_run_cfg *cfg, sb_worker *ws, progress_state *
         fprintf(stderr, "[prefill] %llu of %llu keys written\n", (unsigned long long)filled, (unsigned long long)keys);
         return;
     }
-    uint64_t warm_end = t0 + cfg->warmup_ns;
-    const char *phase = now < warm_end ? "warmup" : (!cfg->duration_ns || now < warm_end + cfg->duration_ns) ? "run" : "drain";
+    /* The line covers the last second: name the phase at its middle. */
+    uint64_t mid = ps->last_ns + (now - ps->last_ns) / 2, warm_end = t0 + cfg->warmup_ns;
+    const char *phase = mid < warm_end ? "warmup" : (!cfg->duration_ns || mid < warm_end + cfg->duration_ns) ? "run" : "drain";
     fprintf(stderr, "[%6.1fs] %-6s %9.0f req/s  in %8.2f MB/s  out %8.2f MB/s  errors %llu  in flight %llu\n",
             (double)(now - t0) / 1e9, phase, (double)(done - ps->done) / dt, (double)(rx - ps->rx) / dt / 1048576.0,
             (double)(tx - ps->tx) / dt / 1048576.0, (unsigned long long)errs, (unsigned long long)infl);
@@ -148,6 +149,12 @@ int main(int argc, char **argv) {
      * the workers' acquire loads of t0. */
     uint64_t t0 = sb_now_ns() + 1000000ULL;
     atomic_store_explicit(&sh.t0, t0, memory_order_release);
+    /* Rates on the progress line start from here, not from the prefill. */
+    for (int i = 0; i < cfg.threads; i++) {
+        ps.done += atomic_load_explicit(&ws[i].prog.done, memory_order_relaxed);
+        ps.rx += atomic_load_explicit(&ws[i].prog.bytes_rx, memory_order_relaxed);
+        ps.tx += atomic_load_explicit(&ws[i].prog.bytes_tx, memory_order_relaxed);
+    }
     ps.last_ns = t0;
     wait_for(&sh.finished, cfg.threads, &sh, ws, &ps, t0);
     uint64_t t_end = sb_now_ns();

@@ -350,6 +350,9 @@ static void run_prefill(sb_worker *w) {
         atomic_store_explicit(&w->prog.prefilled, filled, memory_order_relaxed);
     }
     w->issuing = 0;
+    /* Before `ready` is raised, so main's baseline for the run's progress
+     * rates includes the prefill's replies. */
+    publish_progress(w);
 }
 
 static void start_run(sb_worker *w) {
