@@ -40,8 +40,11 @@ static void client_kill(client *c) {
     if (c->argc == 3) {
         for (client *x = server.clients; x; x = x->next) {
             if (strcmp(x->addr, c->argv[2]->ptr) == 0) {
-                client_close_async(x);
                 reply_ok(c);
+                if (x == c)
+                    c->flags |= CLIENT_CLOSE_AFTER_REPLY; /* after the OK */
+                else
+                    client_close_async(x);
                 return;
             }
         }
@@ -93,15 +96,21 @@ static void client_kill(client *c) {
         }
     }
     long long killed = 0;
+    int kill_self = 0;
     for (client *x = server.clients; x; x = x->next) {
         if (id == 0 || (id > 0 && (long long)x->id != id)) continue;
         if (addr && strcmp(x->addr, addr)) continue;
         if (laddr && strcmp(x->laddr, laddr)) continue;
         if (x == c && skipme) continue;
-        client_close_async(x);
+        /* Killing oneself waits for the reply, as in Valkey. */
+        if (x == c)
+            kill_self = 1;
+        else
+            client_close_async(x);
         killed++;
     }
     reply_long_long(c, killed);
+    if (kill_self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
 void client_command(client *c) {
@@ -126,10 +135,37 @@ void client_command(client *c) {
         reply_ok(c);
     } else if (arg_is(sub, "list")) {
         if (c->argc == 4 && arg_is(c->argv[2], "type")) {
-            if (!arg_is(c->argv[3], "normal")) {
-                reply_verbatim(c, "", 0, "txt");
+            obj *t = c->argv[3];
+            if (!arg_is(t, "normal") && !arg_is(t, "master") && !arg_is(t, "replica") && !arg_is(t, "slave") &&
+                !arg_is(t, "pubsub")) {
+                reply_error_format(c, "Unknown client type '%s'", t->ptr);
                 return;
             }
+            if (!arg_is(t, "normal")) {
+                reply_verbatim(c, "", 0, "txt"); /* soloist has no such clients */
+                return;
+            }
+        } else if (c->argc > 3 && arg_is(c->argv[2], "id")) {
+            /* CLIENT LIST ID id [id ...]: only those clients. */
+            size_t cap = 512, len = 0;
+            char *out = zmalloc(cap);
+            for (int i = 3; i < c->argc; i++) {
+                long long id;
+                if (!obj_get_ll(c->argv[i], &id) || id <= 0) {
+                    zfree(out);
+                    reply_error(c, "Invalid client ID");
+                    return;
+                }
+                for (client *x = server.clients; x; x = x->next) {
+                    if ((long long)x->id != id) continue;
+                    if (cap - len < 600) out = zrealloc(out, cap *= 2);
+                    len += client_info_string(x, out + len, cap - len);
+                    out[len++] = '\n';
+                }
+            }
+            reply_verbatim(c, out, len, "txt");
+            zfree(out);
+            return;
         } else if (c->argc != 2) {
             reply_error(c, ERR_SYNTAX);
             return;
@@ -237,7 +273,7 @@ void command_command(client *c) {
             if (cmd)
                 reply_command_info(c, cmd);
             else
-                reply_null_array(c);
+                reply_null(c);
         }
     } else if (arg_is(sub, "docs")) {
         if (c->argc == 2) {
@@ -257,8 +293,46 @@ void command_command(client *c) {
     } else if (arg_is(sub, "list") && c->argc == 2) {
         reply_array_len(c, (long)commands_count());
         while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);
+    } else if (arg_is(sub, "help") && c->argc == 2) {
+        static const char *help[] = {
+            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+            "(no subcommand)", "    Return details about all commands.",
+            "COUNT", "    Return the total number of commands in this server.",
+            "LIST", "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]", "    Return details about multiple commands.",
+            "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+            "HELP", "    Print this help.",
+        };
+        size_t n = sizeof(help) / sizeof(help[0]);
+        reply_array_len(c, (long)n);
+        for (size_t i = 0; i < n; i++) reply_status(c, help[i]);
     } else {
         reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try COMMAND HELP.",
                            sub->ptr);
     }
 }
+
+/* Subcommands: name, proc (the container's), arity, flags, keys, group. */
+#define SUB(name, proc, arity, flags, summary) {name, proc, arity, flags, 0, 0, 0, "connection", summary, 0, 0, 0, 0}
+command client_subcommands[] = {
+    SUB("client|id", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the unique client ID of the connection."),
+    SUB("client|getname", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the name of the connection."),
+    SUB("client|setname", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the connection name."),
+    SUB("client|list", client_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Lists open connections."),
+    SUB("client|info", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns information about the connection."),
+    SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Terminates open connections."),
+    SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets information specific to the client or connection."),
+    SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the client eviction mode of the connection."),
+    SUB("client|no-touch", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
+    SUB("client|help", client_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
+    {0},
+};
+command command_subcommands[] = {
+    SUB("command|count", command_command, 2, CMD_STALE | CMD_LOADING, "Returns a count of commands."),
+    SUB("command|info", command_command, -2, CMD_STALE | CMD_LOADING, "Returns information about one, multiple or all commands."),
+    SUB("command|docs", command_command, -2, CMD_STALE | CMD_LOADING, "Returns documentary information about one, multiple or all commands."),
+    SUB("command|list", command_command, -2, CMD_STALE | CMD_LOADING, "Returns a list of command names."),
+    SUB("command|help", command_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
+    {0},
+};
+#undef SUB

@@ -61,6 +61,27 @@ command *commands_lookup(const char *name, size_t len) {
     return NULL;
 }
 
+command *commands_subcommands(const command *parent) {
+    static const struct {
+        const char *container;
+        command *table;
+    } families[] = {{"client", client_subcommands}, {"command", command_subcommands}, {"config", config_subcommands}};
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+        if (strcmp(parent->name, families[i].container) == 0) return families[i].table;
+    return NULL;
+}
+
+command *commands_lookup_subcommand(const command *parent, const char *name, size_t len) {
+    command *sub = commands_subcommands(parent);
+    size_t plen = strlen(parent->name);
+    for (; sub && sub->name; sub++) {
+        /* "client|list": compare the part after the bar. */
+        const char *tail = sub->name + plen + 1;
+        if (strlen(tail) == len && strncasecmp(tail, name, len) == 0) return sub;
+    }
+    return NULL;
+}
+
 command *commands_next(size_t *cursor) { return *cursor < index_len ? index_[(*cursor)++] : NULL; }
 
 size_t commands_count(void) { return index_len; }

@@ -46,6 +46,20 @@ extern command string_commands[];
 extern command keyspace_commands[];
 extern command server_commands[];
 
+/* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
+ * Redis 7 and Valkey: each is an entry of its own named "client|list",
+ * with its own arity and statistics, so errors read "wrong number of
+ * arguments for 'client|setname' command" and INFO commandstats and
+ * CLIENT LIST show "client|list". A subcommand's proc is usually its
+ * container's, which dispatches on argv[1] itself. */
+extern command client_subcommands[];
+extern command command_subcommands[];
+extern command config_subcommands[];
+/* The subcommand table of a container, or NULL for a plain command. */
+command *commands_subcommands(const command *parent);
+/* Looks up argv[1] among a container's subcommands; NULL when unknown. */
+command *commands_lookup_subcommand(const command *parent, const char *name, size_t len);
+
 /* Builds the lookup index from every table (server start). */
 void commands_init(void);
 /* Case-insensitive lookup; NULL when unknown. */

@@ -141,12 +141,17 @@ static void gen_info(text *t, int argc, obj **argv) {
                     "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
                     "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n"
                     "total_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\ntotal_error_replies:%lld\r\n"
+                    "instantaneous_ops_per_sec:%lld\r\ninstantaneous_input_kbps:%.2f\r\n"
+                    "instantaneous_output_kbps:%.2f\r\nexpired_stale_perc:%.2f\r\n"
+                    "expire_cycle_cpu_milliseconds:%lld\r\n"
                     "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n",
                     server.stat_numconnections, server.stat_numcommands, server.stat_net_input_bytes,
                     server.stat_net_output_bytes, server.stat_rejected_conn, db_stat.expired_keys,
                     db_stat.keyspace_hits, db_stat.keyspace_misses, server.stat_client_qbuf_limit_disconnections,
                     server.stat_client_outbuf_limit_disconnections, server.stat_total_reads,
-                    server.stat_total_writes, server.stat_total_error_replies);
+                    server.stat_total_writes, server.stat_total_error_replies, server_instantaneous_metric(0),
+                    (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
+                    (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000);
     }
     SECTION("replication", 1) {
         text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
@@ -164,11 +169,16 @@ static void gen_info(text *t, int argc, obj **argv) {
     SECTION("commandstats", 0) {
         text_printf(t, "# Commandstats\r\n");
         size_t cursor = 0;
-        for (command *cmd; (cmd = commands_next(&cursor));) {
-            if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
-            text_printf(t, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
-                        cmd->name, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
-                        cmd->rejected_calls, cmd->failed_calls);
+        for (command *top; (top = commands_next(&cursor));) {
+            command *sub = commands_subcommands(top);
+            for (command *cmd = top; cmd && cmd->name; cmd = cmd == top ? sub : cmd + 1) {
+                if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
+                text_printf(t,
+                            "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                            cmd->name, cmd->calls, cmd->usec,
+                            cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0, cmd->rejected_calls,
+                            cmd->failed_calls);
+            }
         }
     }
     SECTION("keyspace", 1) {

@@ -103,6 +103,21 @@ void process_command(client *c) {
         reject_command(c, msg);
         return;
     }
+    command *sub = commands_subcommands(cmd) && c->argc >= 2 ? commands_lookup_subcommand(cmd, c->argv[1]->ptr, c->argv[1]->len) : NULL;
+    if (commands_subcommands(cmd) && c->argc >= 2 && !sub) {
+        /* Valkey: "unknown subcommand '%.128s'. Try %s HELP." with the
+         * container's name in capitals. */
+        char upper[32];
+        size_t i;
+        for (i = 0; cmd->name[i] && i < sizeof(upper) - 1; i++) upper[i] = (char)(cmd->name[i] & ~0x20);
+        upper[i] = '\0';
+        char msg[256];
+        snprintf(msg, sizeof(msg), "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1]->ptr, upper);
+        c->cmd = NULL;
+        reject_command(c, msg);
+        return;
+    }
+    if (sub) c->cmd = cmd = sub;
     c->lastcmd = cmd;
     if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity) {
         cmd->rejected_calls++;
@@ -136,12 +151,35 @@ void call(client *c) {
 
 /* ---------------------------------------------------------------- cron */
 
+static void track_instantaneous_metric(int i, long long value, long long now_ms) {
+    struct inst_metric *m = &server.inst_metric[i];
+    long long dt = now_ms - m->last_sample_ms;
+    if (m->last_sample_ms && dt > 0) {
+        m->samples[m->idx] = (value - m->last_value) * 1000 / dt;
+        m->idx = (m->idx + 1) % 16;
+    }
+    m->last_sample_ms = now_ms;
+    m->last_value = value;
+}
+
+long long server_instantaneous_metric(int i) {
+    long long sum = 0;
+    for (int j = 0; j < 16; j++) sum += server.inst_metric[i].samples[j];
+    return sum / 16;
+}
+
 static long long server_cron(ae_loop *el, long long id, void *data) {
     (void)el, (void)id, (void)data;
     server.cronloops++;
     if (server.shutdown_asap) {
         server_prepare_shutdown();
         return AE_NOMORE;
+    }
+    long long now = util_mstime();
+    if (now - server.inst_metric[0].last_sample_ms >= 100) {
+        track_instantaneous_metric(0, server.stat_numcommands, now);
+        track_instantaneous_metric(1, server.stat_net_input_bytes, now);
+        track_instantaneous_metric(2, server.stat_net_output_bytes, now);
     }
     networking_clients_cron();
     /* Valkey's cron gives active expiry 25% of each tick
@@ -186,9 +224,13 @@ void server_reset_stats(void) {
     memset(server.phase_ns, 0, sizeof(server.phase_ns));
     memset(server.phase_calls, 0, sizeof(server.phase_calls));
     server.phase_since_ns = util_monotonic_ns();
+    memset(server.inst_metric, 0, sizeof(server.inst_metric));
     size_t cursor = 0;
-    for (command *cmd; (cmd = commands_next(&cursor));)
+    for (command *cmd; (cmd = commands_next(&cursor));) {
         cmd->calls = cmd->usec = cmd->failed_calls = cmd->rejected_calls = 0;
+        for (command *sub = commands_subcommands(cmd); sub && sub->name; sub++)
+            sub->calls = sub->usec = sub->failed_calls = sub->rejected_calls = 0;
+    }
 }
 
 /* ------------------------------------------------------------ shutdown */
@@ -245,6 +287,16 @@ static void adjust_open_files_limit(void) {
     }
 }
 
+/* CONFIG SET maxclients: the event loop must hold every client's fd. */
+static int apply_maxclients(const char **err) {
+    adjust_open_files_limit();
+    if (ae_resize(server.el, server.maxclients + 128) == AE_ERR) {
+        *err = "The event loop API used by soloist is not able to handle the specified number of clients";
+        return 0;
+    }
+    return 1; /* config.h: nonzero is success */
+}
+
 static int listen_on_port(void) {
     char err[ANET_ERR_LEN];
     for (int i = 0; i < server.bindaddr_count; i++) {
@@ -288,6 +340,7 @@ int server_init(void) {
     for (int i = 0; i < server.ipfd_count; i++)
         ae_add_file(server.el, server.ipfd[i], AE_READABLE, networking_accept_handler, NULL);
     ae_add_timer(server.el, 1, server_cron, NULL);
+    config_apply_maxclients = apply_maxclients;
     ae_set_before_sleep(server.el, before_sleep);
     ae_set_after_sleep(server.el, after_sleep);
     server.phase_now = PHASE_OTHER;

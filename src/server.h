@@ -78,6 +78,15 @@ struct server {
     long long stat_client_qbuf_limit_disconnections, stat_client_outbuf_limit_disconnections;
     long long stat_unexpected_error_replies, stat_total_error_replies;
 
+    /* Instantaneous rates (INFO instantaneous_*): a sample every 100 ms of
+     * each counter's rate, averaged over the last 16 (Valkey:
+     * trackInstantaneousMetric). Step 4's ignition reads the same kind. */
+    struct inst_metric {
+        long long last_sample_ms, last_value;
+        long long samples[16];
+        int idx;
+    } inst_metric[3]; /* commands, net input bytes, net output bytes */
+
     /* Phase clock: ns spent in each phase since start or RESETSTAT. */
     uint64_t phase_ns[PHASE_COUNT];
     uint64_t phase_calls[PHASE_COUNT];
@@ -104,6 +113,9 @@ void process_command(struct client *c);
 /* Runs c->cmd and accounts its time (Valkey: call()). */
 void call(struct client *c);
 void server_reset_stats(void);
+/* Average per-second rate of instantaneous metric i (0 commands, 1 input
+ * bytes, 2 output bytes) over its samples. */
+long long server_instantaneous_metric(int i);
 /* Starts an orderly shutdown from a command or a signal. */
 void server_prepare_shutdown(void);
 

@@ -196,3 +196,12 @@ command server_commands[] = {
     {"info", info_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns information and statistics about the server.", 0, 0, 0, 0},
     {0},
 };
+
+command config_subcommands[] = {
+    {"config|get", config_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Returns the effective values of configuration parameters.", 0, 0, 0, 0},
+    {"config|set", config_command, -4, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Sets configuration parameters in-flight.", 0, 0, 0, 0},
+    {"config|resetstat", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Resets the server's statistics.", 0, 0, 0, 0},
+    {"config|rewrite", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Persists the effective configuration to file.", 0, 0, 0, 0},
+    {"config|help", config_command, 2, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns helpful text about the different subcommands.", 0, 0, 0, 0},
+    {0},
+};
