@@ -21,14 +21,20 @@
 
 static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
 
-static void client_list_reply(client *c, client *only) {
+/* Replies with one CLIENT LIST line per client that `only` selects: all
+ * clients when only == NULL and ids == NULL, one client (CLIENT INFO, no
+ * trailing newline) when only != NULL, or the clients whose ids are in
+ * ids[0..nids) (CLIENT LIST ID ...), in the order given. */
+static void client_list_reply(client *c, client *only, const long long *ids, int nids) {
     size_t cap = 512, len = 0;
     char *out = zmalloc(cap);
-    for (client *x = server.clients; x; x = x->next) {
-        if (only && x != only) continue;
-        if (cap - len < 600) out = zrealloc(out, cap *= 2);
-        len += client_info_string(x, out + len, cap - len);
-        out[len++] = '\n';
+    for (int i = 0; i < (ids ? nids : 1); i++) {
+        for (client *x = server.clients; x; x = x->next) {
+            if ((only && x != only) || (ids && (long long)x->id != ids[i])) continue;
+            if (cap - len < 600) out = zrealloc(out, cap *= 2);
+            len += client_info_string(x, out + len, cap - len);
+            out[len++] = '\n';
+        }
     }
     if (only && len) len--; /* CLIENT INFO: one line, no trailing newline */
     reply_verbatim(c, out, len, "txt");
@@ -147,32 +153,25 @@ void client_command(client *c) {
             }
         } else if (c->argc > 3 && arg_is(c->argv[2], "id")) {
             /* CLIENT LIST ID id [id ...]: only those clients. */
-            size_t cap = 512, len = 0;
-            char *out = zmalloc(cap);
-            for (int i = 3; i < c->argc; i++) {
-                long long id;
-                if (!obj_get_ll(c->argv[i], &id) || id <= 0) {
-                    zfree(out);
+            int nids = c->argc - 3;
+            long long *ids = zmalloc(sizeof(*ids) * (size_t)nids);
+            for (int i = 0; i < nids; i++) {
+                if (!obj_get_ll(c->argv[3 + i], &ids[i]) || ids[i] <= 0) {
+                    zfree(ids);
                     reply_error(c, "Invalid client ID");
                     return;
                 }
-                for (client *x = server.clients; x; x = x->next) {
-                    if ((long long)x->id != id) continue;
-                    if (cap - len < 600) out = zrealloc(out, cap *= 2);
-                    len += client_info_string(x, out + len, cap - len);
-                    out[len++] = '\n';
-                }
             }
-            reply_verbatim(c, out, len, "txt");
-            zfree(out);
+            client_list_reply(c, NULL, ids, nids);
+            zfree(ids);
             return;
         } else if (c->argc != 2) {
             reply_error(c, ERR_SYNTAX);
             return;
         }
-        client_list_reply(c, NULL);
+        client_list_reply(c, NULL, NULL, 0);
     } else if (arg_is(sub, "info") && c->argc == 2) {
-        client_list_reply(c, c);
+        client_list_reply(c, c, NULL, 0);
     } else if (arg_is(sub, "kill") && c->argc >= 3) {
         client_kill(c);
     } else if (arg_is(sub, "setinfo") && c->argc == 4) {
