@@ -625,7 +625,7 @@ def run_transcripts(target_bin, oracle_bin, paths=None, log_dir=None,
     paths = paths or sorted(
         os.path.join(TRANSCRIPTS, f) for f in os.listdir(TRANSCRIPTS)
         if f.endswith(".txt"))
-    log_dir = log_dir or os.path.join(harness.REPO, "build", "integration-logs")
+    log_dir = log_dir or harness.log_dir()
     os.makedirs(log_dir, exist_ok=True)
     deliberate = Deliberate(DELIBERATE)
     runner = Runner(target_bin, oracle_bin, deliberate, log_dir, verbose, out)

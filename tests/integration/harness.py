@@ -43,7 +43,7 @@ def target_binary():
 
 def log_dir():
     d = os.environ.get("SOLOIST_LOG_DIR",
-                       os.path.join(REPO, "build", "integration-logs"))
+                       os.path.join(REPO, "build", "integration-logs", "manual"))
     os.makedirs(d, exist_ok=True)
     return d
 
