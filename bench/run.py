@@ -225,7 +225,7 @@ def command_for(n, a):
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):
             return None, "bench/loadgen_sanity.sh not present", 0
-        return [script], {}, 120 if q else 300
+        return [script], ({"RUNS": "3", "SECONDS_PER_RUN": "1"} if q else {}), 120 if q else 300
     return None, "unknown", 0
 
 

@@ -399,19 +399,36 @@ def h_phase_shares(run, lines, bench):
     return rows
 
 
+LOADGEN_CFG = ("command", "conns", "clients", "pipeline", "value_bytes", "keys", "threads",
+               "seconds", "runs", "server", "pinned")
+
+
 def h_loadgen_sanity(run, lines, bench):
+    """bench/loadgen_sanity.sh (the load generator's author writes it):
+    its summary line carries the ratio it computed from paired runs."""
     base = base_conditions(run)
-    rows = []
     for ln in lines:
-        if ln.get("summary") and ln.get("ratio") is not None:
-            cfg = {k: v for k, v in ln.items() if k not in ("bench", "summary", "ratio", "run_id")}
-            cfg_list = ["%s=%s" % (k, cfg[k]) for k in sorted(cfg)] or None
-            claim = ln.get("claim") or "load generator sanity: its rate / redis-benchmark's rate"
-            rows.append(Row("F0.22", claim, "ratio **%s**" % fmt_ratio(float(ln["ratio"])),
-                            dict(base, config=cfg_list), "make findings BENCH=loadgen_sanity",
-                            run.rel(bench), serving_note(ln, base["cores"])))
-            break
-    return rows
+        if not (ln.get("summary") and ln.get("ratio") is not None):
+            continue
+        cfg = ["%s=%s" % (k, ln[k]) for k in LOADGEN_CFG if k in ln] or None
+        fig = "ratio **%s**" % fmt_ratio(float(ln["ratio"]))
+        if "soloist_bench_rps_median" in ln and "redis_benchmark_rps_median" in ln:
+            fig += " (medians %s vs %s rps" % (fmt_rps(ln["soloist_bench_rps_median"]),
+                                               fmt_rps(ln["redis_benchmark_rps_median"]))
+            if ln.get("pair_ratios"):
+                fig += "; pair ratios %s" % ", ".join("%.3f" % x for x in ln["pair_ratios"])
+            fig += ")"
+        if "within_10pct" in ln:
+            fig += "; within 10%%: %s" % ("yes" if ln["within_10pct"] else "NO")
+        if "soloist_bench_count_matches_server" in ln:
+            fig += "; request count matches the server's: %s" % (
+                "yes" if ln["soloist_bench_count_matches_server"] else "NO")
+        note = ("pinned: server cpu0, load generators cpu1" if ln.get("pinned")
+                else SERVING_NOTE % base["cores"])
+        claim = ln.get("claim") or "load generator sanity: soloist-bench / redis-benchmark rate"
+        return [Row("F0.22", claim, fig, dict(base, config=cfg),
+                    "make findings BENCH=loadgen_sanity", run.rel(bench), note)]
+    return []
 
 
 def h_generic(run, lines, bench):
