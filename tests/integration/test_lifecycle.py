@@ -234,19 +234,26 @@ class InfoTest(unittest.TestCase):
         self.assertRegex(text, r"cmdstat_set:calls=2,usec=\d+,usec_per_call=")
 
     def test_phase_time_section(self):
-        """soloist's own section: where the main thread's time goes
-        (step 0's measurement: poll, read+parse, execute, write)."""
+        """soloist's own INFO section `# Threads`: where the main thread's
+        time goes (step 0's measurement): main_thread_{poll,read,exec,
+        write}_us with their _calls counters. Counters only grow, and
+        executing commands grows the exec counters."""
         if self.server.kind == "redis":
             self.skipTest("soloist only")
-        text = info(self.c, "everything")
-        phases = {}
-        for line in text.split("\r\n"):
-            m = re.match(r"^([a-z_]*(poll|read|exec|write)[a-z_]*_us):(\d+)$", line)
-            if m:
-                phases[m.group(2)] = (m.group(1), int(m.group(3)))
-        for p in ("poll", "read", "exec", "write"):
-            self.assertIn(p, phases,
-                          "no *%s*_us field in INFO everything" % p)
+        names = ["main_thread_%s_%s" % (p, k)
+                 for p in ("poll", "read", "exec", "write")
+                 for k in ("us", "calls")]
+        before = info_fields(info(self.c, "everything")).get("threads")
+        self.assertIsNotNone(before, "INFO everything has no # Threads")
+        for n in names:
+            self.assertRegex(before.get(n, ""), r"^\d+$", n)
+        self.c.send(harness.encode("PING") * 100)
+        self.c.read_replies(100)
+        after = info_fields(info(self.c, "threads"))["threads"]
+        for n in names:
+            self.assertGreaterEqual(int(after[n]), int(before[n]), n)
+        self.assertGreaterEqual(int(after["main_thread_exec_calls"]) -
+                                int(before["main_thread_exec_calls"]), 1)
 
 
 if __name__ == "__main__":
