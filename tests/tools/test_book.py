@@ -203,6 +203,23 @@ class Book(unittest.TestCase):
         self.assertIn("asset from another host", out)
         self.assertNotIn("valkey.io", out)
 
+    def test_mutant_table(self):
+        self.fixture_book()
+        ex = os.path.join(self.root, "exercises", "00-demo")
+        write(os.path.join(ex, "README.md"), "# Exercise 00\n\n```\nmutants: 00-demo\n```\n")
+        write(os.path.join(ex, "mutants", "off-by-one.mutant"), "# what: stops one early\n")
+        rc, out = self.build()
+        self.assertEqual(rc, 0, out)
+        self.assertIn("Not run yet", self.page("exercise-00-demo.html"))
+        write(os.path.join(self.root, "build", "grade", "00", "check.json"),
+              '{"cells": ["o2"], "repeat": 1, "rows": [{"candidate": "mutant off-by-one", "failing": ["test_max"],'
+              ' "score": 4, "max_score": 5}]}')
+        rc, out = self.build()
+        page = self.page("exercise-00-demo.html")
+        self.assertIn("<td>stops one early</td>", page)
+        self.assertIn("<code>test_max</code>", page)
+        self.assertIn("4/5", page)
+
     def test_refuses_to_delete_a_foreign_directory(self):
         os.makedirs(self.out)
         write(os.path.join(self.out, "precious.txt"), "x")
