@@ -82,17 +82,18 @@ server_checks() {
   jcheck "$L closed loop: 20000 requests, all replies right" "$j" \
     'c0["requests"]==20000 and c0["errors"]==0 and c0["bad_values"]==0 and c0["misses"]==0 and c0["hits"]==c0["gets"] and c0["gets"]+c0["sets"]==20000 and c0["gets"]>8000'
 
-  # Open loop, uniform arrivals at 2000/s for 2 s: exactly 4000 due; all
-  # sent (none unsent), all answered, and the generator on time.
+  # Open loop, uniform arrivals at 2000/s for 2 s: exactly 4000 due, all
+  # accounted for (sent, or unsent only if every pipeline was full at the
+  # end: at most 1% on a busy machine), all answered, sent on time.
   j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival uniform -d 2s)
   summary "$j"
   jcheck "$L open loop uniform: 4000 arrivals in 2 s, sent on time" "$j" \
-    'abs(c0["requests"]-4000)<=2 and c0["unsent"]==0 and c0["errors"]==0 and c0["misses"]==0 and c0["slip_us"]["p50"]<2000'
+    'abs(c0["requests"]+c0["unsent"]-4000)<=2 and c0["unsent"]<=40 and c0["errors"]==0 and c0["misses"]==0 and c0["slip_us"]["p50"]<2000'
 
   # Poisson arrivals: the count is random, within 6 sigma of 4000.
-  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival poisson -d 2s)
-  jcheck "$L open loop poisson: about 4000 arrivals in 2 s" "$j" \
-    'abs(c0["requests"]+c0["unsent"]-4000)<=380 and c0["errors"]==0'
+  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival poisson --distribution zipf:0.99 -d 2s)
+  jcheck "$L open loop poisson, zipf keys: about 4000 arrivals in 2 s, all hits" "$j" \
+    'abs(c0["requests"]+c0["unsent"]-4000)<=380 and c0["errors"]==0 and c0["hits"]==c0["gets"] and c0["distribution"]=="zipf:0.99"'
 
   # 10 MB values: written by reference, checked while streaming.
   j=$(bench -p "$P" -c 2 -n 4 -s 10mb --prefill -r 1:1 --count 30)

@@ -407,11 +407,14 @@ static void run_measured(sb_worker *w) {
     start_run(w);
     for (;;) {
         uint64_t now = sb_now_ns();
+        /* Send what is due before looking at the end: a request due just
+         * before the end that the loop reaches just after it (a late
+         * wake-up) is still inside the window and still owed. */
+        if (w->issuing) pump_open(w, now);
         if (w->issuing && (now >= w->end || all_counted_done(w, now) ||
                            atomic_load_explicit(&w->sh->stop, memory_order_relaxed)))
             stop_issuing(w, now);
         if (!w->issuing && (total_inflight(w) == 0 || now >= w->drain_end)) break;
-        if (w->issuing) pump_open(w, now);
         flush_dirty(w, now);
         if (now - last_publish >= PUBLISH_NS) {
             publish_progress(w);
