@@ -247,7 +247,7 @@ class Book:
                          "first": a, "last": b,
                          "url": f"https://github.com/{p['repo']}/blob/{p['sha']}/{path}#L{a}-L{b}",
                          "command": f"tools/pinned-source.py show {pin} {path} -r {a}:{b}"}
-                if c.text in lock:
+                if c.text in lock and lock[c.text]["first"] != "?":
                     entry["locked_first"] = lock[c.text]["first"]
                 try:
                     entry["text"] = "\n".join(self.proj.upstream_span(c.text))
