@@ -37,11 +37,16 @@ CFLAGS ?=
 CFLAGS_ALL := $(CFLAGS_BASE) $(VFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := -pthread $(VFLAGS) $(LDFLAGS) -lm
 
-# SRC_DIR lets the grader build the server against a learner's copy of one
-# module: `make SRC_OVERRIDE=path/to/resp.c` replaces src/resp.c.
+# SRC_OVERRIDE lets the grader build the server against a learner's copy
+# of one module: `make SRC_OVERRIDE=path/to/resp.c` replaces src/resp.c.
+# Such a build goes to its own directory (unless B is given), so its
+# objects and dependency files never mix with the reference build's.
 LIB_SRCS := $(filter-out src/main.c,$(wildcard src/*.c))
 ifneq ($(SRC_OVERRIDE),)
   LIB_SRCS := $(filter-out src/$(notdir $(SRC_OVERRIDE)),$(LIB_SRCS)) $(SRC_OVERRIDE)
+  ifeq ($(origin B),file)
+    B := $(B)/override-$(subst /,_,$(basename $(SRC_OVERRIDE)))
+  endif
 endif
 LIB_OBJS := $(patsubst %.c,$(B)/obj/%.o,$(notdir $(LIB_SRCS)))
 LIB := $(B)/libsoloist.a
@@ -52,7 +57,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(B)/tests/%,$(UNIT_SRCS))
 CMOCKA_CFLAGS = $(shell pkg-config --cflags cmocka 2>/dev/null)
 CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 
-vpath %.c $(sort $(dir $(LIB_SRCS))) src
+# The override's directory comes first so its file wins over src/'s.
+vpath %.c $(if $(SRC_OVERRIDE),$(dir $(SRC_OVERRIDE))) src
 
 .PHONY: all server unit help deps test test-fast run clean
 all: deps-check $(SERVER) $(UNIT_BINS) ## build the server, the tools and the unit tests

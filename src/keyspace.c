@@ -105,18 +105,32 @@ static void scan_collect(void *privdata, void *entry) {
     k->v[k->n++] = obj_create_string(e->key, e->keylen);
 }
 
-/* Redis 7.0's parseScanCursorOrReply: strtoul's rules, so "" is 0 and
- * "-1" wraps; leading spaces and trailing bytes are refused. Valkey 8
- * parses with string2ull, which refuses "" and negative numbers too. */
+/* Valkey's parseScanCursorOrReply, with string2ull's rules: a number
+ * string2ll accepts must not be negative; otherwise strtoull must consume
+ * the whole, non-empty string. Redis 7.0 read "-1" as ULONG_MAX (a listed
+ * difference in tests/integration/deliberate_differences.txt). */
 static int parse_cursor_or_reply(client *c, const obj *o, unsigned long long *cursor) {
-    char *end;
-    errno = 0;
-    *cursor = strtoull(o->ptr, &end, 10);
-    if (o->ptr[0] == ' ' || (o->ptr[0] >= '\t' && o->ptr[0] <= '\r') || *end != '\0' || errno == ERANGE) {
-        reply_error(c, "invalid cursor");
-        return 0;
+    long long ll;
+    int ok;
+    if (str_to_ll(o->ptr, o->len, &ll)) {
+        ok = ll >= 0;
+        *cursor = (unsigned long long)ll;
+    } else {
+        char *end;
+        errno = 0;
+        *cursor = strtoull(o->ptr, &end, 10);
+        ok = errno != EINVAL && errno != ERANGE && o->ptr[0] != '\0' && *end == '\0';
     }
-    return 1;
+    if (!ok) reply_error(c, "invalid cursor");
+    return ok;
+}
+
+/* Valkey's getObjectTypeByName: the names TYPE prints. */
+static int known_type_name(const char *name) {
+    static const char *const names[] = {"string", "list", "set", "zset", "hash", "stream"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (!strcasecmp(name, names[i])) return 1;
+    return 0;
 }
 
 /*@ scan-command */
@@ -141,10 +155,13 @@ static void scan_command(client *c) {
         } else if (!strcasecmp(opt, "match") && has_value) {
             pat = pattern_is_all(c->argv[i + 1]) ? NULL : c->argv[i + 1];
         } else if (!strcasecmp(opt, "type") && has_value) {
-            /* Redis 7.0 filters by name and so accepts any name (an
-             * unknown one matches nothing); Valkey 8 answers an unknown
-             * type name with an error. */
+            /* Valkey refuses a name TYPE never prints; Redis 7.0
+             * accepted it and matched nothing. */
             type = c->argv[i + 1]->ptr;
+            if (!known_type_name(type)) {
+                reply_error_format(c, "unknown type name '%s'", type);
+                return;
+            }
         } else {
             reply_error(c, ERR_SYNTAX);
             return;

@@ -232,13 +232,17 @@ static void getdel_command(client *c) {
 }
 
 /* GETEX key [EX s | PX ms | EXAT ts | PXAT ms-ts | PERSIST].
- * Order as in Redis 7.0: a missing key answers null before the TTL
- * argument is validated (GETEX nokey EX -1 → null). Valkey 8 validates
- * the TTL first and answers that case with the invalid-expire error. */
+ * Order as in Valkey: the TTL argument is validated before the key is
+ * looked up (GETEX nokey EX -1 → invalid expire time). Redis 7.0 answered
+ * null first; tests/integration/deliberate_differences.txt lists it. */
 static void getex_command(client *c) {
     int flags = 0, unit = UNIT_SECONDS;
     obj *expire = NULL;
     if (!parse_set_options(c, 2, PARSE_GETEX, &flags, &unit, &expire)) return;
+
+    /* Valkey checks the expire time before looking the key up. */
+    long long when = 0;
+    if (expire && !get_expire_ms_or_reply(c, expire, flags, unit, &when)) return;
 
     obj *o = db_lookup_read(c->db, c->argv[1]);
     if (!o) {
@@ -249,8 +253,6 @@ static void getex_command(client *c) {
         reply_error(c, ERR_WRONGTYPE);
         return;
     }
-    long long when = 0;
-    if (expire && !get_expire_ms_or_reply(c, expire, flags, unit, &when)) return;
 
     reply_bulk(c, o); /* before the key can go away below */
     if ((flags & (SET_EXAT | SET_PXAT)) && when <= util_mstime())
