@@ -14,6 +14,11 @@
  * Valkey: src/config.c — the standardConfig table (static_configs),
  * loadServerConfigFromString, configSetCommand, configGetCommand; the
  * command line handling is in main() in src/server.c.
+ * Files: config.c (the table, special options, defaults), config_types.c
+ * (parse and print by type), config_load.c (quoting, files, the command
+ * line, usage), config_command.c (CONFIG SET/GET, the command),
+ * config_rewrite.c (CONFIG REWRITE); what they share is in
+ * config_private.h, which nothing else includes.
  */
 #ifndef SOLOIST_CONFIG_H
 #define SOLOIST_CONFIG_H

@@ -14,6 +14,10 @@
  * hashtableNext, hashtableFairRandomEntry, hashtableIncrementalFind*.
  * Written from the design, not from Valkey's code; names are snake_case
  * and each function says which Valkey function it stands for.
+ * Files: hashtable.c (buckets, find, add, delete, rehash, verify),
+ * hashtable_iter.c (scan, iterators, fair random),
+ * hashtable_incremental_find.c (the resumable find); what they share is in
+ * hashtable_private.h, which nothing else includes.
  *
  * Layout in one paragraph: a table is 2^k buckets of 64 bytes (one cache
  * line): a metadata byte (1 "chained" bit + 7 presence bits), 7 one-byte
