@@ -44,6 +44,9 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 
+sys.path.insert(0, HERE)
+import findings_refs  # noqa: E402
+
 _spec = importlib.util.spec_from_file_location("pinned_source", os.path.join(HERE, "pinned-source.py"))
 pinned_source = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pinned_source)
@@ -386,6 +389,21 @@ def cmd_check(proj, args):
                          "the range may have grown or shifted)")
         else:
             passed += 1
+    # 4. references to measured rows, {{finding F0.N}}, against FINDINGS.md
+    rows = findings_refs.load(proj.root)
+    n_refs = findings_unchecked = 0
+    for d in docs:
+        with open(d, encoding="utf-8") as f:
+            refs = findings_refs.references(f.read())
+        for line, rid in refs:
+            n_refs += 1
+            if rows is None:
+                findings_unchecked += 1
+            elif rid in rows:
+                passed += 1
+            else:
+                failed += 1
+                fails.append(f"{proj.rel(d)}:{line}: {{{{finding {rid}}}}}: FINDINGS.md has no row {rid}")
     for text, e in sorted(lock.items(), key=lambda kv: kv[1]["line"]):
         if text not in cited:
             failed += 1
@@ -403,7 +421,13 @@ def cmd_check(proj, args):
         print(f"  first reason: {unavailable[0]}")
         if pending:
             print(f"  {pending} of them were locked without the source (hash pending).")
-    print(f"check-anchors: {passed} passed, {failed} failed" + (f", {unchecked} not checked" if unchecked else ""))
+    if findings_unchecked:
+        print(f"NOT CHECKED: {findings_unchecked} reference(s) to FINDINGS.md rows, because FINDINGS.md does not "
+              "exist yet (run `make findings`); they are not counted as passed.")
+    elif n_refs:
+        print(f"check-anchors: {n_refs} references to FINDINGS.md rows")
+    unchecked_all = unchecked + findings_unchecked
+    print(f"check-anchors: {passed} passed, {failed} failed" + (f", {unchecked_all} not checked" if unchecked_all else ""))
     if args.strict and unchecked:
         return 1
     return 1 if failed else 0

@@ -41,6 +41,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.dirname(HERE)
 sys.path.insert(0, TOOLS)
 import anchors  # noqa: E402  (tools/anchors.py)
+import findings_refs  # noqa: E402  (tools/findings_refs.py)
 
 pinned_source = anchors.pinned_source
 MARKER = ".soloist-book"
@@ -118,6 +119,7 @@ class Book:
         self.proj = anchors.Project(root=self.root, pins=self.pins, source=self.source)
         self.warnings = []
         self.notes = []
+        self.finding_rows = findings_refs.load(self.root)
 
     def rel(self, p):
         return os.path.relpath(p, self.root)
@@ -133,6 +135,10 @@ class Book:
         if os.path.isfile(notes):
             pages.append({"src": notes, "out": "notes.html", "kind": "notes",
                           "title": doc_title(notes, "Questions and answers")})
+        findings = os.path.join(self.root, "FINDINGS.md")
+        if os.path.isfile(findings):
+            pages.append({"src": findings, "out": "findings.html", "kind": "findings",
+                          "title": "Findings: every measured row"})
         for p in sorted(glob.glob(os.path.join(self.root, "exercises", "*", "README.md"))):
             step = os.path.basename(os.path.dirname(p))
             pages.append({"src": p, "out": f"exercise-{step}.html", "kind": "exercise",
@@ -343,8 +349,32 @@ class Book:
         except OSError:
             return None
 
+    def with_findings(self, src, kind):
+        """A page that references FINDINGS.md rows ({{finding F0.N}}) is
+        rendered from a copy with each reference replaced by the row's
+        figure (tools/findings_refs.py); FINDINGS.md itself gets an anchor
+        per row. Other pages are rendered as they are."""
+        if not src.startswith(self.root) or src.startswith(self.work):
+            return src
+        with open(src, encoding="utf-8") as f:
+            text = f.read()
+        if kind == "findings":
+            new = findings_refs.anchor_rows(text)
+        elif findings_refs.REF.search(text):
+            if self.finding_rows is None:
+                self.notes.append(f"{self.rel(src)}: FINDINGS.md does not exist yet; finding references say so")
+            new = findings_refs.render(text, self.finding_rows)
+        else:
+            return src
+        path = os.path.join(self.work, "findings-" + self.rel(src).replace("/", "-"))
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(new)
+        return path
+
     def render(self, base, src, out, kind, extra=()):
-        cmd = base + ["-M", f"soloist-doc={self.rel(src) if src.startswith(self.root) else 'index.md'}",
+        doc = self.rel(src) if src.startswith(self.root) and not src.startswith(self.work) else "index.md"
+        src = self.with_findings(src, kind)
+        cmd = base + ["-M", f"soloist-doc={doc}",
                       "-V", f"kind={kind}", *extra, src, "-o", os.path.join(self.out, out)]
         r = run(cmd, cwd=self.root)
         for line in r.stderr.splitlines():
