@@ -500,9 +500,9 @@ def render(rows, chosen, argv_text):
     out.append("")
     cores = {str(r.conditions.get("cores")) for r in rows}
     if any(r.note.startswith("redis-benchmark") for r in rows):
-        out += ["**Note on every serving figure:** on this %s-core machine redis-benchmark and"
+        out += ["**Note on every serving figure not marked pinned:** on this %s-core machine"
                 % "/".join(sorted(cores)),
-                "the server share the cores, so P=1 is client-bound: the load generator's",
+                "redis-benchmark and the server share the cores, so P=1 is client-bound: the load generator's",
                 "syscalls compete with the server's, and a ratio near 1.0× at P=1 says as much",
                 "about redis-benchmark as about either server. The server-CPU-per-request",
                 "figure beside each ratio is the less client-bound comparison.", ""]
