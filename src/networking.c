@@ -309,20 +309,24 @@ static int parse_query_buffer(client *c, const char **err) {
 }
 /*@ end */
 
-/* Runs the queued commands in order; stops when the client must close. */
+/* Runs the queued commands in order; stops when the client must close.
+ * The phase clock switches to EXEC once for the whole batch, not once per
+ * command: at depth 16 a clock read per command would cost a measurable
+ * share of a command that takes a microsecond or two. */
 static void run_queued_commands(client *c) {
+    if (c->cmdq_pos == c->cmdq_len) return;
+    server_phase(PHASE_EXEC);
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
         c->argc = pc->argc;
         c->argv = pc->argv;
         pc->argv = NULL;
-        server_phase(PHASE_EXEC);
         process_command(c);
-        server_phase(PHASE_READ);
         if (c->argv) free_argv(c->argc, c->argv);
         c->argc = 0;
         c->argv = NULL;
     }
+    server_phase(PHASE_READ);
 }
 
 /* Valkey: processInputBuffer. Parses and runs until the buffer holds no

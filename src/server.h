@@ -92,6 +92,7 @@ struct server {
     uint64_t phase_calls[PHASE_COUNT];
     enum phase phase_now;
     uint64_t phase_since_ns;
+    uint64_t exec_clock_ns; /* last clock reading in EXEC (call() measures from it) */
 };
 
 extern struct server server;

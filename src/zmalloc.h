@@ -4,9 +4,10 @@
  * Valkey's zmalloc, an allocation failure prints and aborts, so callers do
  * not carry NULL checks that could never be tested. Any thread may call.
  * Valkey: src/zmalloc.c (zmalloc, zrealloc, zfree, used_memory).
- * soloist counts used memory with one relaxed atomic so INFO's
- * used_memory means something; relaxed is enough because the counter
- * orders nothing — it is a statistic read by INFO alone.
+ * soloist counts used memory in one slot per thread (see zmalloc.c) so
+ * INFO's used_memory means something without a locked instruction on
+ * every allocation; the counter orders nothing — it is a statistic read
+ * by INFO alone.
  */
 #ifndef SOLOIST_ZMALLOC_H
 #define SOLOIST_ZMALLOC_H
