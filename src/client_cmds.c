@@ -187,8 +187,7 @@ void client_command(client *c) {
         else
             reply_error(c, ERR_SYNTAX);
     } else if (arg_is(sub, "help") && c->argc == 2) {
-        static const char *help[] = {
-            "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        static const char *const help[] = {
             "GETNAME", "    Return the name of the current connection.",
             "ID", "    Return the ID of the current connection.",
             "INFO", "    Return information about the current client connection.",
@@ -197,11 +196,9 @@ void client_command(client *c) {
             "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
             "LIST [TYPE normal]", "    Return information about client connections.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
-            "HELP", "    Print this help.",
+            NULL,
         };
-        size_t n = sizeof(help) / sizeof(help[0]);
-        reply_array_len(c, (long)n);
-        for (size_t i = 0; i < n; i++) reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT HELP.",
                            sub->ptr);
@@ -293,18 +290,15 @@ void command_command(client *c) {
         reply_array_len(c, (long)commands_count());
         while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);
     } else if (arg_is(sub, "help") && c->argc == 2) {
-        static const char *help[] = {
-            "COMMAND <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        static const char *const help[] = {
             "(no subcommand)", "    Return details about all commands.",
             "COUNT", "    Return the total number of commands in this server.",
             "LIST", "    Return a list of all commands in this server.",
             "INFO [<command-name> ...]", "    Return details about multiple commands.",
             "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
-            "HELP", "    Print this help.",
+            NULL,
         };
-        size_t n = sizeof(help) / sizeof(help[0]);
-        reply_array_len(c, (long)n);
-        for (size_t i = 0; i < n; i++) reply_status(c, help[i]);
+        reply_help(c, help);
     } else {
         reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try COMMAND HELP.",
                            sub->ptr);

@@ -171,8 +171,7 @@ static const char *const config_help[] = {
     "    Reset statistics reported by the INFO command.",
     "REWRITE",
     "    Rewrite the configuration file.",
-    "HELP",
-    "    Print this help.",
+    NULL,
 };
 
 /* Every error below carries its "ERR " code itself: reply_error would
@@ -236,10 +235,7 @@ void config_command(struct client *c) {
         server_log(LL_NOTICE, "CONFIG REWRITE executed with success.");
         reply_ok(c);
     } else if (!strcasecmp(sub, "help") && c->argc == 2) {
-        size_t n = sizeof(config_help) / sizeof(config_help[0]);
-        reply_array_len(c, (long)n + 1);
-        reply_status(c, "CONFIG <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
-        for (size_t i = 0; i < n; i++) reply_status(c, config_help[i]);
+        reply_help(c, config_help);
     } else if (!strcasecmp(sub, "help")) {
         config_arity_error(c, "help");
     } else {

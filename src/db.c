@@ -166,16 +166,7 @@ void db_set_key(db *d, obj *key, obj *val, int keepttl) {
 }
 /*@ end */
 
-void db_overwrite(db *d, obj *key, obj *val) {
-    db_entry *e = db_find_entry(d, key);
-    if (!e) {
-        db_add(d, key, val);
-        return;
-    }
-    obj *old = e->val;
-    e->val = val;
-    obj_decr_ref(old);
-}
+void db_overwrite(db *d, obj *key, obj *val) { db_set_key(d, key, val, 1); }
 
 int db_delete(db *d, obj *key) {
     db_entry *e = db_find_entry(d, key);

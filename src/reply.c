@@ -217,6 +217,20 @@ void reply_bulk_long_double(client *c, long double v) {
     reply_bulk_buf(c, buf, n);
 }
 
+void reply_help(client *c, const char *const *lines) {
+    char head[128];
+    size_t i = 0, n = 0;
+    const char *name = c->argv[0]->ptr;
+    for (; name[i] && i < 32; i++) head[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+    snprintf(head + i, sizeof(head) - i, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
+    while (lines[n]) n++;
+    reply_array_len(c, (long)n + 3);
+    reply_status(c, head);
+    for (size_t j = 0; j < n; j++) reply_status(c, lines[j]);
+    reply_status(c, "HELP");
+    reply_status(c, "    Print this help.");
+}
+
 /*@ reply-deferred */
 /* A deferred length is an empty reply block placed in the list; the
  * setter writes the header into it (Valkey: addReplyDeferredLen). The

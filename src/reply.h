@@ -53,6 +53,11 @@ void reply_verbatim(struct client *c, const char *s, size_t len, const char *ext
  * prints it (%.17Lf, trailing zeros and dot trimmed). */
 void reply_bulk_long_double(struct client *c, long double v);
 
+/* A container's HELP reply (Valkey: addReplyHelp): a header line naming
+ * the command in capitals, the NULL-terminated lines given, and the
+ * closing "HELP / Print this help." pair, each as a status reply. */
+void reply_help(struct client *c, const char *const *lines);
+
 /* Deferred lengths: for replies whose count is known only at the end
  * (SCAN, KEYS). reply_deferred_len reserves the place; the set function
  * fills it with *n (or %n/~n). */
