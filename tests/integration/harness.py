@@ -23,6 +23,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 REDIS_SERVER = os.environ.get("REDIS_SERVER", "/usr/bin/redis-server")
@@ -515,3 +516,25 @@ def show(data, limit=300):
     if len(data) > limit:
         return "%r... (%d bytes)" % (data[:limit], len(data))
     return repr(data)
+
+
+class ServerTestCase(unittest.TestCase):
+    """A test class sharing one server (the target under test) across its
+    tests. setUp starts a fresh one when an earlier test crashed it (that
+    test failed for it), so one crash cannot hide the other tests'
+    results; tearDown asserts the server is still alive."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.server = Server().start()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.stop()
+
+    def setUp(self):
+        if not self.server.alive():
+            type(self).server = Server().start()
+
+    def tearDown(self):
+        self.assertTrue(self.server.alive(), self.server.log_tail())

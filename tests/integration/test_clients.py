@@ -29,24 +29,15 @@ def client_list(conn):
     return out
 
 
-class ClientsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
+class ClientsTest(harness.ServerTestCase):
     def setUp(self):
-        if not self.server.alive():
-            type(self).server = Server().start()
+        super().setUp()
         self.conns = []
 
     def tearDown(self):
         for c in self.conns:
             c.close()
-        self.assertTrue(self.server.alive(), self.server.log_tail())
+        super().tearDown()
 
     def conn(self):
         # short replies only here: a reply that never comes fails in 5 s

@@ -42,20 +42,9 @@ def drain_until_closed(conn, timeout):
     return False, total
 
 
-class LimitsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
+class LimitsTest(harness.ServerTestCase):
     def setUp(self):
-        if not self.server.alive():
-            # an earlier test crashed it (and failed for it): start afresh
-            # so one crash does not hide the other tests' results
-            type(self).server = Server().start()
+        super().setUp()
         self.c = self.server.conn()
         self.assertEqual(self.c.request("FLUSHALL"), b"+OK\r\n")
 
@@ -63,7 +52,7 @@ class LimitsTest(unittest.TestCase):
         self.c.close()
         # Whatever a test did, the server must still be alive and
         # answering on a fresh connection.
-        self.assertTrue(self.server.alive(), self.server.log_tail())
+        super().tearDown()
         c = self.server.conn()
         try:
             for name, value in (("client-query-buffer-limit", "1gb"),

@@ -35,16 +35,9 @@ def run(argv, timeout, stdin=None):
                           stderr=subprocess.PIPE, timeout=timeout * SLOW)
 
 
-class ToolsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.server = Server().start()
-
-    @classmethod
-    def tearDownClass(cls):
-        cls.server.stop()
-
+class ToolsTest(harness.ServerTestCase):
     def setUp(self):
+        super().setUp()
         c = self.server.conn()
         self.assertEqual(c.request("FLUSHALL"), b"+OK\r\n")
         c.close()
