@@ -17,7 +17,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Server, parse  # noqa: E402
+from harness import parse  # noqa: E402
 
 
 def client_list(conn):

@@ -23,7 +23,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Server  # noqa: E402
+
 
 REDIS_CLI = shutil.which("redis-cli") or "/usr/bin/redis-cli"
 REDIS_BENCHMARK = shutil.which("redis-benchmark") or "/usr/bin/redis-benchmark"
