@@ -202,6 +202,24 @@ PY
   else bad "asan build"; cat build/test-logs/40-asan-build.err | head; fi
 fi
 
+# --- ThreadSanitizer: the generator is threaded (-t); its threads share only
+# the run's start/stop flags and the per-thread results merged at the end.
+# A multi-threaded closed run and a mixed open-loop run must be race-free.
+if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
+  if make --no-print-directory -s VARIANT=tsan build/tsan/soloist-bench >/dev/null 2>build/test-logs/40-tsan-build.err; then
+    TSAN_ERR=build/test-logs/40-tsan-runs.err; : >"$TSAN_ERR"
+    export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
+    t1=$(timeout 90 build/tsan/soloist-bench -q --json -p "$RP" -t 3 -c 6 -P 4 -n 200 -r 1:1 --prefill --count 3000 2>>"$TSAN_ERR"); r1=$?
+    t2=$(timeout 90 build/tsan/soloist-bench -q --json -p "$RP" -t 2 --prefill -d 1s \
+           --class name=small,conns=2,rate=500,value=64,keys=50 \
+           --class name=big,conns=1,rate=5,value=100kb,keys=2 2>>"$TSAN_ERR"); r2=$?
+    if [ $r1 = 0 ] && [ $r2 = 0 ] && ! grep -q 'ThreadSanitizer' "$TSAN_ERR"; then
+      ok "tsan: threaded closed run and mixed open-loop run race-free"
+    else bad "tsan: exit $r1/$r2"; grep -A12 'ThreadSanitizer' "$TSAN_ERR" | head -30; fi
+    unset TSAN_OPTIONS
+  else bad "tsan build"; head build/test-logs/40-tsan-build.err; fi
+fi
+
 # --- 3. soloist-server, when there is one ------------------------------------
 if [ -x build/soloist-server ]; then
   SP=$(free_port)
