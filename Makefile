@@ -96,7 +96,8 @@ deps-check:
 	@tools/deps.sh check-build
 
 test: deps ## build everything and run every suite; ends with "N passed, M failed"
-	@$(MAKE) --no-print-directory all
+	@echo "soloist: building (build/) ..."
+	@$(MAKE) --no-print-directory -s all
 	@tests/run.sh
 
 test-fast: all ## the suites without the sanitizer and browser runs

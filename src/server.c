@@ -252,6 +252,11 @@ static void signal_handler(int sig) {
 }
 
 void server_prepare_shutdown(void) {
+    /* Cron and before_sleep both look at shutdown_asap; the loop may turn
+     * once more after ae_stop, so the work is done once. */
+    static int done;
+    if (done) return;
+    done = 1;
     server_log(LL_WARNING, "User requested shutdown...");
     for (int i = 0; i < server.ipfd_count; i++) close(server.ipfd[i]);
     server.ipfd_count = 0;
