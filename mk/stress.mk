@@ -1,0 +1,39 @@
+# mk/stress.mk — fuzzing and stress runs (tests/stress/, suite 36).
+#
+#   make fuzz-build   build build/fuzz/fuzz_resp (clang, libFuzzer+ASan+UBSan)
+#   make fuzz         fuzz the RESP parser for FUZZ_TIME seconds (default 600)
+#   make stress       the randomized client run against the ASan+UBSan server
+# Suite 36 runs both, bounded (a 20 s fuzz, a few dozen stress rounds).
+# tests/stress/README.md says what each checks and how to replay a failure.
+#
+# The fuzz target is built apart from the variants: libFuzzer needs clang,
+# and -fsanitize=fuzzer instruments every file it links, so it compiles the
+# three modules the parser needs (resp, object, zmalloc) itself.
+
+FUZZ_CC ?= clang
+FUZZ_DIR := build/fuzz
+FUZZ_BIN := $(FUZZ_DIR)/fuzz_resp
+FUZZ_SRCS := tests/stress/fuzz_resp.c src/resp.c src/object.c src/zmalloc.c
+FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 $(WARN) -Isrc -fno-omit-frame-pointer \
+              -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+FUZZ_TIME ?= 600
+FUZZ_MAX_LEN ?= 8192
+STRESS_ROUNDS ?= 40
+STRESS_SEED ?=
+
+.PHONY: fuzz-build fuzz stress
+
+$(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard src/*.h) mk/stress.mk
+	@mkdir -p $(FUZZ_DIR)
+	$(FUZZ_CC) $(FUZZ_FLAGS) -o $@ $(FUZZ_SRCS) -lm
+
+fuzz-build: $(FUZZ_BIN) ## build the RESP parser's libFuzzer target (build/fuzz/fuzz_resp; needs clang)
+
+fuzz: $(FUZZ_BIN) ## fuzz the RESP parser for FUZZ_TIME seconds (default 600); a crash is saved and printed in hex
+	@tests/stress/fuzz.sh $(FUZZ_TIME) $(FUZZ_MAX_LEN)
+
+stress: ## random pipelines, garbage and vanishing clients against the ASan+UBSan server (STRESS_SEED, STRESS_ROUNDS)
+	@$(MAKE) --no-print-directory -s VARIANT=asan server
+	@ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  python3 tests/stress/stress.py --server build/asan/soloist-server --rounds $(STRESS_ROUNDS) \
+	  $(if $(STRESS_SEED),--seed $(STRESS_SEED))
