@@ -128,6 +128,34 @@ def _config(rng):
     return rng.choice([["CONFIG", "RESETSTAT"], ["CONFIG", "HELP"], ["CONFIG"], ["CONFIG", "NOSUCH"]])
 
 
+# The commands command() knows how to build, and those never sent: they
+# end the connection or the server, block, or change what a reply means
+# for the rest of the connection (MULTI, SUBSCRIBE, MONITOR).
+KNOWN = {"get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset", "msetnx",
+         "del", "unlink", "exists", "type", "incr", "decr", "incrby", "decrby", "incrbyfloat", "append",
+         "strlen", "getrange", "setrange", "expire", "pexpire", "expireat", "pexpireat", "ttl", "pttl",
+         "expiretime", "pexpiretime", "persist", "keys", "scan", "randomkey", "dbsize", "flushdb", "flushall",
+         "ping", "echo", "select", "auth", "hello", "client", "command", "config", "info"}
+NEVER = {"shutdown", "quit", "debug", "monitor", "subscribe", "psubscribe", "ssubscribe", "unsubscribe",
+         "punsubscribe", "sunsubscribe", "multi", "exec", "discard", "watch", "unwatch", "sync", "psync",
+         "replicaof", "slaveof", "failover", "wait", "waitaof", "reset", "save", "bgsave", "bgrewriteaof",
+         "swapdb", "move", "migrate", "restore", "cluster", "readonly", "readwrite", "acl", "module",
+         "script", "eval", "evalsha", "function", "fcall", "latency", "memory", "slowlog", "lolwut"}
+
+# Commands the server lists that command() does not know: name -> arity
+# (Valkey's convention: N exact, -N at least N, the name included).
+# stress.py fills it from COMMAND LIST / COMMAND INFO at start, so a
+# command added to the server is sent (with random arguments) at once.
+GENERIC = {}
+
+
+def generic(rng, name, arity):
+    n = arity - 1 if arity > 0 else -arity - 1 + rng.choice([0, 0, 1, 2, 5])
+    if rng.random() < 0.1:
+        n = max(0, n + rng.choice([-1, 1]))
+    return [name.upper()] + [rng.choice([key, value, num])(rng) for _ in range(n)]
+
+
 def command(rng):
     """One random valid-syntax request (a list of str/bytes)."""
     k = lambda: key(rng)  # noqa: E731
@@ -185,6 +213,8 @@ def command(rng):
         (1, lambda: [rng.choice(["NOSUCHCMD", "get|x", "", "G E T", "quitx", "CLIENT|LIST"])] +
             [v() for _ in range(rng.randint(0, 3))]),
     ]
+    for name, arity in sorted(GENERIC.items()):
+        table.append((2, lambda name=name, arity=arity: generic(rng, name, arity)))
     total = sum(w for w, _ in table)
     x = rng.random() * total
     for w, f in table:
@@ -232,10 +262,12 @@ def encode_inline(args):
 
 
 def encode(rng, args):
+    # An inline line must stay under 64 KB (Valkey's PROTO_INLINE_MAX_SIZE:
+    # a longer one is refused as soon as a read leaves it unfinished).
     size = sum(len(_b(a)) for a in args)
     if size < 4000 and rng.random() < 0.15:
         return encode_inline(args)
-    if rng.random() < 0.05 and all(_b(a) and all(33 <= c < 127 and c not in b"\"'\\" for c in _b(a))
+    if size < 16000 and rng.random() < 0.05 and all(_b(a) and all(33 <= c < 127 and c not in b"\"'\\" for c in _b(a))
                                    for a in args):
         return b" ".join(_b(a) for a in args) + rng.choice([b"\r\n", b"\n"])
     return encode_multibulk(args)
@@ -306,12 +338,26 @@ def mutate(rng, data):
     return bytes(b)
 
 
-def special(rng, table):
+def within_unauth_limits(args):
+    """Would an unauthenticated client's request pass the parser (at most
+    10 arguments of at most 16384 bytes; Valkey's parseMultibulk)?"""
+    return len(args) <= 10 and all(len(_b(a)) <= 16384 for a in args)
+
+
+def unauth_command(rng):
+    while True:
+        args = garbage_command(rng)
+        if within_unauth_limits(args) and args[0] not in ("AUTH", "HELLO"):
+            return args
+
+
+def special(rng, table, unauth=False):
     """One of table's streams, after 0-3 valid commands: (bytes, (number
     of replies before the error, the error reply), description)."""
     entry = rng.choice(table)
     data, exp, inner = entry if len(entry) == 3 else entry + (0,)
-    pre = [garbage_command(rng) for _ in range(rng.choice([0, 0, 1, 3]))]
+    draw = unauth_command if unauth else garbage_command
+    pre = [draw(rng) for _ in range(rng.choice([0, 0, 1, 3]))]
     return (b"".join(encode_multibulk(a) for a in pre) + data, (len(pre) + inner, exp),
             "special %r" % data[:24])
 

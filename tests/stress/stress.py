@@ -12,13 +12,15 @@ round's bytes (timing aside). Every wait is bounded; so is the run
 The bar (soloist's): bad input gets Valkey's error reply or a clean
 disconnect; never a crash, a hang or a lost reply. Each round runs:
 
- (a) pipelines: 1-4 connections at once, each a pipeline of random valid
-     commands (gen.py) sent in chunks cut at random bytes with random
-     small delays; ECHO markers at random places and at the end. Every
-     request must get exactly one reply, in order (the markers' replies
-     must sit at their requests' places), none a protocol error; a
-     pipeline may end in QUIT (+OK, then EOF). After that one more ECHO
-     round trip proves no stray reply was left behind.
+ (a) pipelines: 1-4 connections at once, each a pipeline of 1-600 random
+     valid commands (gen.py; every command in the server's COMMAND LIST is
+     sent, see discover_commands) cut at random bytes with random small
+     delays; ECHO markers at random places and at the end. Every request
+     must get exactly one reply, in order (the markers' replies must sit
+     at their requests' places), none a protocol error; a pipeline may end
+     in QUIT or CLIENT KILL of itself (+OK, then EOF, and nothing for the
+     requests behind it). Then one more ECHO round trip proves no stray
+     reply was left behind.
  (b) garbage: malformed RESP, truncated and mutated pipelines, random
      bytes. Whatever arrives must parse as whole replies; a reply
      "-ERR Protocol error..." must be the last one and the connection
@@ -27,12 +29,17 @@ disconnect; never a crash, a hang or a lost reply. Each round runs:
      text. Otherwise the connection may stay open (keeps answering, or
      waits inside a bulk), and the server must still answer PING on a
      fresh connection. Every third round does this for clients that have
-     not authenticated (CONFIG SET requirepass for the phase).
+     not authenticated (CONFIG SET requirepass for the phase), plus
+     pipelines that AUTH midway and then exceed the unauthenticated limits.
  (c) big replies: GETs of a 1 MB value pipelined to slow readers (the
      server must go on answering another client meanwhile, and every byte
-     must arrive intact), and clients that vanish with RST (SO_LINGER 0)
-     in the middle of a reply or of a request; afterwards INFO must count
-     only the connections still open.
+     must arrive intact); clients that vanish with RST (SO_LINGER 0) or FIN
+     in the middle of a reply or of a request; clients the server closes
+     itself with replies pending (CLIENT KILL ID from another client,
+     client-output-buffer-limit), which must receive whole replies and
+     then a prefix; a connection storm past maxclients (PONG or Valkey's
+     "max number of clients reached" and a close). Afterwards INFO must
+     count only the connections still open.
 
 After all rounds: PING on a fresh connection, SIGTERM gives exit status
 0, and the server's stderr holds no sanitizer report (a leak included).
@@ -201,7 +208,7 @@ class PipeClient:
     def __init__(self, ctx, rng, idx):
         self.idx = idx
         self.reqs = []  # (encoded request, exact expected reply or None, name)
-        for i in range(rng.choice([1, 2, 5, 10, 30, 80])):
+        for i in range(rng.choice([1, 2, 5, 10, 30, 80, 80, 600])):
             if rng.random() < 0.25:
                 tag = "m%d.%d" % (idx, i)
                 self.reqs.append((gen.encode(rng, ["ECHO", tag]), bulk(tag), "ECHO"))
@@ -211,13 +218,22 @@ class PipeClient:
                 self.reqs.append((gen.encode(rng, args), None, name))
         tag = "end%d" % idx
         self.reqs.append((gen.encode_multibulk(["ECHO", tag]), bulk(tag), "ECHO"))
-        self.quit = rng.random() < 0.1
+        self.sock = connect(ctx.port)
+        # Some pipelines end the connection themselves (QUIT, or CLIENT
+        # KILL of their own address); what follows must get no reply.
+        r = rng.random()
+        self.quit = r < 0.12
+        after = b""
         if self.quit:
-            self.reqs.append((gen.encode_multibulk(["QUIT"]), b"+OK\r\n", "QUIT"))
-        self.data = b"".join(r[0] for r in self.reqs)
+            if r < 0.08:
+                self.reqs.append((gen.encode(rng, ["QUIT"]), b"+OK\r\n", "QUIT"))
+            else:
+                me = "%s:%d" % self.sock.getsockname()[:2]
+                self.reqs.append((gen.encode(rng, ["CLIENT", "KILL", me]), b"+OK\r\n", "CLIENT KILL self"))
+            after = b"".join(gen.encode(rng, gen.command(rng)) for _ in range(rng.randint(0, 3)))
+        self.data = b"".join(r[0] for r in self.reqs) + after
         self.ends, self.delays = chunk_plan(rng, len(self.data))
         self.rst = rng.random() < 0.3
-        self.sock = connect(ctx.port)
         self.sock.setblocking(False)
         self.sent = 0
         self.chunk = 0
@@ -230,9 +246,6 @@ class PipeClient:
         return "client %d (%d requests, %d bytes in %d chunks)" % (self.idx, len(self.reqs), len(self.data),
                                                                     len(self.ends))
 
-    def wants_write(self, now):
-        return self.sent < len(self.data) and now >= self.due
-
     def write(self, now):
         end = self.ends[self.chunk]
         try:
@@ -240,6 +253,9 @@ class PipeClient:
         except (BlockingIOError, InterruptedError):
             return
         except (BrokenPipeError, ConnectionResetError):
+            if self.quit:  # closed after QUIT/KILL: the rest is not sent
+                self.sent = len(self.data)
+                return
             raise Failure("%s: server closed while the pipeline was being sent" % self.where())
         self.sent += n
         if self.sent == end:
@@ -272,6 +288,9 @@ class PipeClient:
         if len(self.replies) > len(self.reqs):
             raise Failure("%s: %d replies to %d requests" % (self.where(), len(self.replies), len(self.reqs)))
 
+    def wants_write(self, now):
+        return self.sent < len(self.data) and now >= self.due and not self.eof
+
     def done(self):
         return len(self.replies) == len(self.reqs) and (self.eof or not self.quit)
 
@@ -300,7 +319,7 @@ def phase_pipelines(ctx, rng):
                     "%s got %d replies, sent %d bytes" % (c.where(), len(c.replies), c.sent) for c in clients))
             rl = [c.sock for c in clients if not c.eof]
             wl = [c.sock for c in clients if c.wants_write(now)]
-            waits = [c.due - now for c in clients if c.sent < len(c.data) and c.due > now]
+            waits = [c.due - now for c in clients if c.sent < len(c.data) and c.due > now and not c.eof]
             timeout = max(0.0, min(waits + [0.05]))
             r, w, _ = select.select(rl, wl, [], timeout)
             for c in clients:
@@ -403,9 +422,54 @@ def garbage_case(ctx, rng, data, exp, desc, marker):
         close(sock, rng.random() < 0.5)
 
 
+def auth_pipeline_case(ctx, rng, pw):
+    """Unauthenticated: a few commands (each refused), AUTH, then commands
+    past the unauthenticated limits (more than 10 arguments, a bulk over
+    16384 bytes), all in one pipeline cut at random bytes. The server must
+    parse no further than one command ahead until AUTH has run, so every
+    request still gets exactly one reply, in order, none a protocol error."""
+    reqs = []
+    for _ in range(rng.randint(0, 3)):
+        reqs.append((gen.encode(rng, gen.unauth_command(rng)), "refused"))
+    reqs.append((gen.encode(rng, ["AUTH", pw]), b"+OK\r\n"))
+    tail = [["MSET"] + ["k%d" % (i % 16) if j == 0 else "v" for i in range(12) for j in (0, 1)],
+            ["SET", "k1", b"z" * rng.randint(16385, 40000)],
+            ["ECHO", "authed"]]
+    tail = [gen.command(rng) for _ in range(rng.randint(0, 3))] + tail
+    reqs += [(gen.encode_multibulk(a), None) for a in tail[:-1]]
+    reqs.append((gen.encode_multibulk(tail[-1]), bulk("authed")))
+    data = b"".join(r for r, _ in reqs)
+    sock = connect(ctx.port)
+    buf = bytearray()
+    try:
+        ends, delays = chunk_plan(rng, len(data))
+        if not send_chunks(sock, data, ends, delays):
+            raise Failure("server closed while the pipeline was being sent")
+        closed = read_until_quiet(sock, buf, 10.0, 10.0, bulk("authed"))
+        try:
+            replies, rest = split_replies(buf)
+        except BadReply as ex:
+            raise Failure("malformed reply: %s" % ex)
+        if len(replies) != len(reqs) or rest:
+            raise Failure("%d replies to %d requests (closed=%s), last %s" %
+                          (len(replies), len(reqs), closed, show(replies[-1] if replies else None)))
+        for i, ((req, exp), rep) in enumerate(zip(reqs, replies)):
+            if rep.startswith(PROTO_ERR) or (exp == "refused" and not rep.startswith(b"-")) or \
+                    (isinstance(exp, bytes) and rep != exp):
+                raise Failure("request %d %s: reply %s, expected %s" % (i, show(req, 80), show(rep),
+                                                                        exp if exp else "any"))
+        return "auth pipeline"
+    except Failure as e:
+        e.args = ("auth pipeline input: %s\n      %s" % (ctx.save("auth", data), e.args[0]),)
+        raise
+    finally:
+        close(sock, rng.random() < 0.5)
+
+
 def phase_garbage(ctx, rng, unauth):
     outcomes = {}
     ctl = None
+    pw = None
     if unauth:
         ctl = connect(ctx.port)
         pw = "stress-secret-%s" % ctx.args.seed
@@ -415,8 +479,12 @@ def phase_garbage(ctx, rng, unauth):
             raise Failure("CONFIG SET requirepass: %s" % show(r))
     try:
         for _ in range(rng.randint(3, 8)):
+            if unauth and rng.random() < 0.3:
+                o = auth_pipeline_case(ctx, rng, pw)
+                outcomes[o] = outcomes.get(o, 0) + 1
+                continue
             if unauth and rng.random() < 0.35:
-                data, exp, desc = gen.special(rng, gen.UNAUTH_SPECIALS)
+                data, exp, desc = gen.special(rng, gen.UNAUTH_SPECIALS, unauth=True)
             else:
                 data, exp, desc = gen.garbage(rng)
                 if unauth:
@@ -445,6 +513,81 @@ def connected_clients(ctx, sock):
         if line.startswith("connected_clients:"):
             return int(line.split(":")[1])
     raise Failure("INFO clients has no connected_clients: %s" % show(r))
+
+
+def closed_by_server(ctx, rng, ctl, kind, key, want):
+    """A client with big replies pending that the server closes: by CLIENT
+    KILL from another client, or by client-output-buffer-limit. What it
+    received must be whole replies and then a prefix of the next one."""
+    v = connect(ctx.port, 10)
+    try:
+        vid = int(ctx.command(v, "CLIENT", "ID")[1:-2])
+        m = rng.randint(4, 16)
+        if kind == "obuf-limit":
+            r = ctx.command(ctl, "CONFIG", "SET", "client-output-buffer-limit", "normal 2mb 0 0")
+            if r != b"+OK\r\n":
+                raise Failure("CONFIG SET client-output-buffer-limit: %s" % show(r))
+        try:
+            v.sendall(gen.encode_multibulk(["GET", key]) * m)
+            time.sleep(rng.choice([0.0, 0.02, 0.1]))
+            if kind == "killed":
+                r = ctx.command(ctl, "CLIENT", "KILL", "ID", str(vid))
+                if r != b":1\r\n":
+                    raise Failure("CLIENT KILL ID %d answered %s" % (vid, show(r)))
+            buf = bytearray()
+            closed = read_until_quiet(v, buf, 10.0, 20.0)
+        finally:
+            if kind == "obuf-limit":
+                r = ctx.command(ctl, "CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+                if r != b"+OK\r\n":
+                    raise Failure("CONFIG SET client-output-buffer-limit back: %s" % show(r))
+        try:
+            replies, rest = split_replies(buf)
+        except BadReply as ex:
+            raise Failure("%s: malformed bytes before the close: %s" % (kind, ex))
+        if any(r != want for r in replies) or not want.startswith(rest):
+            raise Failure("%s: the bytes before the close are not whole GET replies and a prefix" % kind)
+        if not closed and len(replies) < m:
+            raise Failure("%s: %d of %d replies and no close within 20s" % (kind, len(replies), m))
+        if kind == "killed" and not closed:
+            raise Failure("killed client not closed (%d of %d replies)" % (len(replies), m))
+        return "%d/%d%s" % (len(replies), m, " closed" if closed else "")
+    finally:
+        close(v, True)
+
+
+def storm(ctx, rng, ctl):
+    """More connections at once than maxclients allows: each gets PONG or
+    Valkey's "max number of clients reached" and a close."""
+    base = connected_clients(ctx, ctl)
+    room = rng.randint(1, 10)
+    if ctx.command(ctl, "CONFIG", "SET", "maxclients", str(base + room)) != b"+OK\r\n":
+        raise Failure("CONFIG SET maxclients refused")
+    socks = []
+    try:
+        for _ in range(room + rng.randint(1, 20)):
+            s = connect(ctx.port)
+            s.sendall(b"*1\r\n$4\r\nPING\r\n")
+            socks.append(s)
+        pongs = refused = 0
+        for s in socks:
+            buf = bytearray()
+            closed = read_until_quiet(s, buf, 5.0, 5.0, b"+PONG\r\n")
+            if bytes(buf) == b"+PONG\r\n":
+                pongs += 1
+            elif bytes(buf) == b"-ERR max number of clients reached\r\n" and (
+                    closed or read_until_quiet(s, buf, 5.0, 5.0)):
+                refused += 1
+            else:
+                raise Failure("storm: a connection got %s (closed=%s)" % (show(bytes(buf)), closed))
+        if pongs > room:
+            raise Failure("storm: %d PONGs with room for %d clients" % (pongs, room))
+        return "%d ok %d refused" % (pongs, refused)
+    finally:
+        for s in socks:
+            close(s, rng.random() < 0.5)
+        if ctx.command(ctl, "CONFIG", "SET", "maxclients", "10000") != b"+OK\r\n":
+            raise Failure("CONFIG SET maxclients 10000 refused")
 
 
 def phase_big(ctx, rng):
@@ -500,11 +643,20 @@ def phase_big(ctx, rng):
             close(s, rng.random() < 0.5)
         nslow = len(slow)
         slow = []
-        # Vanishing clients: RST in the middle of a reply or a request.
+        # Vanishing clients: RST in the middle of a reply or a request;
+        # clients the server closes itself (CLIENT KILL, the output buffer
+        # limit, maxclients).
         kinds = []
         for _ in range(rng.randint(1, 4)):
-            kind = rng.choice(["mid-reply", "mid-request", "unread", "mid-request-fin"])
+            kind = rng.choice(["mid-reply", "mid-request", "unread", "mid-request-fin", "killed", "obuf-limit",
+                               "storm"])
             kinds.append(kind)
+            if kind in ("killed", "obuf-limit"):
+                kinds[-1] += ":" + closed_by_server(ctx, rng, ctl, kind, key, want)
+                continue
+            if kind == "storm":
+                kinds[-1] += ":" + storm(ctx, rng, ctl)
+                continue
             s = connect(ctx.port, 10)
             if kind == "mid-reply":
                 m = rng.randint(1, 4)
@@ -547,6 +699,33 @@ def phase_big(ctx, rng):
 
 # ------------------------------------------------------------------- driver
 
+def discover_commands(ctx):
+    """Sends what the server says it has: every name in COMMAND LIST that
+    gen.py does not know, is not in gen.NEVER and is not flagged
+    blocking, admin or pubsub goes into gen.GENERIC with its arity."""
+    s = connect(ctx.port)
+    try:
+        names = sorted(n.decode().lower() for n in harness.parse(ctx.command(s, "COMMAND", "LIST")))
+        extra, never = [], []
+        for n in names:
+            if n in gen.KNOWN:
+                continue
+            if n in gen.NEVER:
+                never.append(n)
+                continue
+            info = harness.parse(ctx.command(s, "COMMAND", "INFO", n))[0]
+            flags = {f.decode().lower() for f in info[2]}
+            if flags & {"blocking", "admin", "pubsub"}:
+                never.append(n)
+                continue
+            gen.GENERIC[n] = int(info[1])
+            extra.append(n)
+    finally:
+        close(s, False)
+    print("commands: %d in the server's table; %d built by gen.py; random arguments for %s; never sent: %s" %
+          (len(names), len([n for n in names if n in gen.KNOWN]), extra or "none", never or "none"))
+
+
 CHECKS = ["pipelines", "garbage", "unauthenticated garbage", "big replies and vanishing clients",
           "alive after the rounds", "SIGTERM exits 0", "no sanitizer report"]
 
@@ -584,6 +763,10 @@ def main():
         print("0 passed, 1 failed")
         return 1
     ctx = Ctx(args, server)
+    try:
+        discover_commands(ctx)
+    except (Failure, OSError, ValueError) as e:
+        print("note: could not read the server's command table (%s); using gen.py's" % e)
     t0 = time.monotonic()
     done = 0
     for r in rounds:
