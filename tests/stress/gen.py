@@ -36,11 +36,17 @@ FLOATS = ["0", "1.5", "-1.5", "1e308", "-1e308", "1e309", "1e-400", "inf", "-inf
 
 def key(rng):
     r = rng.random()
-    if r < 0.85:
+    if r < 0.75:
         return rng.choice(KEYS)
+    if r < 0.85:
+        return big_pool_key(rng)  # enough keys to make the table grow and rehash
     if r < 0.9:
         return ""
     return bytes(rng.randrange(256) for _ in range(rng.randint(1, 12)))
+
+
+def big_pool_key(rng):
+    return "key:%d" % rng.randrange(20000)
 
 
 def blob(rng, n):
@@ -174,6 +180,7 @@ def command(rng):
                                                  ["PERSIST"], ["EX"], ["PERSIST", "EX", "1"]])),
         (3, lambda: ["MGET"] + many(k)),
         (3, lambda: ["MSET"] + [x for _ in range(rng.choice([1, 2, 5, 50])) for x in (k(), v())]),
+        (1, lambda: ["MSET"] + [x for _ in range(rng.choice([100, 500])) for x in (big_pool_key(rng), "v")]),
         (1, lambda: ["MSETNX"] + [x for _ in range(rng.choice([1, 2, 5])) for x in (k(), v())]),
         (3, lambda: ["DEL"] + many(k)),
         (1, lambda: ["UNLINK"] + many(k)),

@@ -504,6 +504,59 @@ def phase_garbage(ctx, rng, unauth):
     return ", ".join("%d %s" % (v, k) for k, v in sorted(outcomes.items()))
 
 
+# ------------------------------------------------- SCAN beside writers
+
+def scan_walk(ctx, rng):
+    """A full SCAN (random COUNT, MATCH, TYPE) while another connection
+    keeps adding, expiring and deleting keys between the steps, so the
+    table grows, shrinks and rehashes under the cursor. Every reply must
+    be [cursor, [keys]], and the walk must end (cursor 0) in bounded
+    steps."""
+    sc = connect(ctx.port, 10)
+    wr = connect(ctx.port, 10)
+    try:
+        n = rng.randint(500, 5000)
+        pre = ["MSET"] + [x for i in range(n) for x in ("key:%d" % rng.randrange(20000), "v")]
+        if ctx.command(wr, *pre) != b"+OK\r\n":
+            raise Failure("MSET of %d keys failed" % n)
+        cursor, steps, seen = b"0", 0, 0
+        while True:
+            batch = []
+            for _ in range(rng.randint(1, 30)):
+                op = rng.random()
+                if op < 0.5:
+                    batch.append(["MSET"] + [x for _ in range(rng.randint(1, 50)) for x in (gen.big_pool_key(rng), "v")])
+                elif op < 0.7:
+                    batch.append(["SET", gen.big_pool_key(rng), "e", "PX", str(rng.randint(1, 30))])
+                elif op < 0.998:
+                    batch.append(["DEL"] + [gen.big_pool_key(rng) for _ in range(rng.randint(1, 50))])
+                else:
+                    batch.append(["FLUSHDB"])
+            wr.sendall(b"".join(gen.encode_multibulk(a) for a in batch))
+            args = ["SCAN", cursor] + rng.choice([[], ["COUNT", str(rng.choice([1, 10, 30, 100, 1000]))],
+                                                  ["MATCH", "key:1*"], ["TYPE", "string", "COUNT", "50"]])
+            r = ctx.command(sc, *args)
+            try:
+                cursor, keys = harness.parse(r)
+                int(cursor)
+            except (ValueError, TypeError) as e:
+                raise Failure("SCAN replied %s (%s)" % (show(r), e))
+            seen += len(keys)
+            buf = bytearray()
+            for _ in batch:
+                rep = read_reply(wr, buf, 10)
+                if rep.startswith(b"-"):
+                    raise Failure("writer beside SCAN got %s" % show(rep))
+            steps += 1
+            if cursor == b"0":
+                return "%d steps, %d keys" % (steps, seen)
+            if steps > 3000:
+                raise Failure("SCAN did not finish in 3000 steps (cursor %s)" % cursor)
+    finally:
+        close(sc, False)
+        close(wr, rng.random() < 0.5)
+
+
 # --------------------------------------------------------- (c) big replies
 
 def connected_clients(ctx, sock):
@@ -726,7 +779,7 @@ def discover_commands(ctx):
           (len(names), len([n for n in names if n in gen.KNOWN]), extra or "none", never or "none"))
 
 
-CHECKS = ["pipelines", "garbage", "unauthenticated garbage", "big replies and vanishing clients",
+CHECKS = ["pipelines", "garbage", "unauthenticated garbage", "SCAN beside writers", "big replies and vanishing clients",
           "alive after the rounds", "SIGTERM exits 0", "no sanitizer report"]
 
 
@@ -779,6 +832,8 @@ def main():
                   ("garbage", lambda rng: phase_garbage(ctx, rng, False))]
         if r % 3 == 1:
             phases.append(("unauthenticated garbage", lambda rng: phase_garbage(ctx, rng, True)))
+        if r % 3 == 2:
+            phases.append(("SCAN beside writers", lambda rng: scan_walk(ctx, rng)))
         phases.append(("big replies and vanishing clients", lambda rng: phase_big(ctx, rng)))
         for name, fn in phases:
             rng = random.Random("%d:%d:%s" % (args.seed, r, name))
