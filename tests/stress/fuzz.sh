@@ -13,6 +13,12 @@ bin=${FUZZ_BIN:-build/fuzz/fuzz_resp}
 work=build/fuzz/corpus-resp
 art=build/fuzz/artifacts
 [ -x "$bin" ] || { echo "fuzz_resp: FAIL ($bin not built: make fuzz-build)"; exit 1; }
+# The kept corpus is read in full before the timed loop starts; past a
+# few thousand inputs that alone would eat a short run, so start afresh
+# (the seeds in tests/stress/corpus/resp always remain).
+if [ -d "$work" ] && [ "$(find "$work" -type f | wc -l)" -gt 3000 ]; then
+  echo "fuzz_resp: $work holds over 3000 inputs; starting it afresh"; rm -rf "$work"
+fi
 mkdir -p "$work"; rm -rf "$art"; mkdir -p "$art"
 echo "fuzz_resp: ${secs}s, max_len $maxlen, corpus $work + tests/stress/corpus/resp"
 # The outer timeout only guards against the fuzzer itself wedging:

@@ -609,10 +609,24 @@ def closed_by_server(ctx, rng, ctl, kind, key, want):
         close(v, True)
 
 
+def wait_clients(ctx, sock, want, timeout=5.0):
+    """Polls INFO until connected_clients <= want; returns it."""
+    deadline = time.monotonic() + timeout
+    while True:
+        n = connected_clients(ctx, sock)
+        if n <= want:
+            return n
+        if time.monotonic() > deadline:
+            raise Failure("connected_clients is %d, expected %d: closed clients not freed" % (n, want))
+        time.sleep(0.02)
+
+
 def storm(ctx, rng, ctl):
     """More connections at once than maxclients allows: each gets PONG or
     Valkey's "max number of clients reached" and a close."""
-    base = connected_clients(ctx, ctl)
+    # Only ctl and the probe are open now; wait until the server has freed
+    # every client closed before, or the room below would be miscounted.
+    base = wait_clients(ctx, ctl, 2)
     room = rng.randint(1, 10)
     if ctx.command(ctl, "CONFIG", "SET", "maxclients", str(base + room)) != b"+OK\r\n":
         raise Failure("CONFIG SET maxclients refused")
@@ -645,13 +659,18 @@ def storm(ctx, rng, ctl):
 
 def phase_big(ctx, rng):
     val = rng.randbytes(BIG)
+    # The slow readers' loop turns a timing-dependent number of times: its
+    # pauses come from their own generator, so what follows replays.
+    pace = random.Random(rng.random())
     key = "stress:big:%d" % ctx.round
     want = bulk(val)
     ctl = connect(ctx.port, 10)
     probe = connect(ctx.port, 10)
     slow = []
     try:
-        base = connected_clients(ctx, ctl)
+        # The earlier phases closed all their connections: only ctl and
+        # probe may be left once the server has freed them.
+        wait_clients(ctx, ctl, 2)
         if ctx.command(ctl, "SET", key, val, timeout=20) != b"+OK\r\n":
             raise Failure("SET of a 1 MB value failed")
         # Slow readers: each pipelines m GETs and reads a few KB at a time.
@@ -685,7 +704,7 @@ def phase_big(ctx, rng):
                     raise Failure("PING took %.1fs beside the slow readers" % (time.monotonic() - t0))
                 pings += 1
                 next_probe = now + 0.05
-            time.sleep(rng.choice([0.0, 0.001, 0.003]))
+            time.sleep(pace.choice([0.0, 0.001, 0.003]))
         for i, (s, m, b, _) in enumerate(slow):
             replies, rest = split_replies(b)
             if replies != [want] * m + [bulk("slow%d" % i)] or rest:
@@ -734,14 +753,7 @@ def phase_big(ctx, rng):
             close(s, kind != "mid-request-fin")
         ctx.ping()
         # Every vanished client must be freed: only ctl and probe remain.
-        deadline = time.monotonic() + 5
-        while True:
-            n = connected_clients(ctx, ctl)
-            if n <= base:
-                break
-            if time.monotonic() > deadline:
-                raise Failure("connected_clients is %d, expected %d after the clients vanished" % (n, base))
-            time.sleep(0.05)
+        wait_clients(ctx, ctl, 2)
         return "%d slow readers (%d PINGs beside), vanished: %s" % (nslow, pings, ",".join(kinds))
     finally:
         for s, _, _, _ in slow:
