@@ -36,8 +36,10 @@ disconnect; never a crash, a hang or a lost reply. Each round runs:
      must arrive intact); clients that vanish with RST (SO_LINGER 0) or FIN
      in the middle of a reply or of a request; clients the server closes
      itself with replies pending (CLIENT KILL ID from another client,
-     client-output-buffer-limit), which must receive whole replies and
-     then a prefix; a connection storm past maxclients (PONG or Valkey's
+     client-output-buffer-limit, hard or soft), which must receive whole
+     replies and then a prefix; a client idle inside a request while
+     `timeout 1` is set, which the cron must close; a connection storm
+     past maxclients (PONG or Valkey's
      "max number of clients reached" and a close). Afterwards INFO must
      count only the connections still open.
 
@@ -577,7 +579,10 @@ def closed_by_server(ctx, rng, ctl, kind, key, want):
         vid = int(ctx.command(v, "CLIENT", "ID")[1:-2])
         m = rng.randint(4, 16)
         if kind == "obuf-limit":
-            r = ctx.command(ctl, "CONFIG", "SET", "client-output-buffer-limit", "normal 2mb 0 0")
+            # The hard limit, or the soft one at once or after a second
+            # (the cron's check, networking_clients_cron).
+            lim = rng.choice(["normal 2mb 0 0", "normal 0 1mb 0", "normal 0 1mb 1", "normal 8mb 1mb 1"])
+            r = ctx.command(ctl, "CONFIG", "SET", "client-output-buffer-limit", lim)
             if r != b"+OK\r\n":
                 raise Failure("CONFIG SET client-output-buffer-limit: %s" % show(r))
         try:
@@ -605,6 +610,43 @@ def closed_by_server(ctx, rng, ctl, kind, key, want):
         if kind == "killed" and not closed:
             raise Failure("killed client not closed (%d of %d replies)" % (len(replies), m))
         return "%d/%d%s" % (len(replies), m, " closed" if closed else "")
+    finally:
+        close(v, True)
+
+
+def idle_timeout(ctx, rng, ctl, probe, key, val):
+    """CONFIG SET timeout 1: a client idle inside a request (a big bulk
+    half sent, or a partial line) is closed by the cron, and freed with
+    its partial argument. ctl and probe stay busy meanwhile so that only
+    the idle one times out."""
+    v = connect(ctx.port, 10)
+    try:
+        if ctx.command(ctl, "CONFIG", "SET", "timeout", "1") != b"+OK\r\n":
+            raise Failure("CONFIG SET timeout 1 refused")
+        try:
+            head = gen.encode_multibulk(["SET", key + ":idle", val])
+            v.sendall(head[:rng.randrange(1, len(head))])
+            v.settimeout(0.2)
+            deadline = time.monotonic() + 10
+            closed = False
+            while time.monotonic() < deadline and not closed:
+                try:
+                    c = v.recv(4096)
+                    if c:
+                        raise Failure("idle client got bytes %s" % show(c))
+                    closed = True
+                except socket.timeout:
+                    pass
+                except ConnectionResetError:
+                    closed = True
+                ctx.ping(sock=ctl)
+                ctx.ping(sock=probe)
+        finally:
+            if ctx.command(ctl, "CONFIG", "SET", "timeout", "0") != b"+OK\r\n":
+                raise Failure("CONFIG SET timeout 0 refused")
+        if not closed:
+            raise Failure("a client idle for 10s with timeout 1 was not closed")
+        return "closed"
     finally:
         close(v, True)
 
@@ -721,8 +763,11 @@ def phase_big(ctx, rng):
         kinds = []
         for _ in range(rng.randint(1, 4)):
             kind = rng.choice(["mid-reply", "mid-request", "unread", "mid-request-fin", "killed", "obuf-limit",
-                               "storm"])
+                               "storm", "idle-timeout"])
             kinds.append(kind)
+            if kind == "idle-timeout":
+                kinds[-1] += ":" + idle_timeout(ctx, rng, ctl, probe, key, val)
+                continue
             if kind in ("killed", "obuf-limit"):
                 kinds[-1] += ":" + closed_by_server(ctx, rng, ctl, kind, key, want)
                 continue
