@@ -14,7 +14,8 @@
  *   [0]      flags: bit 0 authenticated; bits 1-2 proto_max_bulk_len
  *            (16, 1000, 40000 — above RESP_MBULK_BIG_ARG, so the big-bulk
  *            path — or 1 MB); bits 3-4 how the split run cuts the bytes
- *            (0 at the cut points below, 1 one byte per read, 2 at points
+ *            (0 at the cut points below, 1 one byte per read — payloads
+ *            up to 2 KB, longer ones are cut as by 2 — 2 at points
  *            from a PRNG seeded by the cut bytes, 3 at the cut points
  *            below and also at every multiple of 7); bit 5 the split run
  *            reads into the parser's big-bulk window when it may; bit 6
@@ -28,7 +29,9 @@
  *            carry a bulk above RESP_MBULK_BIG_ARG or a 64 KB line.
  *
  * Checks, each an abort() with a description on failure:
- *   - every call: *consumed <= len; RESP_INCOMPLETE and RESP_ERROR leave
+ *   - every call: *consumed <= len, and no byte at or past len is read
+ *     (the rest of the caller's buffer is ASan-poisoned around each call);
+ *     RESP_INCOMPLETE and RESP_ERROR leave
  *     *argc == 0 and *argv == NULL; RESP_OK gives argc >= 1 and string
  *     objects, NUL-terminated, within the limits (unauthenticated: at most
  *     10 arguments of at most 16384 bytes; every bulk at most

@@ -14,6 +14,7 @@ if [ "${SOLOIST_FAST:-0}" = 1 ]; then
   echo "SOLOIST_FAST=1: fuzzing and stress skipped"; echo "0 passed, 0 failed"; exit 0
 fi
 p=0; f=0
+rm -rf build/stress-logs  # this run's server logs and failing inputs only
 pass() { p=$((p + 1)); }
 fail() { f=$((f + 1)); }
 
