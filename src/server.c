@@ -76,12 +76,6 @@ void server_phase(enum phase p) {
 
 /* ------------------------------------------------------------ dispatch */
 
-static void reject_command(client *c, const char *msg) {
-    server.stat_total_error_replies++;
-    reply_error(c, msg);
-    server.stat_total_error_replies--; /* reply_error counted it; count once */
-}
-
 /*@ process-command */
 void process_command(client *c) {
     obj *name = c->argv[0];
@@ -101,11 +95,12 @@ void process_command(client *c) {
         }
         char msg[512];
         snprintf(msg, sizeof(msg), "unknown command '%.128s', with args beginning with: %s", name->ptr, args);
-        reject_command(c, msg);
+        reply_error(c, msg);
         return;
     }
-    command *sub = commands_subcommands(cmd) && c->argc >= 2 ? commands_lookup_subcommand(cmd, c->argv[1]->ptr, c->argv[1]->len) : NULL;
-    if (commands_subcommands(cmd) && c->argc >= 2 && !sub) {
+    int container = commands_subcommands(cmd) != NULL && c->argc >= 2;
+    command *sub = container ? commands_lookup_subcommand(cmd, c->argv[1]->ptr, c->argv[1]->len) : NULL;
+    if (container && !sub) {
         /* Valkey: "unknown subcommand '%.128s'. Try %s HELP." with the
          * container's name in capitals. */
         char upper[32];
@@ -115,7 +110,7 @@ void process_command(client *c) {
         char msg[256];
         snprintf(msg, sizeof(msg), "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1]->ptr, upper);
         c->cmd = NULL;
-        reject_command(c, msg);
+        reply_error(c, msg);
         return;
     }
     if (sub) c->cmd = cmd = sub;

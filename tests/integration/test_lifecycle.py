@@ -54,12 +54,12 @@ class ExitTest(unittest.TestCase):
         self.assertEqual(rc, 0, "exit status %s\n%s" % (rc, s.log_tail()))
         self.assertTrue(wait_port_free(port), "port %d still bound" % port)
 
-    def test_shutdown_command(self):
+    def shutdown_with(self, *args):
         s = Server().start()
         try:
             c = s.conn()
             c.request("SET", "a", "b")
-            c.send(harness.encode("SHUTDOWN"))
+            c.send(harness.encode("SHUTDOWN", *args))
             # SHUTDOWN replies nothing on success: the connection closes.
             with self.assertRaises(ConnectionClosed):
                 c.read_reply(timeout=10)
@@ -68,17 +68,11 @@ class ExitTest(unittest.TestCase):
         finally:
             s.kill()
 
+    def test_shutdown_command(self):
+        self.shutdown_with()
+
     def test_shutdown_nosave(self):
-        s = Server().start()
-        try:
-            c = s.conn()
-            c.send(harness.encode("SHUTDOWN", "NOSAVE"))
-            with self.assertRaises(ConnectionClosed):
-                c.read_reply(timeout=10)
-            c.close()
-            self.check_clean_exit(s, s.port)
-        finally:
-            s.kill()
+        self.shutdown_with("NOSAVE")
 
     def test_sigterm(self):
         s = Server().start()
