@@ -5,9 +5,9 @@
  * table, and the registry that src/commands.c builds from them at start.
  * Threads: main thread only — commands run on the soloist, always.
  * Valkey: struct serverCommand in src/server.h; the generated
- * src/commands.def. soloist's tables are hand-written, one per module
- * (t_string.c, db.c, server_cmds.c, t_zset.c), so a module adds commands
- * without touching anyone else's file.
+ * src/commands.def. soloist's tables are hand-written, one per command
+ * module (cmd_*.c), so a module adds commands without touching anyone
+ * else's file: its procs stay static, and its table is its only export.
  */
 #ifndef SOLOIST_COMMANDS_H
 #define SOLOIST_COMMANDS_H
@@ -41,10 +41,15 @@ typedef struct command {
     long long calls, usec, failed_calls, rejected_calls;
 } command;
 
-/* Each command module exports one table ending in a {0} sentinel. */
-extern command string_commands[];
-extern command keyspace_commands[];
-extern command server_commands[];
+/* The command modules' tables, each ending in a {0} sentinel. These are
+ * the registry's inputs: each is defined by the cmd_*.c file named beside
+ * it, and nothing but commands.c reads them. */
+extern command string_commands[]; /* cmd_string.c: GET, SET, INCR, ... */
+extern command keys_commands[];   /* cmd_keys.c: DEL, EXISTS, EXPIRE, SCAN, ... */
+extern command server_commands[]; /* cmd_server.c: PING, ECHO, HELLO, AUTH, ... */
+extern command client_commands[]; /* cmd_client.c: CLIENT */
+extern command config_commands[]; /* cmd_config.c: CONFIG */
+extern command info_commands[];   /* cmd_info.c: INFO, COMMAND */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",
@@ -52,9 +57,9 @@ extern command server_commands[];
  * arguments for 'client|setname' command" and INFO commandstats and
  * CLIENT LIST show "client|list". A subcommand's proc is usually its
  * container's, which dispatches on argv[1] itself. */
-extern command client_subcommands[];
-extern command command_subcommands[];
-extern command config_subcommands[];
+extern command client_subcommands[];  /* cmd_client.c */
+extern command command_subcommands[]; /* cmd_info.c */
+extern command config_subcommands[];  /* cmd_config.c */
 /* The subcommand table of a container, or NULL for a plain command. */
 command *commands_subcommands(const command *parent);
 /* Looks up argv[1] among a container's subcommands; NULL when unknown. */

@@ -7,7 +7,7 @@
  * the apply functions that forward CONFIG SET to the hooks of config.h;
  * setting and freeing the defaults. The rest of the configuration reads
  * this table: config_types.c (parse and print by type), config_load.c
- * (files, the command line), config_command.c (CONFIG GET/SET and the
+ * (files, the command line), cmd_config.c (CONFIG GET/SET and the
  * command), config_rewrite.c (CONFIG REWRITE); config_private.h is what
  * they share.
  * Threads: main thread only (see config.h).

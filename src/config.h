@@ -16,7 +16,7 @@
  * command line handling is in main() in src/server.c.
  * Files: config.c (the table, special options, defaults), config_types.c
  * (parse and print by type), config_load.c (quoting, files, the command
- * line, usage), config_command.c (CONFIG SET/GET, the command),
+ * line, usage), cmd_config.c (CONFIG SET/GET, the command),
  * config_rewrite.c (CONFIG REWRITE); what they share is in
  * config_private.h, which nothing else includes.
  */
@@ -99,9 +99,6 @@ size_t config_get_matches(const char *const *patterns, int npatterns, const char
 
 /* 1 when the option's value must not be logged (requirepass). */
 int config_is_sensitive(const char *name);
-
-/* CONFIG GET|SET|RESETSTAT|REWRITE|HELP (the command proc). */
-void config_command(struct client *c);
 
 /* The usage text for -h / --help. */
 void config_usage(FILE *out, const char *progname);

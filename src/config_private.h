@@ -7,7 +7,7 @@
  * table and its special options (config.c), how each type parses and
  * prints (config_types.c), loading text, files and the command line
  * (config_load.c), CONFIG REWRITE (config_rewrite.c), CONFIG SET/GET and
- * the command (config_command.c) — and they all read the same table.
+ * the command (cmd_config.c) — and they all read the same table.
  *
  * Step 0 (plumbing). Threads: main thread only, like all of config.h.
  * Valkey: src/config.c — standardConfig and its typeInterface, the

@@ -4,7 +4,7 @@
  * allocation holding the key's bytes, the TTL and the value pointer), the
  * `keys` table that owns them and the `expires` table that indexes the
  * ones with a TTL; lazy expiry; the keyspace statistics. The active expiry
- * cycle is in expire.c, the commands in keyspace.c and t_string.c.
+ * cycle is in expire.c, the commands in cmd_keys.c and cmd_string.c.
  * Threads: main thread only — this file is the soloist's invariant. It
  * includes nothing about sockets or clients.
  * Valkey: src/db.c (lookupKey, lookupKeyRead/Write, dbAdd, setKey,

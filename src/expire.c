@@ -4,7 +4,7 @@
  * Step 0 (keyspace). Owns: the active expiry cycle and its statistics
  * (expired_stale_perc, expire_cycle_cpu_us, avg_ttl). Lazy expiry is in
  * db.c (expire_entry_if_needed); the EXPIRE/TTL/PERSIST commands are in
- * keyspace.c with the other keyspace commands.
+ * cmd_keys.c with the other keyspace commands.
  * Threads: main thread only, from cron (server.hz times a second).
  * Valkey: src/expire.c activeExpireCycle (the "slow" cycle) and
  * activeExpireCycleTryExpire. Valkey 8.1 walks the expires table with a

@@ -37,7 +37,7 @@ LAYERS = [
      "files": ["hashtable*.[ch]", "db.[ch]", "expire.c"],
      "forbid": SOCKETS + CLIENTS + ["resp.h"]},
     {"name": "commands", "why": "commands act on the keyspace and the reply buffer, never on a socket",
-     "files": ["t_string.c", "keyspace.c", "t_zset.c", "zskiplist.[ch]"],
+     "files": ["cmd_string.c", "cmd_keys.c", "cmd_zset.c", "zskiplist.[ch]"],
      "forbid": ["anet.h", "networking.h"]},
     {"name": "threads", "why": "code a worker thread runs must not reach the keyspace (steps 2-5)",
      "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]"],

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "commands.h"
 #include "config.h"
 #include "object.h"
 #include "server.h"
@@ -126,7 +127,7 @@ static char *run_config(int resp, const char *line) {
     zfree(copy);
     c->argc = argc;
     c->argv = argv;
-    config_command(c);
+    config_commands[0].proc(c); /* cmd_config.c's CONFIG entry */
     size_t len = c->bufpos;
     for (reply_block *b = c->reply_head; b; b = b->next) len += b->used;
     char *out = zmalloc(len + 1);

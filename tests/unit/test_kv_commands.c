@@ -1,5 +1,5 @@
 /* test_kv_commands.c — the string and keyspace commands (step 0,
- * src/t_string.c and src/keyspace.c) run on a fake client (fd -1) whose
+ * src/cmd_string.c and src/cmd_keys.c) run on a fake client (fd -1) whose
  * reply bytes are read back from its buffers.
  *
  * The two transcripts below were recorded from Debian's redis-server
@@ -41,7 +41,7 @@ static db tdb;
 static client *tc;
 
 static command *find_command(const char *name) {
-    command *tables[] = {string_commands, keyspace_commands};
+    command *tables[] = {string_commands, keys_commands};
     for (size_t t = 0; t < 2; t++)
         for (command *cmd = tables[t]; cmd->name; cmd++)
             if (!strcasecmp(cmd->name, name)) return cmd;

@@ -1,11 +1,11 @@
-/* server_cmds.c — connection and server commands.
+/* cmd_server.c — connection and server commands.
  *
- * Step 0 (server). Owns: server_commands[] — PING ECHO QUIT HELLO AUTH
- * SELECT SHUTDOWN CLIENT COMMAND CONFIG INFO — and their replies.
+ * Step 0 (server layer). Owns: server_commands[] — PING ECHO QUIT HELLO
+ * AUTH SELECT SHUTDOWN — and their replies. CLIENT, CONFIG, INFO and
+ * COMMAND live in cmd_client.c, cmd_config.c and cmd_info.c.
  * Threads: main thread only (commands run on the soloist).
- * Valkey: pingCommand, echoCommand (src/server.c), helloCommand and
- * clientCommand (src/networking.c), authCommand (src/acl.c),
- * commandCommand* (src/server.c), selectCommand (src/db.c).
+ * Valkey: pingCommand, echoCommand (src/server.c), helloCommand
+ * (src/networking.c), authCommand (src/acl.c), selectCommand (src/db.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +14,6 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
-#include "info.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -190,18 +189,5 @@ command server_commands[] = {
     {"auth", auth_command, -2, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "Authenticates the connection.", 0, 0, 0, 0},
     {"hello", hello_command, -1, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "Handshakes with the server.", 0, 0, 0, 0},
     {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Synchronously saves the database(s) to disk and shuts down the server.", 0, 0, 0, 0},
-    {"client", client_command, -2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "A container for client connection commands.", 0, 0, 0, 0},
-    {"command", command_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns detailed information about all commands.", 0, 0, 0, 0},
-    {"config", config_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "A container for server configuration commands.", 0, 0, 0, 0},
-    {"info", info_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns information and statistics about the server.", 0, 0, 0, 0},
-    {0},
-};
-
-command config_subcommands[] = {
-    {"config|get", config_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Returns the effective values of configuration parameters.", 0, 0, 0, 0},
-    {"config|set", config_command, -4, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Sets configuration parameters in-flight.", 0, 0, 0, 0},
-    {"config|resetstat", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Resets the server's statistics.", 0, 0, 0, 0},
-    {"config|rewrite", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Persists the effective configuration to file.", 0, 0, 0, 0},
-    {"config|help", config_command, 2, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns helpful text about the different subcommands.", 0, 0, 0, 0},
     {0},
 };

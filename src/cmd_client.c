@@ -1,10 +1,9 @@
-/* client_cmds.c — CLIENT and COMMAND (step 0). See info.h.
+/* cmd_client.c — the CLIENT command and its subcommands.
  *
- * CLIENT: ID, GETNAME, SETNAME, LIST, INFO, KILL, SETINFO, NO-EVICT,
- * NO-TOUCH, HELP. COMMAND: the table itself, COUNT, INFO, DOCS (enough for
- * redis-cli's hints), LIST. Threads: main thread only.
- * Valkey: clientCommand in src/networking.c; commandCommand,
- * commandInfoCommand, commandDocsCommand in src/server.c.
+ * Step 0 (server layer). Owns: client_commands[] — CLIENT ID, GETNAME,
+ * SETNAME, LIST, INFO, KILL, SETINFO, NO-EVICT, NO-TOUCH, HELP.
+ * Threads: main thread only (commands run on the soloist).
+ * Valkey: clientCommand in src/networking.c.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,7 +11,6 @@
 
 #include "client.h"
 #include "commands.h"
-#include "info.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -119,7 +117,7 @@ static void client_kill(client *c) {
     if (kill_self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
-void client_command(client *c) {
+static void client_command(client *c) {
     obj *sub = c->argv[1];
     if (arg_is(sub, "id") && c->argc == 2) {
         reply_long_long(c, (long long)c->id);
@@ -205,106 +203,6 @@ void client_command(client *c) {
     }
 }
 
-/* ------------------------------------------------------------ COMMAND */
-
-static void reply_flags(client *c, uint32_t flags) {
-    static const struct { uint32_t bit; const char *name; } names[] = {
-        {CMD_WRITE, "write"},   {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
-        {CMD_ADMIN, "admin"},   {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"},   {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
-    };
-    long n = 0;
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) n += (flags & names[i].bit) != 0;
-    reply_set_len(c, n);
-    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-        if (flags & names[i].bit) reply_status(c, names[i].name);
-}
-
-/* Redis 7's ten-element command description. */
-static void reply_command_info(client *c, const command *cmd) {
-    reply_array_len(c, 10);
-    reply_bulk_cstr(c, cmd->name);
-    reply_long_long(c, cmd->arity);
-    reply_flags(c, cmd->flags);
-    reply_long_long(c, cmd->first_key);
-    reply_long_long(c, cmd->last_key);
-    reply_long_long(c, cmd->key_step);
-    reply_set_len(c, 0); /* ACL categories */
-    reply_set_len(c, 0); /* tips */
-    reply_array_len(c, 0); /* key specs */
-    reply_array_len(c, 0); /* subcommands */
-}
-
-static void reply_command_docs(client *c, const command *cmd) {
-    reply_bulk_cstr(c, cmd->name);
-    reply_map_len(c, 3);
-    reply_bulk_cstr(c, "summary");
-    reply_bulk_cstr(c, cmd->summary ? cmd->summary : "");
-    reply_bulk_cstr(c, "since");
-    reply_bulk_cstr(c, "1.0.0");
-    reply_bulk_cstr(c, "group");
-    reply_bulk_cstr(c, cmd->group ? cmd->group : "generic");
-}
-
-void command_command(client *c) {
-    size_t cursor = 0;
-    command *cmd;
-    if (c->argc == 1) {
-        reply_array_len(c, (long)commands_count());
-        while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
-        return;
-    }
-    obj *sub = c->argv[1];
-    if (arg_is(sub, "count") && c->argc == 2) {
-        reply_long_long(c, (long long)commands_count());
-    } else if (arg_is(sub, "info")) {
-        if (c->argc == 2) {
-            reply_array_len(c, (long)commands_count());
-            while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
-            return;
-        }
-        reply_array_len(c, c->argc - 2);
-        for (int i = 2; i < c->argc; i++) {
-            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
-            if (cmd)
-                reply_command_info(c, cmd);
-            else
-                reply_null(c);
-        }
-    } else if (arg_is(sub, "docs")) {
-        if (c->argc == 2) {
-            reply_map_len(c, (long)commands_count());
-            while ((cmd = commands_next(&cursor))) reply_command_docs(c, cmd);
-            return;
-        }
-        void *len = reply_deferred_len(c);
-        long n = 0;
-        for (int i = 2; i < c->argc; i++) {
-            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
-            if (!cmd) continue;
-            reply_command_docs(c, cmd);
-            n++;
-        }
-        reply_set_deferred_map_len(c, len, n);
-    } else if (arg_is(sub, "list") && c->argc == 2) {
-        reply_array_len(c, (long)commands_count());
-        while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);
-    } else if (arg_is(sub, "help") && c->argc == 2) {
-        static const char *const help[] = {
-            "(no subcommand)", "    Return details about all commands.",
-            "COUNT", "    Return the total number of commands in this server.",
-            "LIST", "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]", "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
-            NULL,
-        };
-        reply_help(c, help);
-    } else {
-        reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try COMMAND HELP.",
-                           sub->ptr);
-    }
-}
-
 /* Subcommands: name, proc (the container's), arity, flags, keys, group. */
 #define SUB(name, proc, arity, flags, summary) {name, proc, arity, flags, 0, 0, 0, "connection", summary, 0, 0, 0, 0}
 command client_subcommands[] = {
@@ -320,12 +218,9 @@ command client_subcommands[] = {
     SUB("client|help", client_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
     {0},
 };
-command command_subcommands[] = {
-    SUB("command|count", command_command, 2, CMD_STALE | CMD_LOADING, "Returns a count of commands."),
-    SUB("command|info", command_command, -2, CMD_STALE | CMD_LOADING, "Returns information about one, multiple or all commands."),
-    SUB("command|docs", command_command, -2, CMD_STALE | CMD_LOADING, "Returns documentary information about one, multiple or all commands."),
-    SUB("command|list", command_command, -2, CMD_STALE | CMD_LOADING, "Returns a list of command names."),
-    SUB("command|help", command_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
+#undef SUB
+
+command client_commands[] = {
+    {"client", client_command, -2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "A container for client connection commands.", 0, 0, 0, 0},
     {0},
 };
-#undef SUB

@@ -1,4 +1,4 @@
-/* t_string.c — the string commands.
+/* cmd_string.c — the string commands.
  *
  * Step 0 (keyspace commands). Owns: string_commands[] — GET SET SETNX
  * SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX INCR DECR INCRBY

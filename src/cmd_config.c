@@ -1,6 +1,6 @@
-/* config_command.c — CONFIG SET and GET, and the CONFIG command.
+/* cmd_config.c — CONFIG SET and GET, and the CONFIG command.
  *
- * Step 0 (plumbing). Owns: CONFIG SET's all-or-nothing (set every value,
+ * Step 0 (server layer). Owns: CONFIG SET's all-or-nothing (set every value,
  * apply each hook once, restore everything on any failure), CONFIG GET's
  * name matching, config_set / config_get / config_is_sensitive /
  * config_get_matches, and the CONFIG command with its subcommands GET,
@@ -20,6 +20,7 @@
 #include <strings.h>
 
 #include "client.h"
+#include "commands.h"
 #include "object.h"
 #include "reply.h"
 #include "server.h"
@@ -180,7 +181,7 @@ static void config_arity_error(struct client *c, const char *sub) {
     reply_error_format(c, "ERR wrong number of arguments for 'config|%s' command", sub);
 }
 
-void config_command(struct client *c) {
+static void config_command(struct client *c) {
     const char *sub = c->argc >= 2 ? c->argv[1]->ptr : "";
     char *err = NULL;
     if (c->argc < 2) {
@@ -242,3 +243,17 @@ void config_command(struct client *c) {
         reply_error_format(c, "ERR unknown subcommand '%.128s'. Try CONFIG HELP.", sub);
     }
 }
+
+command config_subcommands[] = {
+    {"config|get", config_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Returns the effective values of configuration parameters.", 0, 0, 0, 0},
+    {"config|set", config_command, -4, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Sets configuration parameters in-flight.", 0, 0, 0, 0},
+    {"config|resetstat", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Resets the server's statistics.", 0, 0, 0, 0},
+    {"config|rewrite", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Persists the effective configuration to file.", 0, 0, 0, 0},
+    {"config|help", config_command, 2, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns helpful text about the different subcommands.", 0, 0, 0, 0},
+    {0},
+};
+
+command config_commands[] = {
+    {"config", config_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "A container for server configuration commands.", 0, 0, 0, 0},
+    {0},
+};

@@ -1,6 +1,6 @@
-/* keyspace.c — the commands that act on keys whatever their type.
+/* cmd_keys.c — the commands that act on keys whatever their type.
  *
- * Step 0 (keyspace commands). Owns: keyspace_commands[] — DEL UNLINK
+ * Step 0 (keyspace commands). Owns: keys_commands[] — DEL UNLINK
  * EXISTS TYPE KEYS SCAN RANDOMKEY EXPIRE PEXPIRE EXPIREAT PEXPIREAT
  * EXPIRETIME PEXPIRETIME TTL PTTL PERSIST DBSIZE FLUSHDB FLUSHALL — and
  * their replies. The expiry mechanism itself (lazy: db.c, active:
@@ -362,7 +362,7 @@ static void flush_generic(client *c) {
 #define F CMD_FAST
 /* Valkey's command JSON: these are in the "generic" group (what COMMAND
  * DOCS prints), DBSIZE and the FLUSH commands in "server". */
-command keyspace_commands[] = {
+command keys_commands[] = {
     {"del", del_command, -2, W, 1, -1, 1, "generic", "Deletes one or more keys.", 0, 0, 0, 0},
     {"unlink", del_command, -2, W | F, 1, -1, 1, "generic", "Asynchronously deletes one or more keys.", 0, 0, 0, 0},
     {"exists", exists_command, -2, R | F, 1, -1, 1, "generic", "Determines whether one or more keys exist.", 0, 0, 0,
