@@ -1,6 +1,6 @@
 /* cmd_keys.c — the commands that act on keys whatever their type.
  *
- * Step 0 (keyspace commands). Owns: keys_commands[] — DEL UNLINK
+ * Step 0 (commands layer). Owns: keys_commands[] — DEL UNLINK
  * EXISTS TYPE KEYS SCAN RANDOMKEY EXPIRE PEXPIRE EXPIREAT PEXPIREAT
  * EXPIRETIME PEXPIRETIME TTL PTTL PERSIST DBSIZE FLUSHDB FLUSHALL — and
  * their replies. The expiry mechanism itself (lazy: db.c, active:
@@ -9,8 +9,8 @@
  * Valkey: src/db.c (delGenericCommand, existsCommand, typeCommand,
  * keysCommand, scanGenericCommand, randomkeyCommand, dbsizeCommand,
  * flushdbCommand, flushallCommand), src/expire.c (expireGenericCommand,
- * ttlGenericCommand, persistCommand). Replies and errors follow Redis 7.0,
- * the differential tests' oracle.
+ * ttlGenericCommand, persistCommand). Replies and errors are Valkey's, checked
+ * against Redis 7.0 by the differential tests.
  */
 #include <errno.h>
 #include <limits.h>

@@ -1,6 +1,6 @@
 /* cmd_string.c — the string commands.
  *
- * Step 0 (keyspace commands). Owns: string_commands[] — GET SET SETNX
+ * Step 0 (commands layer). Owns: string_commands[] — GET SET SETNX
  * SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX INCR DECR INCRBY
  * DECRBY INCRBYFLOAT APPEND STRLEN GETRANGE SETRANGE — and their replies.
  * Threads: main thread only: every command here runs on the soloist and

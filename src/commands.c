@@ -1,6 +1,6 @@
 /* commands.c — the registry of every command soloist answers.
  *
- * Step 0 (server). Owns: the index from a command's name to its entry in
+ * Step 0 (server layer). Owns: the index from a command's name to its entry in
  * one of the modules' tables (commands.h). Built once at start; read by
  * the dispatcher for every command.
  * Threads: main thread only.

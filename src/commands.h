@@ -1,6 +1,6 @@
 /* commands.h — the command table's shape.
  *
- * Step 0 (server). Owns: the description of a command (name, arity,
+ * Step 0 (server layer). Owns: the description of a command (name, arity,
  * flags, key positions) that every command module exports in its own
  * table, and the registry that src/commands.c builds from them at start.
  * Threads: main thread only — commands run on the soloist, always.

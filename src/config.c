@@ -1,6 +1,6 @@
 /* config.c — the option table, its special options, defaults.
  *
- * Step 0 (plumbing). Owns: the table below, which says for every option
+ * Step 0 (server layer). Owns: the table below, which says for every option
  * its Valkey name, its type, its bounds, its default and where in `server`
  * it lives; the options that need code of their own (bind, save, dir,
  * client-output-buffer-limit) and the few kept only for compatibility;

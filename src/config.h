@@ -1,6 +1,6 @@
 /* config.h — configuration: defaults, config file, command line, CONFIG.
  *
- * Step 0 (plumbing). Owns: the table of options (name, type, bounds,
+ * Step 0 (server layer). Owns: the table of options (name, type, bounds,
  * default, flags), the parsing of a config file and of the command line
  * into server.* fields, and the CONFIG command (GET, SET, RESETSTAT,
  * REWRITE, HELP). The values themselves live in `struct server`

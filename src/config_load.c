@@ -1,6 +1,6 @@
 /* config_load.c — config text, files, includes and the command line.
  *
- * Step 0 (plumbing). Owns: Valkey's quoting rules (splitting a line into
+ * Step 0 (server layer). Owns: Valkey's quoting rules (splitting a line into
  * arguments, and quoting one back); the loader (text -> options, one
  * directive a line, `include`); config_load_file / config_load_string;
  * the command line (argv -> config text, as Valkey builds it) and the

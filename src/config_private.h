@@ -9,7 +9,7 @@
  * (config_load.c), CONFIG REWRITE (config_rewrite.c), CONFIG SET/GET and
  * the command (cmd_config.c) — and they all read the same table.
  *
- * Step 0 (plumbing). Threads: main thread only, like all of config.h.
+ * Step 0 (server layer). Threads: main thread only, like all of config.h.
  * Valkey: src/config.c — standardConfig and its typeInterface, the
  * configs dict (here a table searched by name); src/sds.c for the growing
  * strings (sds) that sbuf stands in for.

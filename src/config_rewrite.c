@@ -1,6 +1,6 @@
 /* config_rewrite.c — CONFIG REWRITE: the running values back into the file.
  *
- * Step 0 (plumbing). Owns: writing an option as a config line (quoted
+ * Step 0 (server layer). Owns: writing an option as a config line (quoted
  * only when it has to be, memory in units) and rewriting the config file
  * in place, keeping its comments and order. Reads the table, the values
  * and the defaults through config_private.h; client-output-buffer-limit's

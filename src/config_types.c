@@ -1,6 +1,6 @@
 /* config_types.c — how each type of option is parsed, bounded and printed.
  *
- * Step 0 (plumbing). Owns: the per-type code every option goes through —
+ * Step 0 (server layer). Owns: the per-type code every option goes through —
  * yes/no, integers with bounds, memory with units, enums, strings, and
  * the hand-off to a special option's own set/get — for the file, the
  * command line and CONFIG SET alike, with Valkey's error texts. The types

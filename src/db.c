@@ -1,6 +1,6 @@
 /* db.c — the keyspace: keys to values, with lazy expiry.
  *
- * Step 0 (keyspace), on the step-6 hashtable. Owns: every db_entry (one
+ * Step 0 (keyspace layer). Owns: every db_entry (one
  * allocation holding the key's bytes, the TTL and the value pointer), the
  * `keys` table that owns them and the `expires` table that indexes the
  * ones with a TTL; lazy expiry; the keyspace statistics. The active expiry

@@ -1,7 +1,7 @@
 /* expire.c — active expiry: finding keys whose time has passed when no
  * command looks them up.
  *
- * Step 0 (keyspace). Owns: the active expiry cycle and its statistics
+ * Step 0 (keyspace layer). Owns: the active expiry cycle and its statistics
  * (expired_stale_perc, expire_cycle_cpu_us, avg_ttl). Lazy expiry is in
  * db.c (expire_entry_if_needed); the EXPIRE/TTL/PERSIST commands are in
  * cmd_keys.c with the other keyspace commands.

@@ -1,13 +1,13 @@
 /* hashtable.c — the table's core: buckets, find, add, delete, rehash.
  *
- * Step 6 (keyspace). Main thread only. See hashtable.h for the API and the
+ * Step 0 (keyspace layer); step 6 builds on it. Main thread only. See hashtable.h for the API and the
  * layout in one paragraph, hashtable_private.h for the bucket and the
  * struct; this file explains the why as it goes. The walks over the whole
  * table (scan, iterators, fair random) are in hashtable_iter.c; the
  * resumable find that step 6 interleaves is in hashtable_incremental_find.c.
  * Valkey: src/hashtable.c (8.1): bucket, findBucket, insert, rehashStep,
  * fillBucketHole, compactBucketChain, hashtableAddOrFind, hashtablePop.
- * Written from the design. Where soloist differs, the comment at the spot
+ * Where soloist differs, the comment at the spot
  * says why: no resize policy (no fork to protect); tables aligned to 64
  * bytes; callers take the rehash step before fetching any key; cron also
  * starts pending shrinks.

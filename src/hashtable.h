@@ -1,8 +1,8 @@
 /* hashtable.h — the keyspace's hash table: cache-line buckets, incremental
  * rehash, stateless scan and a resumable (prefetchable) find.
  *
- * Step 6 (keyspace; its resumable find is what step 6's batch prefetcher
- * interleaves). Owns: the buckets and the two tables; never the entries,
+ * Step 0 (keyspace layer); its resumable find is what step 6's batch
+ * prefetcher interleaves. Owns: the buckets and the two tables; never the entries,
  * which are caller-owned pointers the table only stores (the type's
  * entry_destructor, when set, is called by release/empty/delete).
  * Threads: MAIN THREAD ONLY. The keyspace is the soloist's; no function
@@ -12,8 +12,8 @@
  * Valkey: src/hashtable.c / src/hashtable.h (Valkey 8.1, PR #1186):
  * hashtableFind, hashtableAdd, hashtablePop, rehashStep, hashtableScan,
  * hashtableNext, hashtableFairRandomEntry, hashtableIncrementalFind*.
- * Written from the design, not from Valkey's code; names are snake_case
- * and each function says which Valkey function it stands for.
+ * Names are snake_case, and each function says which Valkey function it
+ * stands for.
  * Files: hashtable.c (buckets, find, add, delete, rehash, verify),
  * hashtable_iter.c (scan, iterators, fair random),
  * hashtable_incremental_find.c (the resumable find); what they share is in

@@ -1,7 +1,8 @@
 /* hashtable_incremental_find.c — a lookup in resumable steps, so a batch
  * of lookups can overlap their cache misses.
  *
- * Step 6 (keyspace; this is what step 6's batch prefetcher interleaves).
+ * Step 6 (keyspace layer): this is what step 6's batch prefetcher
+ * interleaves.
  * Owns: the find's state machine, whose state lives in the caller's
  * hashtable_incremental_find_state. Threads: MAIN THREAD ONLY, like the
  * table (see hashtable.h). It never rehashes, and the table must not
@@ -9,7 +10,6 @@
  * from hashtable_private.h.
  * Valkey: src/hashtable.c (8.1): hashtableIncrementalFindInit,
  * hashtableIncrementalFindStep, hashtableIncrementalFindGetResult.
- * Written from the design.
  */
 #include "hashtable.h"
 #include "hashtable_private.h"

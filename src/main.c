@@ -1,6 +1,6 @@
 /* main.c — soloist-server's entry point.
  *
- * Step 0 (server). Owns nothing but the order of start-up: configuration
+ * Step 0 (server layer). Owns nothing but the order of start-up: configuration
  * (file, then flags, as Valkey), the server's init, the event loop, and
  * an orderly exit. Kept apart from server.c so the unit tests can link
  * every module without a second main().

@@ -1,4 +1,4 @@
-/* object.c — refcounted value objects (step 0, plumbing). See object.h. */
+/* object.c — refcounted value objects (step 0, plumbing layer). See object.h. */
 #include "object.h"
 
 #include <errno.h>

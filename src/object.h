@@ -1,6 +1,6 @@
 /* object.h — refcounted value objects.
  *
- * Step 0 (plumbing). Owns: the obj type, its allocation, its refcount.
+ * Step 0 (plumbing layer). Owns: the obj type, its allocation, its refcount.
  * Threads: main thread only. An object's refcount is touched only by the
  * main thread; a worker may *read* an object's bytes (step 7: a reply that
  * references a stored value) only while main holds a reference on its
