@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """anchors: the book's citations of code, checked so they cannot drift.
 
-Part of the reader's tools (issue 3). Two kinds of citation:
+Part of the reader's tools. Two kinds of citation:
 
 * soloist's own code, by label, never by line number. The source carries
   markers, each on its own line:
