@@ -574,7 +574,7 @@ def p_pipeline_span(lines):
 
 # Colours for the phase clock's phases: what stays on the main thread in
 # warm colours, what I/O threads may take in blues, waiting in grey.
-PHASE_STYLE = [("exec", "execute", "#a23b2a"), ("other", "other: sleep hooks, cron, accept", "#d98b3a"),
+PHASE_STYLE = [("exec", "execute", "#a23b2a"), ("other", "other: sleep hooks, closing clients", "#d98b3a"),
                ("poll_cpu", "poll: CPU in epoll_wait", "#7a4f9a"), ("read", "read + parse", "#3b5b92"),
                ("write", "write", "#6fa3c7"), ("poll_wait", "poll: asleep", "#d5d5d5"),
                ("poll", "poll: CPU and asleep", "#d5d5d5")]

@@ -99,11 +99,13 @@ def plot_path(name):
 
 
 def render_plots(text, captions):
-    """The text with each {{plot NAME}} replaced by the plot's image; its
-    caption (captions[NAME], markdown) says what it was drawn from."""
+    """The text with each {{plot NAME}} replaced by the plot's image, with
+    the id plot-NAME to link to; its caption (captions[NAME], markdown)
+    says what it was drawn from."""
     def one(m):
         name = m.group(1)
-        return "![%s](%s)" % (captions.get(name, name).replace("]", ")").replace("[", "("), plot_path(name))
+        return "![%s](%s){#plot-%s}" % (captions.get(name, name).replace("]", ")").replace("[", "("),
+                                         plot_path(name), name)
     return PLOT_REF.sub(one, text)
 
 

@@ -77,7 +77,7 @@ class PlotsTest(unittest.TestCase):
 
     def test_render_plots_gives_an_image_with_its_caption(self):
         out = findings_refs.render_plots("a\n\n{{plot pipeline_span}}\n", {"pipeline_span": "Span [x]. From `f`."})
-        self.assertIn("![Span (x). From `f`.](plots/pipeline_span.svg)", out)
+        self.assertIn("![Span (x). From `f`.](plots/pipeline_span.svg){#plot-pipeline_span}", out)
         self.assertEqual(findings_refs.references("x\n{{plot a_b}}\n", findings_refs.PLOT_REF), [(2, "a_b")])
 
     # -- tools/findings.py ----------------------------------------------------
