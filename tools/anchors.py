@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """anchors: the book's citations of code, checked so they cannot drift.
 
-Part of the reader's tools (issue 3). Two kinds of citation:
+Part of the reader's tools. Two kinds of citation:
 
 * soloist's own code, by label, never by line number. The source carries
   markers, each on its own line:
@@ -404,6 +404,10 @@ def cmd_check(proj, args):
             else:
                 failed += 1
                 fails.append(f"{proj.rel(d)}:{line}: {{{{finding {rid}}}}}: FINDINGS.md has no row {rid}")
+    # 5. plots, {{plot NAME}}, against tools/findings.py and FINDINGS.md's results
+    n_plots, ok, plot_fails, plots_unchecked = findings_refs.check_plots(proj.root, docs)
+    passed, failed, fails = passed + ok, failed + len(plot_fails), fails + plot_fails
+    findings_unchecked += plots_unchecked
     for text, e in sorted(lock.items(), key=lambda kv: kv[1]["line"]):
         if text not in cited:
             failed += 1
@@ -422,10 +426,10 @@ def cmd_check(proj, args):
         if pending:
             print(f"  {pending} of them were locked without the source (hash pending).")
     if findings_unchecked:
-        print(f"NOT CHECKED: {findings_unchecked} reference(s) to FINDINGS.md rows, because FINDINGS.md does not "
-              "exist yet (run `make findings`); they are not counted as passed.")
-    elif n_refs:
-        print(f"check-anchors: {n_refs} references to FINDINGS.md rows")
+        print(f"NOT CHECKED: {findings_unchecked} reference(s) to FINDINGS.md rows or plots, because FINDINGS.md "
+              "does not exist yet (run `make findings`); they are not counted as passed.")
+    elif n_refs or n_plots:
+        print(f"check-anchors: {n_refs} references to FINDINGS.md rows, {n_plots} to plots")
     unchecked_all = unchecked + findings_unchecked
     print(f"check-anchors: {passed} passed, {failed} failed" + (f", {unchecked_all} not checked" if unchecked_all else ""))
     if args.strict and unchecked:

@@ -530,62 +530,158 @@ def render(rows, chosen, argv_text):
     return "\n".join(out)
 
 
-def draw(d, name, body):
-    """Render one gnuplot body to NAME.svg and NAME.png in d."""
-    made = []
-    for term, ext in (("svg size 720,420 dynamic", "svg"), ("pngcairo size 720,420", "png")):
-        out = os.path.join(d, "%s.%s" % (name, ext))
-        script = "set terminal %s; set output '%s'; %s" % (term, out, body)
-        if subprocess.run(["gnuplot", "-e", script], check=False,
-                          stderr=subprocess.DEVNULL).returncode == 0:
-            made.append(out)
-    return made
+# ------------------------------------------------------------------ plots
+#
+# A curve that says more than a row is a plot: a function of one
+# benchmark's raw lines, registered in PLOTS under a name. A chapter shows
+# it with {{plot NAME}} (tools/findings_refs.py); the book draws it with
+# draw_plot() from the results FINDINGS.md lists under "Results used", so a
+# plot and the rows beside it always come from the same run, and
+# `--plots` draws every plot into each used results directory's plots/.
+# A plot is named after its benchmark unless a benchmark has several. A
+# later step adds its plot by adding one function here.
+
+class PlotSpec:
+    def __init__(self, name, bench, title, fn):
+        self.name, self.bench, self.title, self.fn = name, bench, title, fn
+
+
+PLOTS = {}
+
+
+def plot(name, bench, title):
+    """Registers fn(lines) -> (columns, rows, gnuplot body) as plot NAME of
+    benchmark BENCH. The body plots the string variable DATA, a file whose
+    first line names the columns and whose rows are the figures."""
+    def register(fn):
+        PLOTS[name] = PlotSpec(name, bench, title, fn)
+        return fn
+    return register
+
+
+@plot("pipeline_span", "pipeline_span", "PING requests per second by pipeline depth, 50 clients")
+def p_pipeline_span(lines):
+    cells = side_by_side(lines, ("pipeline",))
+    rows = [(p, round(median_of(cells[(p,)]["soloist"])), round(median_of(cells[(p,)]["redis"])))
+            for (p,) in sorted(cells)]
+    body = ("set logscale x 2; set logscale y 10; set format y '%.0s%c'; set xrange [0.8:320]; set xlabel 'pipeline depth P (commands per client per round trip)'; "
+            "set ylabel 'requests per second (median of runs)'; set key top left; set grid; "
+            "set xtics (1, 4, 16, 64, 256); "
+            "plot DATA using 1:2 with linespoints lw 2 pt 7 lc rgb '#a23b2a' title 'soloist', "
+            "'' using 1:3 with linespoints lw 2 pt 5 dt 2 lc rgb '#3b5b92' title 'redis-server 7.0'")
+    return ["P", "soloist_rps", "redis_rps"], rows, body
+
+
+# Colours for the phase clock's phases: what stays on the main thread in
+# warm colours, what I/O threads may take in blues, waiting in grey.
+PHASE_STYLE = [("exec", "execute", "#a23b2a"), ("other", "other: sleep hooks, closing clients", "#d98b3a"),
+               ("poll_cpu", "poll: CPU in epoll_wait", "#7a4f9a"), ("read", "read + parse", "#3b5b92"),
+               ("write", "write", "#6fa3c7"), ("poll_wait", "poll: asleep", "#d5d5d5"),
+               ("poll", "poll: CPU and asleep", "#d5d5d5")]
+
+
+def phase_parts(phase_us):
+    """A run's phase times with the poll phase split once: when the server
+    reports parts of the poll (poll_cpu, poll_wait) beside its total, the
+    total is dropped, or what the parts leave of it becomes poll_wait."""
+    d = {k: float(v) for k, v in phase_us.items()}
+    parts = [k for k in d if k.startswith("poll_")]
+    if "poll" in d and parts:
+        total = d.pop("poll")
+        if "poll_wait" not in d:
+            d["poll_wait"] = max(0.0, total - sum(d[k] for k in parts))
+    return d
+
+
+@plot("phase_shares", "phase_shares", "Where the main thread's time goes: GET, 50 clients")
+def p_phase_shares(lines):
+    runs = [ln for ln in lines if ln.get("kind") == "run" and ln.get("phase_us")]
+    depths = sorted({ln["pipeline"] for ln in runs})
+    shares = {}
+    for p in depths:
+        per = [phase_parts(ln["phase_us"]) for ln in runs if ln["pipeline"] == p]
+        keys = sorted({k for d in per for k in d})
+        shares[p] = {k: statistics.median(100.0 * d.get(k, 0) / (sum(d.values()) or 1) for d in per)
+                     for k in keys}
+    known = [k for k, _, _ in PHASE_STYLE]
+    keys = sorted({k for s in shares.values() for k in s}, key=lambda k: (known.index(k) if k in known else 3, k))
+    rows = [["P=%d" % p] + [round(shares[p].get(k, 0.0), 2) for k in keys] for p in depths]
+    style = {k: (label, colour) for k, label, colour in PHASE_STYLE}
+    series = []
+    for i, k in enumerate(keys):
+        label, colour = style.get(k, (k, "#888888"))
+        series.append("%s using %d%s title '%s' lc rgb '%s'" % (
+            "DATA" if i == 0 else "''", i + 2, ":xtic(1)" if i == 0 else "", label, colour))
+    body = ("set style data histograms; set style histogram rowstacked; set style fill solid 0.9 border rgb '#ffffff'; "
+            "set boxwidth 0.55; set yrange [0:100]; set ylabel 'share of main-thread time (%, median of runs)'; "
+            "set key outside right center vertical reverse Left; set grid y; set xlabel 'pipeline depth'; "
+            "plot " + ", ".join(series))
+    return ["depth"] + keys, rows, body
+
+
+@plot("server_vs_redis", "server_vs_redis", "soloist / redis-server 7.0 by cell, 50 clients, shared cores")
+def p_server_vs_redis(lines):
+    return _ratio_bars(lines)
+
+
+@plot("server_vs_redis_pinned", "server_vs_redis_pinned",
+      "soloist / redis-server 7.0 by cell, 50 clients, server and load generator pinned")
+def p_server_vs_redis_pinned(lines):
+    return _ratio_bars(lines)
+
+
+def _ratio_bars(lines):
+    cells = side_by_side(lines, ("test", "value_size", "pipeline"))
+    rows = [['"%s %dB P=%d"' % key, round(median_of(cells[key]["soloist"]) / median_of(cells[key]["redis"]), 4)]
+            for key in SVR_ORDER if key in cells]
+    body = ("set style fill solid 0.6; set boxwidth 0.6; set yrange [0:*]; "
+            "set ylabel 'soloist / redis-server (median rps)'; set xtics rotate by -30; set grid y; "
+            "plot DATA using 0:2:xtic(1) with boxes lc rgb '#a23b2a' notitle, 1 with lines dt 2 lw 2 title '1.0×'")
+    return ["cell", "ratio"], rows, body
+
+
+def draw_plot(name, run, dest, work, terminal="svg"):
+    """Draws plot NAME from `run`'s raw lines into dest (an .svg, or a .png
+    with terminal='png'); the figures go to work/NAME.dat beside it.
+    Raises Refused when the run lacks the benchmark or gnuplot fails."""
+    spec = PLOTS[name]
+    if spec.bench not in run.lines:
+        raise Refused("plot %s: %s has no %s results" % (name, run.name, spec.bench))
+    columns, rows, body = spec.fn(run.lines[spec.bench])
+    if not rows:
+        raise Refused("plot %s: no runs in %s" % (name, run.rel(spec.bench)))
+    os.makedirs(work, exist_ok=True)
+    dat = os.path.join(work, name + ".dat")
+    with open(dat, "w") as f:
+        f.write("# " + " ".join(columns) + "\n")
+        for r in rows:
+            f.write(" ".join(str(x) for x in r) + "\n")
+    term = ("svg size 760,420 dynamic noenhanced font 'DejaVu Sans,11' background rgb 'white'"
+            if terminal == "svg" else "pngcairo size 760,420 noenhanced font 'DejaVu Sans,10'")
+    script = ("set terminal %s\nset output '%s'\nDATA = '%s'\nset title '%s'\n%s\n"
+              % (term, dest, dat, spec.title.replace("'", "''"), body))
+    try:
+        r = subprocess.run(["gnuplot"], input=script, capture_output=True, text=True, timeout=60)
+    except FileNotFoundError:
+        raise Refused("plot %s: gnuplot is not installed (make deps installs it)" % name)
+    if r.returncode != 0:
+        raise Refused("plot %s: gnuplot failed: %s" % (name, r.stderr.strip()[:400]))
+    return dest
 
 
 def plots(chosen):
-    """gnuplot SVG and PNG into each used results directory's plots/, drawn
-    from the same per-run lines as the rows (optional: needs gnuplot)."""
+    """Every registered plot whose benchmark was used, as SVG and PNG in
+    that results directory's plots/ (optional: needs gnuplot)."""
     if not shutil.which("gnuplot"):
         return []
     made = []
-    if "pipeline_span" in chosen:
-        run = chosen["pipeline_span"]
-        cells = side_by_side(run.lines["pipeline_span"], ("pipeline",))
-        d = os.path.join(run.path, "plots")
-        os.makedirs(d, exist_ok=True)
-        dat = os.path.join(d, "pipeline_span.dat")
-        with open(dat, "w") as f:
-            f.write("# P soloist_rps redis_rps (medians)\n")
-            for (p,) in sorted(cells):
-                f.write("%d %.0f %.0f\n" % (p, median_of(cells[(p,)]["soloist"]),
-                                             median_of(cells[(p,)]["redis"])))
-        made += draw(d, "pipeline_span",
-                     "set logscale xy; set xlabel 'pipeline depth P'; "
-                     "set ylabel 'PING rps (median)'; set key left; set grid; "
-                     "set title 'PING rps by pipeline depth, 50 clients (%s)'; "
-                     "plot '%s' u 1:2 w lp lw 2 t 'soloist', '' u 1:3 w lp lw 2 t 'redis-server 7.0'"
-                     % (run.name, dat))
-    for bench in ("server_vs_redis", "server_vs_redis_pinned"):
-        if bench not in chosen:
+    for name, spec in sorted(PLOTS.items()):
+        run = chosen.get(spec.bench)
+        if run is None:
             continue
-        run = chosen[bench]
-        cells = side_by_side(run.lines[bench], ("test", "value_size", "pipeline"))
         d = os.path.join(run.path, "plots")
-        os.makedirs(d, exist_ok=True)
-        dat = os.path.join(d, bench + ".dat")
-        with open(dat, "w") as f:
-            f.write("# cell ratio(soloist/redis, medians)\n")
-            for key in SVR_ORDER:
-                if key in cells:
-                    f.write('"%s %dB P=%d" %.4f\n' % (key[0], key[1], key[2],
-                                                      median_of(cells[key]["soloist"]) /
-                                                      median_of(cells[key]["redis"])))
-        made += draw(d, bench,
-                     "set style fill solid 0.6; set boxwidth 0.6; set yrange [0:*]; "
-                     "set ylabel 'soloist / redis-server (median rps)'; set xtics rotate by -30; "
-                     "set grid y; set title 'soloist / redis-server 7.0, 50 clients (%s)'; "
-                     "plot '%s' u 0:2:xtic(1) w boxes notitle, 1 w l dt 2 lw 2 t '1.0x'"
-                     % (run.name, dat))
+        for term in ("svg", "png"):
+            made.append(draw_plot(name, run, os.path.join(d, "%s.%s" % (name, term)), d, terminal=term))
     return made
 
 
@@ -622,7 +718,11 @@ def main(argv=None):
     with open(tmp, "w") as f:
         f.write(text)
     os.replace(tmp, a.out)
-    made = plots(chosen) if a.plots else []
+    try:
+        made = plots(chosen) if a.plots else []
+    except Refused as e:
+        sys.stderr.write("findings: wrote %s; plots refused: %s\n" % (os.path.relpath(a.out), e))
+        return 1
     sys.stderr.write("findings: wrote %s (%d rows)%s\n" % (
         os.path.relpath(a.out), len(rows), "; plots: " + ", ".join(
             os.path.relpath(m, ROOT) for m in made) if made else ""))

@@ -47,9 +47,7 @@ int plain(void) { return 1; }
 
 ![A flow](figures/flow.svg)
 
-![A plot](plots/depth.svg)
-
-![No data yet](plots/empty.svg)
+{{plot pipeline_span}}
 
 ```
 valkey:src/io_threads.c:14-16
@@ -66,14 +64,30 @@ CH1 = """\
 Back to [the demo](00-demo.md).
 """
 
-PLOT = """\
-# data: bench/results/*/pipe.jsonl
-# where: bench=pipeline
-# columns: depth ops
-# title: Pipelining
-set logscale x 2
-plot DATA using 1:2 with linespoints title 'ops/s'
+FINDINGS = """\
+# FINDINGS
+
+Results used:
+
+- `bench/results/r1/` (pipeline_span)
+
+## Rows
+
+| ID | claim | figure | conditions | reproduce |
+|---|---|---|---|---|
+| F0.17 | span | **2.00×** | cores 2 | `make findings` |
 """
+
+
+def span_lines():
+    """pipeline_span lines as bench/pipeline_span.py writes them: both
+    servers, every depth, one run id."""
+    out = []
+    for p in (1, 4, 16, 64, 256):
+        for s, k in (("soloist", 2.0), ("redis", 1.0)):
+            out.append('{"bench": "pipeline_span", "kind": "run", "server": "%s", "pipeline": %d, '
+                       '"rps": %.1f, "run_id": "r1"}\n' % (s, p, 1000.0 * p * k))
+    return "".join(out)
 
 
 @unittest.skipUnless(shutil.which("pandoc") and shutil.which("dot") and shutil.which("gnuplot"),
@@ -92,11 +106,9 @@ class Book(unittest.TestCase):
         write(os.path.join(self.root, "chapters", "00-demo.md"), CH0)
         write(os.path.join(self.root, "chapters", "01-next.md"), CH1)
         write(os.path.join(self.root, "chapters", "figures", "flow.dot"), "digraph G { a -> b; }\n")
-        write(os.path.join(self.root, "chapters", "figures", "depth.plot"), PLOT)
-        write(os.path.join(self.root, "chapters", "figures", "empty.plot"),
-              PLOT.replace("pipe.jsonl", "nothing.jsonl").replace("Pipelining", "Nothing yet"))
-        write(os.path.join(self.root, "bench", "results", "r1", "pipe.jsonl"),
-              "".join(f'{{"bench":"pipeline","depth":{d},"ops":{d * 1000}}}\n' for d in (1, 2, 4, 8)))
+        write(os.path.join(self.root, "FINDINGS.md"), FINDINGS)
+        write(os.path.join(self.root, "bench", "results", "r1", "provenance.json"), '{"run_id": "r1"}\n')
+        write(os.path.join(self.root, "bench", "results", "r1", "pipeline_span.jsonl"), span_lines())
         write(os.path.join(self.root, "notes.md"),
               "# Questions\n\n**Q0.1** Why? <details><summary>Answer</summary>See `src/demo.c@sum`.</details>\n")
 
@@ -128,7 +140,7 @@ class Book(unittest.TestCase):
         self.assertEqual(rc, 0, out)
         self.assertIn("2 chapters", out)
         for f in ("index.html", "00-demo.html", "01-next.html", "notes.html", "src-demo.c.html", "book.css",
-                  "figures/flow.svg", "plots/depth.svg", "plots/empty.svg"):
+                  "figures/flow.svg", "plots/pipeline_span.svg"):
             self.assertTrue(os.path.isfile(os.path.join(self.out, f)), f)
         ch = self.page("00-demo.html")
         # the title, the contents, prev/next navigation
@@ -151,9 +163,13 @@ class Book(unittest.TestCase):
         # links to markdown and source files rewritten to pages
         self.assertIn('href="notes.html"', ch)
         self.assertIn('href="src-demo.c.html"', ch)
-        # the plots: one drawn from data, one placeholder
-        self.assertIn("<svg", self.page("plots/depth.svg"))
-        self.assertIn("no bench results yet", self.page("plots/empty.svg"))
+        # the plot: drawn from the results FINDINGS.md used, shown with its source
+        svg = self.page("plots/pipeline_span.svg")
+        self.assertIn("<svg", svg)
+        self.assertNotIn("placeholder", svg)
+        self.assertIn('src="plots/pipeline_span.svg"', ch)
+        self.assertIn("bench/results/r1/pipeline_span.jsonl", ch)
+        self.assertNotIn("{{plot", ch)
         # offline: no asset from another host anywhere
         for p in glob.glob(os.path.join(self.out, "*.html")):
             with open(p, encoding="utf-8") as f:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """build.py: render chapters/*.md into the browsable HTML book (make book).
 
-Part of the reader's tools (issue 3). Offline, Python 3 standard library,
+Part of the reader's tools. Offline, Python 3 standard library,
 pandoc, graphviz and gnuplot. Output: build/book/ (open index.html).
 
   pages     chapters/NN-*.md in order, then notes.md and exercises/*/README.md;
@@ -9,19 +9,11 @@ pandoc, graphviz and gnuplot. Output: build/book/ (open index.html).
   listings  every src/*.c and src/*.h as a page with line anchors, so an
             inline label citation links to the exact lines
   figures   chapters/figures/*.dot -> figures/NAME.svg (graphviz)
-  plots     chapters/figures/*.plot -> plots/NAME.svg (gnuplot, from bench
-            results when present, a placeholder saying so when not)
+  plots     {{plot NAME}} in a page -> plots/NAME.svg, drawn by tools/findings.py
+            from the results FINDINGS.md used (a placeholder saying so when
+            FINDINGS.md or its results are not there)
   citations resolved here (tools/anchors.py) and handed to the Lua filter
             tools/book/soloist.lua, which renders them
-
-A plot script is gnuplot with a header of directives:
-  # data: bench/results/*/pipeline.jsonl   glob under the project root; the
-  #                                         newest matching file is used
-  # where: bench=pipeline                  keep JSON lines with key=value (repeatable)
-  # columns: depth ops_per_sec             JSON keys written as DATA's columns 1, 2…
-  # title: Pipelining, requests/s by depth
-  plot DATA using 1:2 with linespoints title 'soloist'
-(DATA is a gnuplot string variable naming the extracted table.)
 
 Usage: tools/book/build.py [--root DIR] [--out DIR] [--fetch]
 """
@@ -41,10 +33,12 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 TOOLS = os.path.dirname(HERE)
 sys.path.insert(0, TOOLS)
 import anchors  # noqa: E402  (tools/anchors.py)
+import findings  # noqa: E402  (tools/findings.py: the plots)
 import findings_refs  # noqa: E402  (tools/findings_refs.py)
 
 pinned_source = anchors.pinned_source
 MARKER = ".soloist-book"
+PLACEHOLDER = "soloist-book: placeholder plot"
 
 
 class BuildError(Exception):
@@ -120,6 +114,7 @@ class Book:
         self.warnings = []
         self.notes = []
         self.finding_rows = findings_refs.load(self.root)
+        self.captions = {}
 
     def rel(self, p):
         return os.path.relpath(p, self.root)
@@ -164,63 +159,50 @@ class Book:
                 shutil.copy(img, os.path.join(self.out, "figures", os.path.basename(img)))
         return done
 
-    def plots(self):
-        done = []
-        scripts = sorted(glob.glob(os.path.join(self.root, "chapters", "figures", "*.plot")))
-        if not scripts:
-            return done
+    def plots(self, pages):
+        """Every {{plot NAME}} in the pages, drawn into plots/NAME.svg from
+        the results directory FINDINGS.md lists for the plot's benchmark;
+        self.captions[NAME] says what it was drawn from."""
+        names = set()
+        for pg in pages:
+            with open(pg["src"], encoding="utf-8") as f:
+                names.update(n for _, n in findings_refs.references(f.read(), findings_refs.PLOT_REF))
+        if not names:
+            return []
         os.makedirs(os.path.join(self.out, "plots"), exist_ok=True)
-        for script in scripts:
-            name = os.path.basename(script)[:-5]
+        used = findings_refs.used_results(self.root)
+        for name in sorted(names):
             dest = os.path.join(self.out, "plots", name + ".svg")
-            with open(script, encoding="utf-8") as f:
-                body = f.read()
-            head = dict(data=None, where=[], columns=None, title=name)
-            for m in re.finditer(r"^#\s*(data|where|columns|title):\s*(.+?)\s*$", body, re.M):
-                k, v = m.group(1), m.group(2)
-                if k == "where":
-                    head["where"].append(v.split("=", 1))
-                else:
-                    head[k] = v
-            rows = self._plot_rows(head) if head["data"] and head["columns"] else None
-            if not rows:
-                why = "no bench results yet: run `make bench`" if head["data"] else "no '# data:' line"
-                self._placeholder(dest, head["title"], why)
-                self.notes.append(f"plot {name}: placeholder ({why})")
-                done.append(name)
-                continue
-            table = os.path.join(self.work, f"plot-{name}.tsv")
-            with open(table, "w", encoding="utf-8") as f:
-                for r in rows:
-                    f.write("\t".join(str(x) for x in r) + "\n")
-            gp = (f"set terminal svg size 720,420 dynamic enhanced font 'DejaVu Sans,11' background rgb 'white'\n"
-                  f"set output '{dest}'\nDATA = '{table}'\nset title '{head['title']}'\n" + body)
-            run(["gnuplot"], input=gp)
-            done.append(name)
-        return done
-
-    def _plot_rows(self, head):
-        matches = glob.glob(os.path.join(self.root, head["data"]), recursive=True)
-        if not matches:
-            return None
-        newest = max(matches, key=os.path.getmtime)
-        cols = head["columns"].split()
-        rows = []
-        with open(newest, encoding="utf-8") as f:
-            for line in f:
+            spec = findings.PLOTS.get(name)
+            title = spec.title if spec else name
+            if spec is None:
+                why = "tools/findings.py draws no plot of this name"
+                self.warnings.append(f"plot {name}: {why}")
+            elif used is None:
+                why = "not measured here yet: run `make findings`"
+            elif spec.bench not in used:
+                why = f"FINDINGS.md used no {spec.bench} results"
+                self.warnings.append(f"plot {name}: {why}")
+            else:
+                src = os.path.join(used[spec.bench], spec.bench + ".jsonl")
                 try:
-                    obj = json.loads(line)
-                except ValueError:
+                    findings.draw_plot(name, findings.Run(os.path.join(self.root, used[spec.bench])), dest,
+                                       os.path.join(self.work, "plots"))
+                    self.captions[name] = (f"{title}. Drawn by `tools/findings.py` from `{src}`, "
+                                           "the results FINDINGS.md uses.")
                     continue
-                if not isinstance(obj, dict) or any(str(obj.get(k)) != v for k, v in head["where"]):
-                    continue
-                if all(c in obj for c in cols):
-                    rows.append([obj[c] for c in cols])
-        return rows
+                except (findings.Refused, OSError, ValueError) as e:
+                    why = str(e)
+                    self.warnings.append(f"plot {name}: {why}")
+            self._placeholder(dest, title, why)
+            self.captions[name] = f"{title} ({why})."
+            self.notes.append(f"plot {name}: placeholder ({why})")
+        return sorted(names)
 
     @staticmethod
     def _placeholder(dest, title, why):
         svg = ('<svg xmlns="http://www.w3.org/2000/svg" width="720" height="120" viewBox="0 0 720 120">'
+               f'<!-- {PLACEHOLDER} -->'
                '<rect x="1" y="1" width="718" height="118" fill="#fbfaf6" stroke="#e2e0da"/>'
                f'<text x="360" y="52" text-anchor="middle" font-family="sans-serif" font-size="16">{html.escape(title)}</text>'
                f'<text x="360" y="80" text-anchor="middle" font-family="sans-serif" font-size="13" fill="#5b6670">{html.escape(why)}</text>'
@@ -278,7 +260,6 @@ class Book:
             base = os.path.basename(svg)
             page_map[f"chapters/plots/{base}"] = f"plots/{base}"
             page_map[f"plots/{base}"] = f"plots/{base}"
-            page_map[f"chapters/figures/{base[:-4]}.plot"] = f"plots/{base}"
         data = os.path.join(self.work, "citations.lua")
         with open(data, "w", encoding="utf-8") as f:
             f.write("-- generated by tools/book/build.py; read by tools/book/soloist.lua\n")
@@ -350,20 +331,21 @@ class Book:
             return None
 
     def with_findings(self, src, kind):
-        """A page that references FINDINGS.md rows ({{finding F0.N}}) is
-        rendered from a copy with each reference replaced by the row's
-        figure (tools/findings_refs.py); FINDINGS.md itself gets an anchor
-        per row. Other pages are rendered as they are."""
+        """A page that references FINDINGS.md rows ({{finding F0.N}}) or
+        plots ({{plot NAME}}) is rendered from a copy with each row reference
+        replaced by the row's figure and each plot by its image and caption
+        (tools/findings_refs.py); FINDINGS.md itself gets an anchor per row.
+        Other pages are rendered as they are."""
         if not src.startswith(self.root) or src.startswith(self.work):
             return src
         with open(src, encoding="utf-8") as f:
             text = f.read()
         if kind == "findings":
             new = findings_refs.anchor_rows(text)
-        elif findings_refs.REF.search(text):
-            if self.finding_rows is None:
+        elif findings_refs.REF.search(text) or findings_refs.PLOT_REF.search(text):
+            if self.finding_rows is None and findings_refs.REF.search(text):
                 self.notes.append(f"{self.rel(src)}: FINDINGS.md does not exist yet; finding references say so")
-            new = findings_refs.render(text, self.finding_rows)
+            new = findings_refs.render_plots(findings_refs.render(text, self.finding_rows), self.captions)
         else:
             return src
         path = os.path.join(self.work, "findings-" + self.rel(src).replace("/", "-"))
@@ -451,7 +433,7 @@ class Book:
         self.prepare_out()
         pages = self.reading_order()
         figures = self.figures()
-        plots = self.plots()
+        plots = self.plots(pages)
         listings = self.source_files()
         data, cites = self.citation_data(pages, listings)
         shutil.copy(os.path.join(HERE, "book.css"), os.path.join(self.out, "book.css"))

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """check.py: prove the built book holds together (make book-check).
 
-Part of the reader's tools (issue 3). Reads build/book/*.html and checks:
+Part of the reader's tools. Reads build/book/*.html and checks:
   - every internal link and fragment (#id) resolves to a file and an id;
   - every image, stylesheet and script is a file in the book: no asset is
     loaded from another host (the book must work offline);
   - no citation was left unresolved (the Lua filter marks them cite-missing);
-  - every chapters/figures/*.dot has its SVG, every chapter its page.
+  - every chapters/figures/*.dot has its SVG, every chapter its page;
+  - every {{plot NAME}} in a chapter, notes.md or an exercise README was
+    drawn into plots/NAME.svg, and, once FINDINGS.md exists, drawn from
+    results rather than left a placeholder; no page shows a {{finding}} or
+    {{plot}} reference unresolved.
 Links to other hosts (GitHub at the pin) are allowed in <a href> only and
 are not fetched.
 
@@ -22,6 +26,10 @@ import sys
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import findings_refs  # noqa: E402  (tools/findings_refs.py)
+
+PLACEHOLDER = "soloist-book: placeholder plot"  # the mark build.py puts in a placeholder plot
 
 
 class Page(html.parser.HTMLParser):
@@ -142,6 +150,32 @@ def check(book, root):
             passed += 1
         else:
             fails.append(f"chapters/{os.path.basename(ch)}: no page {os.path.basename(page)} in the book")
+    # every plot reference was drawn, from results once there are any
+    docs = sorted(glob.glob(os.path.join(root, "chapters", "*.md")) + glob.glob(os.path.join(root, "notes.md"))
+                  + glob.glob(os.path.join(root, "exercises", "*", "README.md")))
+    measured = os.path.isfile(os.path.join(root, "FINDINGS.md"))
+    for doc in docs:
+        with open(doc, encoding="utf-8") as f:
+            refs_here = findings_refs.references(f.read(), findings_refs.PLOT_REF)
+        for line, name in refs_here:
+            where = f"{os.path.relpath(doc, root)}:{line}: {{{{plot {name}}}}}"
+            svg = os.path.join(book, findings_refs.plot_path(name))
+            if not os.path.isfile(svg) or os.path.getsize(svg) == 0:
+                fails.append(f"{where}: no {findings_refs.plot_path(name)} in the book")
+                continue
+            with open(svg, encoding="utf-8", errors="replace") as f:
+                placeholder = PLACEHOLDER in f.read(4096)
+            if placeholder and measured:
+                fails.append(f"{where}: FINDINGS.md exists but the plot is a placeholder (see `make book`'s notes)")
+            else:
+                passed += 1
+    for path in pages:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            text = f.read()
+        for pat in (findings_refs.REF, findings_refs.PLOT_REF):
+            m = pat.search(text)
+            if m and os.path.basename(path) != "findings.html":
+                fails.append(f"{os.path.relpath(path, book)}: unresolved reference {m.group(0)}")
     if os.path.isfile(os.path.join(book, "index.html")):
         passed += 1
     else:
