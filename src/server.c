@@ -272,7 +272,9 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
 /*@ before-sleep */
 /* Runs once per event-loop iteration, just before epoll_wait. Step 0
  * writes pending replies and frees closed clients here; steps 4–6 add the
- * thread pool's completions and the poll offload. */
+ * thread pool's completions and the poll offload. (With the experiment
+ * reply-write-timing immediate, each read handler has already written
+ * its client's replies, and the pending list is empty here.) */
 static void before_sleep(ae_loop *el) {
     (void)el;
     server_phase(PHASE_OTHER);
