@@ -47,7 +47,7 @@ NOT_PHASES = {"total", "busy"}
 BUSY_PARTS = ["poll_cpu", "read", "exec", "write", "other"]
 SERIAL_PARTS = ["exec", "other"]
 DEFINITIONS = {
-    "poll": "wall time from the end of before_sleep to after_sleep (epoll_wait and its timeout)",
+    "poll": "wall time from the end of before_sleep to after_sleep (computing the timeout, epoll_wait, copying the events out)",
     "poll_cpu": "the main thread's CPU time inside poll (CLOCK_THREAD_CPUTIME_ID at its edges)",
     "poll_wait": "poll - poll_cpu: off CPU, idle",
     "busy": "poll_cpu + read + exec + write + other = total - poll_wait",

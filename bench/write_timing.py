@@ -25,7 +25,7 @@ main_thread_poll_calls, the epoll_waits), all diffed across the run,
 warm-up included on both sides alike.
 
 Prints JSON lines: kind=rate (the open loop's rate) and kind=run.
-Knobs: QUICK=1 (about 25 s instead of about 100 s), BENCH_RUNS,
+Knobs: QUICK=1 (about 25 s instead of about 75 s), BENCH_RUNS,
 WRITE_TIMING_RATE, SOLOIST_BIN, SOLOIST_BENCH_BIN, BENCH_PINNED. If the
 server has no reply-write-timing option (a stand-in), it prints
 kind=unavailable and exits 0.
