@@ -2,14 +2,25 @@
 """phase_shares.py — (d) where soloist's main thread spends its time.
 
 Step 0 benchmark. Owns the measurement of the serial share s that chapter
-01's Amdahl arithmetic uses: soloist's main thread charges its time to
-phases (poll = inside epoll_wait, read = read+parse, exec = running
-commands, write = sending replies, other), and INFO's Threads section
-shows the running totals as main_thread_<phase>_us. This script loads
-the keyspace, reads those counters, runs redis-benchmark GET (50 clients,
-3-byte values, -r 100000) at P=1 and at P=16, reads them again, and
-prints each phase's share of the main thread's busy time (everything but
-poll) and of its total time, per depth, median of >= 3 runs.
+01's Amdahl arithmetic uses. soloist's main thread charges its wall time
+to phases (poll, read = read+parse, exec = running commands, write =
+sending replies, other) and splits poll into the thread's CPU inside it
+(poll_cpu: entering epoll_wait, the wake-up, copying events out) and the
+wait (poll_wait: off CPU, idle). INFO's Threads section shows the running
+totals as main_thread_<phase>_us. This script loads the keyspace, reads
+those counters, runs redis-benchmark GET (50 clients, 3-byte values,
+-r 100000) at P=1 and at P=16, reads them again, and prints the shares,
+per depth, median of >= 3 runs. The definitions (the same as
+src/server.c@phase-totals; every line carries them in "definitions"):
+
+  busy   = poll_cpu + read + exec + write + other  (= total - poll_wait)
+  s      = (exec + other) / busy: what only the main thread may do once
+           I/O threads take reads, parsing, writes and the poll
+
+Beside them: loop turns per request (the phase clock reads the thread CPU
+clock twice a turn, so this is what that costs per request) and the main
+thread's CPU from INFO cpu (used_cpu_*_main_thread) against busy wall
+time: busy wall above it is time the thread was preempted mid-phase.
 
 Only soloist has these counters, so there is no B side here. Prints JSON
 lines: kind=run and kind=shares. Knobs: QUICK=1, BENCH_TARGET_S,
@@ -31,23 +42,51 @@ import benchlib as bl  # noqa: E402
 CLIENTS = 50
 KEYSPACE = 100000
 DEPTHS = [1, 16]
-FIELD = re.compile(r"^main_thread_([a-z]+)_us$")
+FIELD = re.compile(r"^main_thread_([a-z_]+)_(us|calls)$")
 NOT_PHASES = {"total", "busy"}
+BUSY_PARTS = ["poll_cpu", "read", "exec", "write", "other"]
+SERIAL_PARTS = ["exec", "other"]
+DEFINITIONS = {
+    "poll": "wall time from the end of before_sleep to after_sleep (computing the timeout, epoll_wait, copying the events out)",
+    "poll_cpu": "the main thread's CPU time inside poll (CLOCK_THREAD_CPUTIME_ID at its edges)",
+    "poll_wait": "poll - poll_cpu: off CPU, idle",
+    "busy": "poll_cpu + read + exec + write + other = total - poll_wait",
+    "serial_share": "s = (exec + other) / busy: what only the main thread may do once I/O "
+                    "threads take reads, parsing, writes and the poll",
+}
 
 
-def phase_us(server):
-    """{phase: microseconds} from INFO (every section; the field names are
-    what matters, so a renamed section still works)."""
+def counters(server):
+    """({phase: us}, {phase: calls}, extra) from INFO everything: the
+    main_thread_* fields (by name, so a renamed section still works), and
+    the commands processed and the main thread's CPU (INFO cpu), in us."""
     info = server.info("everything")
-    out = {}
+    us, calls, extra = {}, {}, {}
     for (_sect, key), val in info.items():
         m = FIELD.match(key)
         if m and m.group(1) not in NOT_PHASES:
             try:
-                out[m.group(1)] = int(val)
+                (us if m.group(2) == "us" else calls)[m.group(1)] = int(val)
             except ValueError:
                 pass
-    return out
+    try:
+        extra["commands"] = int(info[("stats", "total_commands_processed")])
+        extra["main_thread_cpu_us"] = round(1e6 * (float(info[("cpu", "used_cpu_user_main_thread")]) +
+                                                   float(info[("cpu", "used_cpu_sys_main_thread")])))
+    except (KeyError, ValueError):
+        pass
+    return us, calls, extra
+
+
+def shares(delta):
+    """(share_of_busy, share_of_total, busy_us, s) from one run's deltas."""
+    total = sum(delta.get(k, 0) for k in ("poll", "read", "exec", "write", "other"))
+    busy = sum(delta.get(k, 0) for k in BUSY_PARTS)
+    s_busy = {k: round(delta.get(k, 0) / busy, 4) for k in BUSY_PARTS} if busy > 0 else {}
+    s_total = ({k: round(delta.get(k, 0) / total, 4)
+                for k in ["poll_wait"] + BUSY_PARTS} if total > 0 else {})
+    s = round(sum(delta.get(k, 0) for k in SERIAL_PARTS) / busy, 4) if busy > 0 else None
+    return s_busy, s_total, busy, s
 
 
 def main():
@@ -58,13 +97,13 @@ def main():
     label, binary, really = bl.servers()[0]
     base = {"bench": "phase_shares", "test": "GET", "clients": CLIENTS, "keyspace": KEYSPACE,
             "value_size": 3, "cores": os.cpu_count(), "quick": q, "server": label,
-            "server_is": really, "target_s": target}
+            "server_is": really, "target_s": target, "definitions": DEFINITIONS}
     base.update(bl.placement())
     srv = bl.Server(label, binary, really)
     try:
-        if not phase_us(srv):
+        if "poll_cpu" not in counters(srv)[0]:
             bl.emit(dict(base, kind="unavailable",
-                         why="INFO has no main_thread_<phase>_us fields"))
+                         why="INFO has no main_thread_poll_cpu_us field"))
             return
         bl.populate(srv, KEYSPACE, 3)
         for p in DEPTHS:
@@ -73,31 +112,33 @@ def main():
                                       bl.calibrate_requests(20000 * (0.25 if q else 1) * (1 if p == 1 else 4),
                                                             1.0, CLIENTS, p), p, 3, KEYSPACE)
             n = bl.calibrate_requests(warm["rps"], target, CLIENTS, p)
-            shares = []
+            done = []
             for i in range(runs):
-                before = phase_us(srv)
+                us0, calls0, x0 = counters(srv)
                 r = bl.redis_benchmark(srv, "get", CLIENTS, n, p, 3, KEYSPACE,
                                        timeout=max(60, 20 * target))
-                after = phase_us(srv)
-                delta = {k: after.get(k, 0) - before.get(k, 0) for k in after}
-                total = sum(delta.values())
-                busy = total - delta.get("poll", 0)
-                s_busy = {k: round(v / busy, 4) for k, v in delta.items()
-                          if k != "poll" and busy > 0}
-                s_total = {k: round(v / total, 4) for k, v in delta.items() if total > 0}
-                shares.append((s_busy, s_total, delta))
+                us1, calls1, x1 = counters(srv)
+                delta = {k: us1.get(k, 0) - us0.get(k, 0) for k in us1}
+                s_busy, s_total, busy, s = shares(delta)
+                turns = calls1.get("poll", 0) - calls0.get("poll", 0)
+                cpu = x1.get("main_thread_cpu_us", 0) - x0.get("main_thread_cpu_us", 0)
+                done.append((s_busy, s_total, s))
                 bl.emit(dict(cfg, kind="run", run=i + 1, requests=n, rps=r["rps"],
                              phase_us=delta, share_of_busy=s_busy, share_of_total=s_total,
+                             serial_share=s, busy_us=busy,
                              busy_us_per_request=round(busy / n, 3),
+                             turns_per_request=round(turns / n, 4),
+                             main_thread_cpu_us=cpu,
+                             busy_wall_over_thread_cpu=round(busy / cpu, 3) if cpu > 0 else None,
+                             server_commands=x1.get("commands", 0) - x0.get("commands", 0),
                              server_cpu_s=r.get("server_cpu_s"),
                              client_cpu_s=r.get("client_cpu_s"), wall_s=r["wall_s"]))
-            phases = sorted(shares[0][2])
-            med_busy = {k: bl.median([s[0].get(k, 0) for s in shares])
-                        for k in phases if k != "poll"}
-            med_total = {k: bl.median([s[1].get(k, 0) for s in shares]) for k in phases}
-            bl.emit(dict(cfg, kind="shares", runs=runs, requests=n,
+            med_busy = {k: bl.median([d[0].get(k, 0) for d in done]) for k in BUSY_PARTS}
+            med_total = {k: bl.median([d[1].get(k, 0) for d in done]) for k in done[0][1]}
+            med_s = bl.median([d[2] for d in done if d[2] is not None])
+            bl.emit(dict(cfg, kind="shares", runs=runs, requests=n, median_serial_share=med_s,
                          median_share_of_busy=med_busy, median_share_of_total=med_total))
-            bl.log("GET P=%d: busy shares %s" % (p, med_busy))
+            bl.log("GET P=%d: s %s, busy shares %s" % (p, med_s, med_busy))
     finally:
         bl.stop_all()
 

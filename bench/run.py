@@ -14,7 +14,7 @@ these files by tools/findings.py; nothing here summarises.
 
 --quick     development sizes (QUICK=1): the whole set in about a minute
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
-            phase_shares, loadgen_sanity, server_vs_redis_pinned
+            phase_shares, write_timing, loadgen_sanity, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -42,7 +42,8 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib as bl  # noqa: E402
 
-ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "loadgen_sanity"]
+ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
+       "loadgen_sanity"]
 
 
 def sh(argv, default=""):
@@ -108,6 +109,8 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--write-cost-bin", default=os.environ.get(
         "WRITE_COST_BIN", os.path.join(ROOT, "build", "bench", "write_cost")))
+    ap.add_argument("--soloist-bench-bin", default=os.environ.get(
+        "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
 
     names = [n for n in a.only.replace(",", " ").split() if n] or list(ALL)
@@ -217,6 +220,11 @@ def command_for(n, a):
         return [os.path.join(HERE, "pipeline_span.py")], {}, 50 if q else 200
     if n == "phase_shares":
         return [os.path.join(HERE, "phase_shares.py")], {}, 40 if q else 120
+    if n == "write_timing":
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        return ([os.path.join(HERE, "write_timing.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
+                45 if q else 180)
     if n == "write_cost":
         if not os.access(a.write_cost_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.write_cost_bin, 0

@@ -5,13 +5,16 @@
 #   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
-# loadgen_sanity server_vs_redis_pinned), PINNED=1 (adds the pinned
+# write_timing loadgen_sanity server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
 # Benchmarks are not tests: nothing here is part of `make test`.
 
 BENCH_BIN := $(B)/bench
 WRITE_COST := $(BENCH_BIN)/write_cost
+# The load generator write_timing drives; its rule is in mk/soloist-bench.mk
+# (read after this file, so its variable is not set yet here).
+LOADGEN := $(B)/soloist-bench
 
 .PHONY: bench findings findings-only bench-build
 
@@ -19,18 +22,19 @@ $(WRITE_COST): bench/write_cost.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-bench-build: $(SERVER) $(WRITE_COST) ## build the server and the benchmark binaries
+bench-build: $(SERVER) $(WRITE_COST) $(LOADGEN) ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
+  SOLOIST_BENCH_BIN="$(abspath $(LOADGEN))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) ## run step 0's benchmarks into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(LOADGEN) ## run step 0's benchmarks into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) && exit $$rc
 

@@ -75,27 +75,32 @@ static int wanted(int argc, obj **argv, const char *section, int in_default) {
 
 /*@ info-threads */
 /* soloist's own section: where the main thread's time goes. Each phase's
- * microseconds and share of the total since start (or CONFIG RESETSTAT).
- * poll is time inside epoll_wait, i.e. idle or waiting; busy is the rest,
- * and exec/busy is the share a thread pool can never take away. */
+ * wall microseconds since start (or CONFIG RESETSTAT); poll is split into
+ * the thread's CPU inside it and its wait (idle). busy is everything but
+ * that wait, and the shares are shares of busy time; serial_share is
+ * s = (exec + other) / busy, what no I/O thread can take away
+ * (server.c@phase-totals defines them). */
 static void info_threads(text *t) {
     server_phase(server.phase_now); /* charge the running phase up to now */
     static const char *names[PHASE_COUNT] = {"poll", "read", "exec", "write", "other"};
-    uint64_t total = 0, busy = 0;
-    for (int p = 0; p < PHASE_COUNT; p++) total += server.phase_ns[p];
-    busy = total - server.phase_ns[PHASE_POLL];
+    phase_totals pt = server_phase_totals();
     text_printf(t, "# Threads\r\nio_threads_active:0\r\nio_threads_configured:%d\r\n", server.io_threads_num);
-    for (int p = 0; p < PHASE_COUNT; p++)
+    for (int p = 0; p < PHASE_COUNT; p++) {
         text_printf(t, "main_thread_%s_us:%llu\r\nmain_thread_%s_calls:%llu\r\n", names[p],
                     (unsigned long long)(server.phase_ns[p] / 1000), names[p],
                     (unsigned long long)server.phase_calls[p]);
-    text_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n", (unsigned long long)(total / 1000),
-                (unsigned long long)(busy / 1000));
-    for (int p = 0; p < PHASE_COUNT; p++) {
-        if (p == PHASE_POLL) continue;
-        text_printf(t, "main_thread_%s_share_of_busy:%.4f\r\n", names[p],
-                    busy ? (double)server.phase_ns[p] / (double)busy : 0.0);
+        if (p == PHASE_POLL)
+            text_printf(t, "main_thread_poll_cpu_us:%llu\r\nmain_thread_poll_wait_us:%llu\r\n",
+                        (unsigned long long)(pt.poll_cpu_ns / 1000), (unsigned long long)(pt.poll_wait_ns / 1000));
     }
+    text_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n", (unsigned long long)(pt.total_ns / 1000),
+                (unsigned long long)(pt.busy_ns / 1000));
+    for (int p = 0; p < PHASE_COUNT; p++) {
+        uint64_t ns = p == PHASE_POLL ? pt.poll_cpu_ns : server.phase_ns[p];
+        text_printf(t, "main_thread_%s%s_share_of_busy:%.4f\r\n", names[p], p == PHASE_POLL ? "_cpu" : "",
+                    pt.busy_ns ? (double)ns / (double)pt.busy_ns : 0.0);
+    }
+    text_printf(t, "main_thread_serial_share:%.4f\r\n", pt.serial_share);
 }
 /*@ end */
 

@@ -276,6 +276,8 @@ int cfg_apply_hz(const char **err) {
 
 static const cfg_enum loglevel_enum[] = {
     {"debug", LL_DEBUG}, {"verbose", LL_VERBOSE}, {"notice", LL_NOTICE}, {"warning", LL_WARNING}, {NULL, 0}};
+static const cfg_enum reply_write_timing_enum[] = {
+    {"before-sleep", REPLY_WRITE_BEFORE_SLEEP}, {"immediate", REPLY_WRITE_IMMEDIATE}, {NULL, 0}};
 
 /* _Generic makes a field of the wrong type a compile error. */
 #define P_INT(f) _Generic(&(f), int * : (void *)&(f))
@@ -320,6 +322,9 @@ const cfg cfg_table[] = {
     INTC("io-threads", 0, server.io_threads_num, 1, CONFIG_IO_THREADS_MAX, 1, apply_io_threads),
     INTC("prefetch-batch-max-size", 0, server.prefetch_batch_max_size, 0, 128, 16, NULL),
     BOOLC("io-threads-do-reads", F_IMMUTABLE, cfg_io_threads_do_reads, 0, NULL), /* deprecated, ignored */
+    /* An experiment, not a Valkey option (bench/write_timing.py): write a
+     * client's replies in its read handler, right after its commands. */
+    ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),
     /* Keyspace: accepted; soloist serves db 0 only. */
     INTC("databases", F_IMMUTABLE, server.databases, 1, INT_MAX, 16, NULL),
     /* Logging and process. */

@@ -403,6 +403,7 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     }
     process_input(c);
     if (c->flags & CLIENT_CLOSE_ASAP) client_free(c);
+    else if (server.reply_write_timing == REPLY_WRITE_IMMEDIATE) networking_handle_pending_writes();
 }
 /*@ end */
 

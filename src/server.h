@@ -24,8 +24,17 @@
 #define SOLOIST_COMPAT_VERSION "7.2.4"
 #define CONFIG_BINDADDR_MAX 16
 
-/* Main-thread time, by phase (step 0's measurement of the serial share). */
+/* Main-thread time, by phase (step 0's measurement of the serial share).
+ * POLL is split further into the thread's CPU time and its wait (see
+ * server.c@phase-clock). */
 enum phase { PHASE_POLL = 0, PHASE_READ, PHASE_EXEC, PHASE_WRITE, PHASE_OTHER, PHASE_COUNT };
+
+/* reply-write-timing (an experiment, bench/write_timing.py): when a
+ * client's replies are written. */
+enum reply_write_timing {
+    REPLY_WRITE_BEFORE_SLEEP = 0, /* all clients, once per loop turn (default) */
+    REPLY_WRITE_IMMEDIATE,        /* in the read handler, right after its commands */
+};
 
 typedef struct obuf_limit {
     long long hard_bytes, soft_bytes, soft_seconds;
@@ -54,6 +63,7 @@ struct server {
     char *configfile;          /* absolute path or NULL */
     int daemonize;             /* accepted, must be no */
     int active_expire_enabled;
+    int reply_write_timing;    /* enum reply_write_timing; experiment only */
 
     /* Runtime. */
     ae_loop *el;
@@ -87,11 +97,15 @@ struct server {
         int idx;
     } inst_metric[3]; /* commands, net input bytes, net output bytes */
 
-    /* Phase clock: ns spent in each phase since start or RESETSTAT. */
+    /* Phase clock: ns spent in each phase since start or RESETSTAT
+     * (wall clock), and the part of POLL's wall time the thread was on a
+     * CPU (thread CPU clock, read only when POLL begins and ends). */
     uint64_t phase_ns[PHASE_COUNT];
     uint64_t phase_calls[PHASE_COUNT];
     enum phase phase_now;
     uint64_t phase_since_ns;
+    uint64_t poll_cpu_ns;       /* <= phase_ns[PHASE_POLL] */
+    uint64_t poll_cpu_since_ns; /* thread CPU clock when the running POLL began */
     uint64_t exec_clock_ns; /* last clock reading in EXEC (call() measures from it) */
 };
 
@@ -106,8 +120,27 @@ void server_destroy(void);
 
 /* The main thread's phase clock: charges the time since the last switch
  * to the phase that was running and starts `p`. Cheap enough to stay on:
- * one clock_gettime through the vDSO, a few per request. */
+ * one clock_gettime through the vDSO, a few per request, plus one read
+ * of the thread's CPU clock where POLL begins and ends (twice a loop
+ * turn). */
 void server_phase(enum phase p);
+/* server_phase with the clock readings given: now_ns (monotonic) and
+ * cpu_ns (this thread's CPU clock; read only when POLL begins or ends).
+ * server_phase calls it; tests drive it with made-up readings. */
+void server_phase_at(enum phase p, uint64_t now_ns, uint64_t cpu_ns);
+
+/* The phase clock's totals, defined once for INFO and the benchmarks.
+ *   poll_wait = POLL's wall time the thread was off CPU (idle, waiting);
+ *   busy      = total - poll_wait
+ *             = poll_cpu + read + exec + write + other;
+ *   serial    = exec + other: what only the main thread may do once I/O
+ *               threads take reads, parsing, writes and the poll;
+ *   s         = serial / busy, the serial share Amdahl's law needs. */
+typedef struct phase_totals {
+    uint64_t total_ns, poll_cpu_ns, poll_wait_ns, busy_ns, serial_ns;
+    double serial_share; /* 0 when busy is 0 */
+} phase_totals;
+phase_totals server_phase_totals(void);
 
 /* Looks up, checks (arity, auth) and runs the command in c->argv. */
 void process_command(struct client *c);

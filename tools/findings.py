@@ -368,7 +368,15 @@ def h_pipeline_span(run, lines, bench):
     return rows
 
 
+PHASE_COLS = ["poll_cpu", "read", "exec", "write", "other"]
+PHASE_TABLE = ("Main-thread time by phase (soloist, INFO threads; shares of busy time)",
+               ["depth", "poll CPU", "read", "exec", "write", "other", "s", "poll wait (of all)"])
+
+
 def h_phase_shares(run, lines, bench):
+    """F0.20 (P=1), F0.21 (P=16): shares of the main thread's busy time,
+    poll CPU included, and the serial share s = (exec + other) / busy as
+    bench/phase_shares.py computed it per run (medians of the runs)."""
     base = base_conditions(run)
     rows = []
     for i, p in enumerate((1, 16)):
@@ -377,25 +385,147 @@ def h_phase_shares(run, lines, bench):
             continue
         if len({ln.get("run_id") for ln in runs}) != 1:
             raise Refused("phase_shares P=%d mixes runs" % p)
-        order = ["read", "exec", "write", "other"]
-        phases = sorted({k for ln in runs for k in ln["share_of_busy"]},
-                        key=lambda k: (order.index(k) if k in order else len(order), k))
-        med = {k: statistics.median(ln["share_of_busy"].get(k, 0) for ln in runs) for k in phases}
-        tot = {k: statistics.median(ln["share_of_total"].get(k, 0) for ln in runs)
-               for k in sorted({k for ln in runs for k in ln["share_of_total"]})}
-        busy = statistics.median(ln["busy_us_per_request"] for ln in runs)
-        fig = ("of busy time: " + ", ".join("%s **%.0f%%**" % (k, 100 * v) for k, v in med.items())
-               + "; serial share s = exec/busy = **%.2f**" % med.get("exec", 0)
-               + "; poll (idle/wait) %.0f%% of all; busy %.2f µs/request"
-               % (100 * tot.get("poll", 0), busy))
+        if any(ln.get("serial_share") is None for ln in runs):
+            raise Refused("phase_shares P=%d: these results do not split poll into CPU and wait "
+                          "(a server older than main_thread_poll_cpu_us); rerun "
+                          "`make findings BENCH=phase_shares`" % p)
+
+        def med(key, sub=None):
+            vals = [(ln[key] or {}).get(sub, 0) if sub else ln[key] for ln in runs
+                    if ln.get(key) is not None]
+            return statistics.median(vals) if vals else None
+
+        share = {k: med("share_of_busy", k) for k in PHASE_COLS}
+        s = med("serial_share")
+        fig = ("of busy time: " + ", ".join("%s **%.0f%%**" % ("poll CPU" if k == "poll_cpu" else k, 100 * v)
+                                            for k, v in share.items())
+               + "; serial share s = (exec + other) / busy = **%.2f**" % s
+               + "; poll wait (idle) %.0f%% of all time" % (100 * med("share_of_total", "poll_wait"))
+               + "; busy %.2f µs/request" % med("busy_us_per_request"))
+        turns = med("turns_per_request")
+        if turns is not None:
+            fig += "; %.3f loop turns/request (2 thread-CPU clock reads each)" % turns
+        ratio = med("busy_wall_over_thread_cpu")
+        if ratio is not None:
+            fig += "; busy wall / main-thread CPU %.2f" % ratio
         ln = runs[0]
         cfg = ["GET", "P=%d" % p, "50 clients", "3 B values", "keyspace -r %s" % ln.get("keyspace"),
-               "%d runs, median" % len(runs), "io-threads 1", placement_cfg(ln, base["cores"])]
+               "%d runs, median" % len(runs), "io-threads 1", placement_cfg(ln, base["cores"]),
+               "busy = poll CPU + read + exec + write + other", "s = (exec + other) / busy"]
         rows.append(Row("F0.%d" % (20 + i),
                         "where %s's main thread spends its busy time (INFO main_thread_*_us), GET P=%d"
                         % (a_label(runs), p), fig, dict(base, config=cfg),
                         "make findings BENCH=phase_shares", run.rel(bench),
-                        serving_note(ln, base["cores"])))
+                        serving_note(ln, base["cores"]),
+                        extra={"summary": PHASE_TABLE,
+                               "cells": ["P=%d" % p] + ["%.0f%%" % (100 * share[k]) for k in PHASE_COLS]
+                               + ["**%.2f**" % s, "%.0f%%" % (100 * med("share_of_total", "poll_wait"))]}))
+    return rows
+
+
+WT_SETTINGS = ("before-sleep", "immediate")
+WT_LAT = ("p50", "p99", "p99.9")
+WT_TABLE = ("Reply write timing: before_sleep vs immediately in the read handler (soloist, GET P=1, "
+            "50 connections; medians)",
+            ["loop", "setting", "rps", "p50 µs", "p99 µs", "p99.9 µs", "server CPU µs/req",
+             "syscalls/req"])
+
+
+def separation(a, b, names):
+    """Whether two settings' runs separate on a lower-is-better figure."""
+    if max(a) < min(b):
+        return "%s lower in every run" % names[0]
+    if max(b) < min(a):
+        return "%s lower in every run" % names[1]
+    return "run ranges overlap"
+
+
+def h_write_timing(run, lines, bench):
+    """F0.50-F0.56: replies written in before_sleep or immediately (the
+    experiment option reply-write-timing), closed and open loop, from
+    bench/write_timing.py's per-run lines (medians of alternated runs)."""
+    base = base_conditions(run)
+    rows = []
+    cmd = "make findings BENCH=write_timing"
+    costs = []
+
+    def sb(text):  # soloist-bench, not redis-benchmark, is the client here
+        return text.replace("redis-benchmark", "soloist-bench")
+    for k, loop in enumerate(("closed", "open")):
+        runs = [ln for ln in lines if ln.get("kind") == "run" and ln.get("loop") == loop]
+        if not runs:
+            continue
+        if len({ln.get("run_id") for ln in runs}) != 1:
+            raise Refused("write_timing %s loop mixes runs" % loop)
+        side = {st: [ln for ln in runs if ln.get("setting") == st] for st in WT_SETTINGS}
+        if not all(side.values()):
+            raise Refused("write_timing %s loop lacks a setting; a comparison needs both from one run" % loop)
+        ln = runs[0]
+        order = "".join("A" if x["setting"] == WT_SETTINGS[0] else "B" for x in runs)
+        how = ("closed loop: each connection keeps 1 request in flight" if loop == "closed" else
+               "open loop: Poisson arrivals at %s req/s over the connections, latency from the due time"
+               % fmt_rps(ln["rate"]))
+        cfg = ["GET", "P=1", "%d connections" % ln["clients"], "%d B values" % ln["value_size"],
+               "%d keys prefilled" % ln["keys"], how, ln["load_generator"],
+               "%gs warm-up + %gs measured per run" % (ln["warmup_s"], ln["duration_s"]),
+               "%d runs each, alternated %s (A = before-sleep), median" % (min(map(len, side.values())), order),
+               "server counters diffed per run, warm-up included", "io-threads 1",
+               sb(placement_cfg(ln, base["cores"]))]
+        med = {}
+        for st, sl in side.items():
+            m = {"rps": median_of(sl)}
+            for q in WT_LAT:
+                m[q] = statistics.median(x["latency_us"][q] for x in sl)
+            for f in ("cpu_us_per_request", "syscalls_per_request", "reads_per_request",
+                      "writes_per_request", "polls_per_request", "slip_p99_us"):
+                m[f] = statistics.median(x[f] for x in sl)
+            m["errors"] = sum(x.get("errors", 0) for x in sl)
+            med[st] = m
+            fig = ("%s rps; latency p50 **%.0f µs**, p99 **%.0f µs**, p99.9 %.0f µs; server CPU "
+                   "**%.2f µs/request**; %.3f system calls/request (read %.3f, writev %.3f, epoll_wait %.3f)"
+                   % (fmt_rps(m["rps"]), m["p50"], m["p99"], m["p99.9"], m["cpu_us_per_request"],
+                      m["syscalls_per_request"], m["reads_per_request"], m["writes_per_request"],
+                      m["polls_per_request"]))
+            if loop == "open":
+                fig += "; generator slip p99 %.0f µs" % m["slip_p99_us"]
+            if m["errors"]:
+                fig += "; %d ERRORS in the runs" % m["errors"]
+            rows.append(Row("F0.%d" % (50 + 3 * k + WT_SETTINGS.index(st)),
+                            "replies written %s, %s loop, GET P=1, 50 connections"
+                            % ("in before_sleep (default)" if st == "before-sleep"
+                               else "immediately in the read handler (reply-write-timing immediate)", loop),
+                            fig, dict(base, config=cfg), cmd, run.rel(bench), sb(serving_note(ln, base["cores"])),
+                            extra={"summary": WT_TABLE,
+                                   "cells": [loop, st, fmt_rps(m["rps"])] + ["%.0f" % m[q] for q in WT_LAT]
+                                   + ["%.2f" % m["cpu_us_per_request"], "%.3f" % m["syscalls_per_request"]]}))
+        a, b = med["before-sleep"], med["immediate"]
+        fig = "; ".join("%s %s" % (q, fmt_ratio(b[q] / a[q])) for q in WT_LAT)
+        fig = ("immediate / before-sleep latency: " + fig
+               + " (p99: %s)" % separation([x["latency_us"]["p99"] for x in side["immediate"]],
+                                            [x["latency_us"]["p99"] for x in side["before-sleep"]],
+                                            ("immediate", "before-sleep"))
+               + "; rps %s; server CPU per request **%s**" % (fmt_ratio(b["rps"] / a["rps"]),
+                                                              fmt_ratio(b["cpu_us_per_request"] /
+                                                                        a["cpu_us_per_request"])))
+        rows.append(Row("F0.%d" % (52 + 3 * k),
+                        "writing replies immediately instead of in before_sleep, %s loop: ratios" % loop,
+                        fig, dict(base, config=cfg), cmd, run.rel(bench), sb(serving_note(ln, base["cores"]))))
+        costs.append((loop, a, b, cfg))
+    if costs:
+        parts = []
+        for loop, a, b, _ in costs:
+            d = b["syscalls_per_request"] - a["syscalls_per_request"]
+            parts.append("%s loop %.3f → %.3f system calls/request (**%+.3f**, %+.1f%%; writev %.3f → %.3f, "
+                         "epoll_wait %.3f → %.3f)"
+                         % (loop, a["syscalls_per_request"], b["syscalls_per_request"], d,
+                            100 * d / a["syscalls_per_request"], a["writes_per_request"],
+                            b["writes_per_request"], a["polls_per_request"], b["polls_per_request"]))
+        cfg = ["GET", "P=1", "50 connections", "read + writev + epoll_wait counted by the server",
+               "closed and open loop as in F0.50–F0.55"]
+        ln = next(x for x in lines if x.get("kind") == "run")
+        rows.append(Row("F0.56", "what writing immediately costs in system calls, P=1",
+                        "; ".join(parts), dict(base, config=cfg), cmd, run.rel(bench),
+                        sb(serving_note(ln, base["cores"]))))
     return rows
 
 
@@ -452,6 +582,7 @@ HANDLERS = {
     "write_cost": h_write_cost,
     "pipeline_span": h_pipeline_span,
     "phase_shares": h_phase_shares,
+    "write_timing": h_write_timing,
     "loadgen_sanity": h_loadgen_sanity,
 }
 
@@ -519,6 +650,17 @@ def render(rows, chosen, argv_text):
             out.append("| %s | %s | %d B | %d | %s | %s | %s |" % (
                 r.id, e["test"], e["size"], e["pipeline"], fmt_rps(e["soloist"]),
                 fmt_rps(e["redis"]), fmt_ratio(e["ratio"])))
+        out.append("")
+    # Summary tables: rows whose extra names a (title, columns) summary.
+    tables = []
+    for r in rows:
+        if r.extra.get("summary") and r.extra["summary"] not in tables:
+            tables.append(r.extra["summary"])
+    for title, cols in tables:
+        out += ["## %s" % title, "", "| row | %s |" % " | ".join(cols),
+                "|---|%s" % ("---|" * len(cols))]
+        out += ["| %s | %s |" % (r.id, " | ".join(cell_text(c) for c in r.extra["cells"]))
+                for r in rows if r.extra.get("summary") == (title, cols)]
         out.append("")
     out += ["## Rows", "", "| ID | claim | figure | conditions | reproduce |", "|---|---|---|---|---|"]
     for r in rows:

@@ -248,6 +248,13 @@ class InfoTest(unittest.TestCase):
             self.assertGreaterEqual(int(after[n]), int(before[n]), n)
         self.assertGreaterEqual(int(after["main_thread_exec_calls"]) -
                                 int(before["main_thread_exec_calls"]), 1)
+        # poll splits into the thread's CPU and its wait (each rounded
+        # down to a microsecond), and busy time is everything but the wait.
+        poll, cpu, wait = (int(after["main_thread_poll%s_us" % k]) for k in ("", "_cpu", "_wait"))
+        self.assertIn(poll - cpu - wait, (0, 1))
+        self.assertLessEqual(abs(int(after["main_thread_total_us"]) - wait -
+                                 int(after["main_thread_busy_us"])), 1)
+        self.assertTrue(0.0 <= float(after["main_thread_serial_share"]) <= 1.0)
 
 
 if __name__ == "__main__":

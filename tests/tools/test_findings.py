@@ -86,6 +86,27 @@ def wc_lines(run_id="RUN1"):
     return out
 
 
+def wt_lines(run_id="RUN1"):
+    """write_timing lines: closed and open loop, the two settings
+    alternated, immediate with half the latency and 10% more CPU."""
+    out = []
+    for loop, rate in (("closed", None), ("open", 50000.0)):
+        for i in range(3):
+            for st, k in (("before-sleep", 1.0), ("immediate", 0.5)):
+                sc = 2.1 if loop == "closed" else (2.1 if st == "before-sleep" else 2.2)
+                out.append({"bench": "write_timing", "kind": "run", "loop": loop, "rate": rate,
+                            "setting": st, "run": i + 1, "clients": 50, "value_size": 3,
+                            "keys": 10000, "cores": 2, "placement": "shared", "warmup_s": 1.0,
+                            "duration_s": 5.0, "load_generator": "soloist-bench, 1 thread",
+                            "rps": 1000.0, "latency_us": {"p50": 200 * k, "p99": 400 * k,
+                                                          "p99.9": 600 * k},
+                            "cpu_us_per_request": 3.0 if st == "before-sleep" else 3.3,
+                            "syscalls_per_request": sc, "reads_per_request": 1.0,
+                            "writes_per_request": 1.0, "polls_per_request": sc - 2.0,
+                            "slip_p99_us": 5.0, "errors": 0, "run_id": run_id})
+    return out
+
+
 class FindingsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="findings-test-")
@@ -208,23 +229,74 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**256.00×**", rows["F0.17"][2])
         self.assertIn("P=256 2.00×", rows["F0.19"][2])
 
-    def test_phase_shares_give_the_serial_share(self):
+    def test_phase_shares_give_poll_cpu_and_the_serial_share(self):
         lines = []
         for p in (1, 16):
             for i, ex in enumerate((0.10, 0.20, 0.30)):
                 lines.append({"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1,
                               "server_is": "soloist", "keyspace": 100000, "cores": 2,
                               "placement": "shared", "busy_us_per_request": 5.0,
-                              "share_of_busy": {"read": 0.3, "exec": ex, "write": 0.5,
-                                                "other": 0.2 - ex / 2},
-                              "share_of_total": {"poll": 0.4}, "run_id": "RUN1"})
+                              "turns_per_request": 0.05, "busy_wall_over_thread_cpu": 1.02,
+                              "share_of_busy": {"poll_cpu": 0.15, "read": 0.3, "exec": ex,
+                                                "write": 0.5 - ex, "other": 0.05},
+                              "serial_share": ex + 0.05,
+                              "share_of_total": {"poll_wait": 0.4}, "run_id": "RUN1"})
         self.add_run("r1", phase_shares=lines)
         rc, text, err = self.generate()
         self.assertEqual(rc, 0, err)
         row = self.rows(text)["F0.21"]
-        self.assertIn("s = exec/busy = **0.20**", row[2])
+        self.assertIn("poll CPU **15%**", row[2])
+        self.assertIn("s = (exec + other) / busy = **0.25**", row[2])
+        self.assertIn("poll wait (idle) 40%", row[2])
+        self.assertLess(row[2].index("poll CPU"), row[2].index("read"))
         self.assertLess(row[2].index("read"), row[2].index("exec"))
         self.assertIn("P=16", row[3])
+        self.assertIn("| F0.20 | P=1 | 15% | 30% | 20% | 30% | 5% | **0.25** | 40% |", text)
+
+    def test_phase_shares_without_poll_cpu_are_refused(self):
+        lines = [{"bench": "phase_shares", "kind": "run", "pipeline": 1, "run": i + 1,
+                  "share_of_busy": {"read": 0.3, "exec": 0.2, "write": 0.5},
+                  "share_of_total": {"poll": 0.4}, "busy_us_per_request": 5.0,
+                  "run_id": "RUN1"} for i in range(3)]
+        self.add_run("r1", phase_shares=lines)
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("poll into CPU and wait", err)
+
+    def test_phase_shares_busy_counts_poll_cpu_once(self):
+        import phase_shares
+        delta = {"poll": 10000, "poll_cpu": 2000, "poll_wait": 8000, "read": 300, "exec": 200,
+                 "write": 400, "other": 100}
+        s_busy, s_total, busy, s = phase_shares.shares(delta)
+        self.assertEqual(busy, 3000)
+        self.assertAlmostEqual(s, 0.1)
+        self.assertAlmostEqual(sum(s_busy.values()), 1.0, places=3)
+        self.assertAlmostEqual(sum(s_total.values()), 1.0, places=3)
+        self.assertAlmostEqual(s_busy["poll_cpu"], 2000 / 3000, places=4)
+
+    def test_write_timing_rows_compare_the_two_settings(self):
+        self.add_run("r1", write_timing=wt_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        for rid in ("F0.50", "F0.51", "F0.52", "F0.53", "F0.54", "F0.55", "F0.56"):
+            self.assertIn(rid, rows)
+        self.assertIn("p50 **200 µs**", rows["F0.50"][2])
+        self.assertIn("p50 **100 µs**", rows["F0.51"][2])
+        self.assertIn("p50 0.50×", rows["F0.52"][2])
+        self.assertIn("immediate lower in every run", rows["F0.52"][2])
+        self.assertIn("server CPU per request **1.10×**", rows["F0.52"][2])
+        self.assertIn("open loop 2.100 → 2.200 system calls/request (**+0.100**", rows["F0.56"][2])
+        self.assertIn("Poisson arrivals at 50,000 req/s", rows["F0.53"][3])
+        self.assertIn("alternated ABABAB", rows["F0.53"][3])
+        self.assertIn("soloist-bench and the server share the 2 cores", rows["F0.50"][2])
+        self.assertIn("| F0.51 | closed | immediate | 1,000 | 100 | 200 | 300 | 3.30 | 2.100 |", text)
+
+    def test_write_timing_with_one_setting_is_refused(self):
+        self.add_run("r1", write_timing=[ln for ln in wt_lines() if ln["setting"] == "immediate"])
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("lacks a setting", err)
 
     # -- refusals -------------------------------------------------------
 
