@@ -55,6 +55,13 @@ typedef struct db_stats {
 } db_stats;
 extern db_stats db_stat;
 
+/* The server's one database (soloist serves db 0 only; Valkey keeps an
+ * array, server.db[]). server_init sets it up with db_init(&db0, 0) and
+ * clients point at it. It lives here, not in struct server, so that only
+ * the files that include db.h can reach the keyspace: server.h, which
+ * nearly every file includes, carries no keyspace with it. */
+extern db db0;
+
 void db_init(db *d, int id);
 void db_release(db *d);
 

@@ -25,6 +25,8 @@
 #include "anet.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
+#include "hashtable.h"
 #include "networking.h"
 #include "reply.h"
 #include "util.h"
@@ -187,8 +189,8 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
     /* Valkey's cron gives active expiry 25% of each tick
      * (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) and rehashing 1 ms. */
     long long tick_us = 1000000 / server.hz;
-    if (server.active_expire_enabled) db_active_expire_cycle(&server.db0, tick_us / 4);
-    db_rehash_step(&server.db0, 1000);
+    if (server.active_expire_enabled) db_active_expire_cycle(&db0, tick_us / 4);
+    db_rehash_step(&db0, 1000);
     return 1000 / server.hz;
 }
 
@@ -341,7 +343,7 @@ int server_init(void) {
         server_log(LL_WARNING, "Failed creating the event loop: %s", strerror(errno));
         return -1;
     }
-    db_init(&server.db0, 0);
+    db_init(&db0, 0);
     commands_init();
     if (listen_on_port() == -1) return -1;
     for (int i = 0; i < server.ipfd_count; i++)
@@ -363,7 +365,7 @@ void server_destroy(void) {
         client_free(server.clients);
     }
     networking_free_closed_clients();
-    db_release(&server.db0);
+    db_release(&db0);
     ae_delete(server.el);
     server.el = NULL;
 }
