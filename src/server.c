@@ -29,6 +29,7 @@
 #include "hashtable.h"
 #include "networking.h"
 #include "reply.h"
+#include "siphash.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -328,13 +329,17 @@ static int listen_on_port(void) {
 int server_init(void) {
     server.pid = getpid();
     server.start_time_ms = util_mstime();
-    srand((unsigned)(time(NULL) ^ getpid()));
+    /* The run id and the table's SipHash key come from the kernel's
+     * random source: a key derived from the clock and the pid could be
+     * guessed, and with it keys that all collide (siphash.h). */
     const char *hex = "0123456789abcdef";
-    for (int i = 0; i < 40; i++) server.runid[i] = hex[rand() & 15];
+    unsigned char id[40];
+    util_random_bytes(id, sizeof id);
+    for (int i = 0; i < 40; i++) server.runid[i] = hex[id[i] & 15];
     server.runid[40] = '\0';
-    uint8_t seed[16];
-    for (int i = 0; i < 16; i++) seed[i] = (uint8_t)rand();
-    hashtable_set_hash_seed(seed);
+    uint8_t key[16];
+    siphash_random_key(key);
+    hashtable_set_hash_seed(key);
 
     setup_signals();
     adjust_open_files_limit();
