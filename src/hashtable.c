@@ -7,10 +7,10 @@
  * resumable find that step 6 interleaves is in hashtable_incremental_find.c.
  * Valkey: src/hashtable.c (8.1): bucket, findBucket, insert, rehashStep,
  * fillBucketHole, compactBucketChain, hashtableAddOrFind, hashtablePop.
- * Written from the design. Where soloist differs, the comment at the spot
- * says why: no resize policy (no fork to protect); tables aligned to 64
- * bytes; callers take the rehash step before fetching any key; cron also
- * starts pending shrinks.
+ * Where soloist differs, the comment at the spot says why: no resize
+ * policy (no fork to protect); tables aligned to 64 bytes; callers take
+ * the rehash step before fetching any key; cron also starts pending
+ * shrinks.
  */
 #include "hashtable.h"
 #include "hashtable_private.h"

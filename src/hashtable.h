@@ -12,8 +12,8 @@
  * Valkey: src/hashtable.c / src/hashtable.h (Valkey 8.1, PR #1186):
  * hashtableFind, hashtableAdd, hashtablePop, rehashStep, hashtableScan,
  * hashtableNext, hashtableFairRandomEntry, hashtableIncrementalFind*.
- * Written from the design, not from Valkey's code; names are snake_case
- * and each function says which Valkey function it stands for.
+ * Names are snake_case, and each function says which Valkey function it
+ * stands for.
  * Files: hashtable.c (buckets, find, add, delete, rehash, verify),
  * hashtable_iter.c (scan, iterators, fair random),
  * hashtable_incremental_find.c (the resumable find); what they share is in

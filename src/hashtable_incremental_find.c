@@ -9,7 +9,6 @@
  * from hashtable_private.h.
  * Valkey: src/hashtable.c (8.1): hashtableIncrementalFindInit,
  * hashtableIncrementalFindStep, hashtableIncrementalFindGetResult.
- * Written from the design.
  */
 #include "hashtable.h"
 #include "hashtable_private.h"

@@ -10,8 +10,8 @@
  * Step 6 (keyspace). Threads: MAIN THREAD ONLY, like everything in
  * hashtable.h. Valkey: src/hashtable.c (8.1) — struct hashtable, bucket,
  * and the small bucket helpers (bucketConvertToChained's layout,
- * findKeyInBucketSSE2, ...). Written from the design; see hashtable.h for
- * the layout in one paragraph.
+ * findKeyInBucketSSE2, ...); see hashtable.h for the layout in one
+ * paragraph.
  */
 #ifndef SOLOIST_HASHTABLE_PRIVATE_H
 #define SOLOIST_HASHTABLE_PRIVATE_H

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """browser-check.py: open the built book in headless Chromium (make book-check).
 
-Part of the reader's tools (issue 3). Drives /usr/bin/chromium through
+Part of the reader's tools. Drives /usr/bin/chromium through
 chromedriver's WebDriver endpoint (Python's urllib; no Selenium) and, for
 index.html and every page it can reach from it, fails on:
   - anything the browser logs at SEVERE: a console error, a script error,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """build.py: render chapters/*.md into the browsable HTML book (make book).
 
-Part of the reader's tools (issue 3). Offline, Python 3 standard library,
+Part of the reader's tools. Offline, Python 3 standard library,
 pandoc, graphviz and gnuplot. Output: build/book/ (open index.html).
 
   pages     chapters/NN-*.md in order, then notes.md and exercises/*/README.md;

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """check.py: prove the built book holds together (make book-check).
 
-Part of the reader's tools (issue 3). Reads build/book/*.html and checks:
+Part of the reader's tools. Reads build/book/*.html and checks:
   - every internal link and fragment (#id) resolves to a file and an id;
   - every image, stylesheet and script is a file in the book: no asset is
     loaded from another host (the book must work offline);

@@ -1,6 +1,6 @@
 --[[ soloist.lua: the book's pandoc filter (tools/book/build.py runs it).
 
-Part of the reader's tools (issue 3). It turns citations into code:
+Part of the reader's tools. It turns citations into code:
 
   `src/resp.c@parse-bulk`           inline: a link to the cited lines in
                                      the source listing page
