@@ -99,7 +99,7 @@ void db_active_expire_cycle(db *d, long long budget_us);
 /* Incremental rehash from cron, bounded in time. */
 void db_rehash_step(db *d, uint64_t budget_us);
 
-/* --- Added for the commands (keyspace.c, t_string.c) and expire.c. ---- */
+/* --- For the command modules and expire.c ------------------------------ */
 
 /* 1 when e has a TTL and now_ms is past it (Valkey keyIsExpired: a key
  * expires when now > when). Does not delete. */
