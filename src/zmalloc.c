@@ -19,8 +19,8 @@
  *     its exit; it also hands the slot, zeroed, to its next owner.
  *
  * The sum is exact whenever no thread is between an allocation and its
- * count; a read made while threads allocate (INFO) sees some of their
- * updates and not others, which is all a statistic needs. Relaxed order
+ * count, or exiting; a read made while threads allocate (INFO) sees some
+ * of their updates and not others, which is all a statistic needs. Relaxed order
  * is enough throughout: the counts publish no other memory.
  *
  * ZMALLOC_THREAD_SLOTS covers every thread soloist starts (the main thread
