@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # loadgen_sanity — does soloist-bench agree with redis-benchmark?
 #
-# Issue 4's sanity benchmark: in closed loop, against the same
+# The load generator's sanity benchmark: in closed loop, against the same
 # redis-server, with the same connections, pipeline depth, command (GET)
 # and value size, soloist-bench's throughput should agree with
 # redis-benchmark's within 10%. The two are alternated (A B A B ...), at

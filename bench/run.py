@@ -69,8 +69,9 @@ def git_state():
     commit = sh(["git", "rev-parse", "--short=12", "HEAD"]) or "nocommit"
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
         commit = "nocommit"
-    # The tree is shared by several engineers, so whole-tree dirtiness is
-    # common; what the server was built from (src/, Makefile) is separate.
+    # A working tree is often dirty outside the server (a chapter being
+    # edited), so what the server was built from (src/, Makefile) is
+    # recorded on its own.
     status = sh(["git", "status", "--porcelain", "--", ".", ":!bench/results", ":!FINDINGS.md"])
     src_status = sh(["git", "status", "--porcelain", "--", "src", "Makefile"])
     return {"commit": commit, "dirty": bool(status), "src_dirty": bool(src_status)}

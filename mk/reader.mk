@@ -1,4 +1,4 @@
-# mk/reader.mk — the reader's tools (issue 3): checked anchors, the book,
+# mk/reader.mk — the reader's tools: checked anchors, the book,
 # coverage, exercises and grading. Included by the top-level Makefile;
 # tools/README.md documents every target and tool.
 

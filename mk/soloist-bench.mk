@@ -1,4 +1,4 @@
-# soloist-bench — the load generator (issue 4). Sources: tools/soloist-bench/.
+# mk/soloist-bench.mk — the load generator. Sources: tools/soloist-bench/.
 # -I$(SB_DIR) comes first: src/ has headers of the same names (config.h).
 # It links nothing of libsoloist but src/zmalloc.c (the project's allocator,
 # libc only), so it builds and runs even while the server does not.

@@ -92,6 +92,8 @@ void ae_delete(ae_loop *l) {
     zfree(l);
 }
 
+/* Reallocates the arrays ae_poll writes: never while another thread holds
+ * the poll token (ae.h). */
 int ae_resize(ae_loop *l, int setsize) {
     if (setsize < 1) return AE_ERR;
     if (setsize == l->setsize) return AE_OK;

@@ -10,11 +10,15 @@
  *   - ae_poll may be called by ONE other thread at a time, and only while
  *     that thread holds the "poll token" (io_threads hands it over with a
  *     POLL job, and main does not touch the loop's fired[] array until the
- *     job's completion is published back to it). ae_poll only runs
- *     epoll_wait and writes fired[]; it never calls a handler. Main may keep
- *     calling ae_add_file/ae_del_file meanwhile: epoll_ctl concurrent with
- *     epoll_wait is safe in the kernel, and ae_poll reads none of the
- *     tables those functions write;
+ *     job's completion is published back to it). ae_poll runs epoll_wait
+ *     into the ep_events scratch array, with setsize as its bound, and
+ *     writes fired[]; it never calls a handler and never reads events[].
+ *     Main may keep calling ae_add_file/ae_del_file meanwhile: they write
+ *     only events[] and maxfd, and epoll_ctl concurrent with epoll_wait is
+ *     safe in the kernel. Main must NOT call ae_resize or ae_delete until
+ *     the token is back: both reallocate or free the ep_events and fired[]
+ *     arrays ae_poll is writing, and ae_resize changes setsize (so a
+ *     CONFIG SET maxclients waits for the poll job to complete);
  *   - ae_wait touches no loop and may be called from any thread.
  *
  * Valkey: src/ae.c (aeCreateEventLoop, aeCreateFileEvent, aeDeleteFileEvent,

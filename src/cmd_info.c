@@ -19,6 +19,7 @@
 
 #include "client.h"
 #include "commands.h"
+#include "db.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -196,9 +197,9 @@ static void gen_info(text *t, int argc, obj **argv) {
     }
     SECTION("keyspace", 1) {
         text_printf(t, "# Keyspace\r\n");
-        if (db_size(&server.db0))
-            text_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&server.db0),
-                        db_expires_size(&server.db0), server.db0.avg_ttl);
+        if (db_size(&db0))
+            text_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0),
+                        db_expires_size(&db0), db0.avg_ttl);
     }
 #undef SECTION
 }

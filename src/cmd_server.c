@@ -46,8 +46,8 @@ static void select_command(client *c) {
         reply_error(c, ERR_NOT_INT);
         return;
     }
-    /* soloist serves database 0 only (DESIGN.md: SELECT(0)). Valkey gives
-     * this error for any index it does not have. */
+    /* soloist serves database 0 only (README.md, Non-goals). Valkey
+     * gives this error for any index it does not have. */
     if (id != 0) {
         reply_error(c, "DB index is out of range");
         return;

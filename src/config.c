@@ -300,7 +300,7 @@ static const cfg_enum reply_write_timing_enum[] = {
 
 /*@ config-table */
 const cfg cfg_table[] = {
-    /* Network. bind defaults to 127.0.0.1 alone: DESIGN.md binds
+    /* Network. bind defaults to 127.0.0.1 alone: a teaching server binds
      * loopback, and one listening socket keeps step 0's picture simple
      * (Valkey's own default is "* -::*"; its example file has
      * "127.0.0.1 -::1", which soloist also accepts). */

@@ -103,8 +103,8 @@ int config_is_sensitive(const char *name);
 /* The usage text for -h / --help. */
 void config_usage(FILE *out, const char *progname);
 
-/* Apply hooks: set by the modules that own the work (the lead's server.c
- * and io_threads.c) before the first CONFIG SET. They run only for CONFIG
+/* Apply hooks: set by the modules that own the work (server.c and, from
+ * step 4, io_threads.c) before the first CONFIG SET. They run only for CONFIG
  * SET (at load time the value is just stored and the server reads it when
  * it starts), after the new value is in server.*; returning 0 with *err
  * set makes CONFIG SET restore every option it changed and answer

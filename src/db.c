@@ -19,6 +19,7 @@
 #include "zmalloc.h"
 
 db_stats db_stat;
+db db0;
 
 /* ---- entries and the hashtable type ------------------------------------ */
 

@@ -1,6 +1,6 @@
 /* db.h — the keyspace: keys to values, with expiry.
  *
- * Step 0 (keyspace layer). Owns: every key and value
+ * Step 0 (keyspace), on the step-6 hashtable. Owns: every key and value
  * in the server, the expires index, lazy expiry on lookup and the active
  * expiry cycle run from cron. Knows no socket and no client: commands pass
  * a db and key objects, never a connection.
@@ -55,6 +55,13 @@ typedef struct db_stats {
 } db_stats;
 extern db_stats db_stat;
 
+/* The server's one database (soloist serves db 0 only; Valkey keeps an
+ * array, server.db[]). server_init sets it up with db_init(&db0, 0) and
+ * clients point at it. It lives here, not in struct server, so that only
+ * the files that include db.h can reach the keyspace: server.h, which
+ * nearly every file includes, carries no keyspace with it. */
+extern db db0;
+
 void db_init(db *d, int id);
 void db_release(db *d);
 
@@ -92,7 +99,7 @@ void db_active_expire_cycle(db *d, long long budget_us);
 /* Incremental rehash from cron, bounded in time. */
 void db_rehash_step(db *d, uint64_t budget_us);
 
-/* --- Added for the commands (cmd_keys.c, cmd_string.c) and expire.c. ---- */
+/* --- For the command modules and expire.c ------------------------------ */
 
 /* 1 when e has a TTL and now_ms is past it (Valkey keyIsExpired: a key
  * expires when now > when). Does not delete. */

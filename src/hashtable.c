@@ -1,16 +1,16 @@
 /* hashtable.c — the table's core: buckets, find, add, delete, rehash.
  *
- * Step 0 (keyspace layer); step 6 builds on it. Main thread only. See hashtable.h for the API and the
+ * Step 6 (keyspace). Main thread only. See hashtable.h for the API and the
  * layout in one paragraph, hashtable_private.h for the bucket and the
  * struct; this file explains the why as it goes. The walks over the whole
  * table (scan, iterators, fair random) are in hashtable_iter.c; the
  * resumable find that step 6 interleaves is in hashtable_incremental_find.c.
  * Valkey: src/hashtable.c (8.1): bucket, findBucket, insert, rehashStep,
  * fillBucketHole, compactBucketChain, hashtableAddOrFind, hashtablePop.
- * Where soloist differs, the comment at the spot
- * says why: no resize policy (no fork to protect); tables aligned to 64
- * bytes; callers take the rehash step before fetching any key; cron also
- * starts pending shrinks.
+ * Where soloist differs, the comment at the spot says why: no resize
+ * policy (no fork to protect); tables aligned to 64 bytes; callers take
+ * the rehash step before fetching any key; cron also starts pending
+ * shrinks.
  */
 #include "hashtable.h"
 #include "hashtable_private.h"
@@ -114,12 +114,12 @@ static void rehash_completed(hashtable *ht) {
     ht->rehash_idx = -1;
 }
 
-/*@ ht-rehash-step */
 /* Moves table 0's bucket rehash_idx and its whole chain into table 1. The
  * stored secondary hash travels with each entry. When shrinking, the new
  * index is the old index masked, so no entry is rehashed at all; growing
  * must hash each entry again (the new mask has bits the index lacks).
  * Valkey: rehashStep, rehashBucket. */
+/*@ ht-rehash-step */
 static void rehash_step(hashtable *ht) {
     size_t idx = (size_t)ht->rehash_idx;
     bucket *head = &ht->tables[0][idx];
@@ -272,7 +272,6 @@ void ht_compact_chain(hashtable *ht, int t, size_t idx) {
 
 /* --- Lookup ----------------------------------------------------------------------- */
 
-/*@ ht-find-bucket */
 /* Table 0 first, skipping its buckets below rehash_idx (already moved),
  * then table 1 while rehashing. In each bucket of the chain, the secondary
  * hash picks the candidates; only they cost a key comparison (and the
@@ -283,6 +282,7 @@ void ht_compact_chain(hashtable *ht, int t, size_t idx) {
  * passes its entry (key_entry) rather than its key: the new entry's key is
  * fetched again just before each comparison, so no temporary has to live
  * across more than one further entry_get_key call (see hashtable.h). */
+/*@ ht-find-bucket */
 static bucket *find_bucket(hashtable *ht, uint64_t hash, const void *key, const void *key_entry, int *pos, int *table) {
     if (hashtable_size(ht) == 0) return NULL;
     uint8_t h2 = high_byte(hash);

@@ -1,18 +1,67 @@
 /* hashtable_iter.c — walking the whole table: scan, iterators, fair random.
  *
- * Step 6 (keyspace). Owns: the reverse-binary scan cursor, the safe and
- * unsafe iterators (their state lives in the caller's hashtable_iterator),
- * and random sampling through scan. Threads: MAIN THREAD ONLY, like the
- * table (see hashtable.h); the sampling PRNG is process-wide and
- * main-thread-only too. The buckets and the struct come from
- * hashtable_private.h; the core (hashtable.c) provides the rehash step and
- * chain compaction these walks call.
- * Valkey: src/hashtable.c (8.1): hashtableScan, hashtableNext,
- * hashtableFairRandomEntry. Written from the design. Where soloist
- * differs, the comment at the spot says why: random sampling masks its
- * cursor and keeps a one-entry reservoir; the safe iterator never revisits
- * a slot-6 entry that an insert pushed into a new child bucket;
- * compaction only by the sole pauser.
+ * Step 6 (keyspace). Owns: the scan cursor, the safe and unsafe iterators
+ * (their state lives in the caller's hashtable_iterator) and random
+ * sampling through scan. Threads: main thread only, like the table (see
+ * hashtable.h); the sampling PRNG is process-wide and main-thread-only too.
+ * The buckets and the struct come from hashtable_private.h; the core
+ * (hashtable.c) provides the rehash step and chain compaction these walks
+ * call. Valkey: src/hashtable.c — hashtableScan, hashtableNext,
+ * hashtableFairRandomEntry. Where soloist differs, the comment at the spot
+ * says why: random sampling masks its cursor and keeps a one-entry
+ * reservoir; the safe iterator never revisits a slot-6 entry that an
+ * insert pushed into a new child bucket; only the sole pauser compacts.
+ *
+ * The scan cursor
+ * ---------------
+ * SCAN hands the client a cursor, a number, and keeps nothing: the table
+ * may grow, shrink or be halfway through a rehash between two calls, and
+ * the promise still holds that a key present for the whole scan is
+ * returned at least once. A key may come back twice; a key added or
+ * deleted meanwhile may or may not come back.
+ *
+ * A cursor is a bucket index, but the scan does not count 0, 1, 2, ...
+ * It counts with the bits reversed: add one to the index read backwards,
+ * so the carry moves from the top bit down (Pieter Noordhuis's
+ * reverse-binary iteration, from Redis's dictScan). In a table of 8
+ * buckets (mask 0b111) the order is
+ *
+ *     0 4 2 6 1 5 3 7        (000 100 010 110 001 101 011 111)
+ *
+ * and in a table of 16 it is
+ *
+ *     0 8 4 12 2 10 6 14 1 9 5 13 3 11 7 15
+ *
+ * A key lives in the bucket its hash's low bits name. When 8 buckets grow
+ * to 16, the keys of old bucket i split between new buckets i and i+8,
+ * which differ only in the new top bit. Reading indices backwards makes
+ * that top bit the lowest digit of the count, so i and i+8 sit side by
+ * side in the 16-order, in the place i held in the 8-order. Sorting by
+ * the reversed index sorts by the low bits first, and a table's size
+ * only decides how many high bits follow.
+ *
+ * Worked example. A scan of the 8-bucket table visits buckets 0 and 4
+ * and returns cursor 2. The table then grows to 16 buckets. The keys of
+ * old buckets 0 and 4 are now in 0, 8, 4 and 12: exactly the part of the
+ * 16-order before 2. The next call starts at 2 and walks
+ * 2 10 6 14 1 9 5 13 3 11 7 15: every bucket not yet seen, each once.
+ * The other way round, a scan of the 16-bucket table that has visited
+ * 0 8 4 12 2 returns 10; if the table shrinks to 8 before the next call,
+ * 10's low three bits name bucket 2, which now holds old buckets 2 and 10.
+ * Bucket 2's keys are returned a second time, and from there the walk goes
+ * on 6 1 5 3 7 with nothing missed. That is the rule in general: what has
+ * been visited is always a prefix of the order, whatever the size; after a
+ * shrink the prefix is rounded down to a whole bucket, which repeats keys
+ * and never skips one. The scan ends when the cursor comes back to 0.
+ *
+ * While a rehash is in progress both tables hold keys. One call visits the
+ * cursor's bucket in the smaller table and every bucket of the larger table
+ * its low bits expand to (for 8 and 16 buckets and cursor 2: small bucket
+ * 2, then large buckets 2 and 10), then returns the larger table's next
+ * cursor. So one call covers the same slice of the hash space in both
+ * tables, and the argument above applies to each. Buckets of the old table
+ * that the rehash has already emptied are skipped. Rehashing is paused for
+ * the length of a call, so the callback sees the two tables stand still.
  */
 #include "hashtable.h"
 #include "hashtable_private.h"
@@ -32,12 +81,9 @@ static size_t reverse_bits(size_t v) {
     return __builtin_bswap64(v);
 }
 
-/* Increments the cursor's masked bits from the most significant down
- * (Pieter Noordhuis's reverse-binary iteration): setting the unmasked bits
- * first makes the carry pass straight through them. Because the order
- * visits every index of a 2^k table in an order in which each index's
- * expansions in a 2^(k+j) table are contiguous, indices already returned
- * stay covered when the table grows or shrinks between calls. */
+/* The next cursor in reverse-binary order for a table of mask+1 buckets
+ * (see the top of the file). Setting the bits above the mask first makes
+ * the carry of the reversed +1 pass straight through them. */
 static size_t next_cursor(size_t cursor, size_t mask) { return reverse_bits(reverse_bits(cursor | ~mask) + 1); }
 
 /* A walk (scan or safe iterator) has passed the chain at table t, index
@@ -56,10 +102,7 @@ static void scan_chain(hashtable *ht, int t, size_t idx, hashtable_scan_fn fn, v
     compact_if_deleted(ht, t, idx, before);
 }
 
-/* Not rehashing: visit one chain. Rehashing: visit the cursor's chain in the
- * smaller table (unless already moved) and every chain of the larger table
- * that the same low bits expand to, so the cursor covers the same slice of
- * the hash space in both. Valkey: hashtableScan. */
+/* One step of a scan (see the top of the file). Valkey: hashtableScan. */
 /*@ ht-scan */
 size_t hashtable_scan(hashtable *ht, size_t cursor, hashtable_scan_fn fn, void *privdata) {
     if (hashtable_size(ht) == 0) return 0;

@@ -7,10 +7,10 @@
  * because the table's code is split into files of one idea each (the core,
  * the walks, the resumable find) that all read the same buckets.
  *
- * Step 0 (keyspace layer). Threads: MAIN THREAD ONLY, like everything in
+ * Step 6 (keyspace). Threads: MAIN THREAD ONLY, like everything in
  * hashtable.h. Valkey: src/hashtable.c (8.1) — struct hashtable, bucket,
  * and the small bucket helpers (bucketConvertToChained's layout,
- * findKeyInBucketSSE2, ...). See hashtable.h for the layout in one
+ * findKeyInBucketSSE2, ...); see hashtable.h for the layout in one
  * paragraph.
  */
 #ifndef SOLOIST_HASHTABLE_PRIVATE_H

@@ -26,6 +26,7 @@
 
 #include "anet.h"
 #include "commands.h"
+#include "db.h"
 #include "reply.h"
 #include "resp.h"
 #include "server.h"
@@ -56,7 +57,7 @@ client *client_create(int fd) {
     c->id = ++server.next_client_id;
     c->resp = 2;
     c->authenticated = server.requirepass == NULL;
-    c->db = &server.db0;
+    c->db = &db0;
     c->ctime = c->last_interaction = util_mstime();
     resp_parser_init(&c->parser);
     if (fd != -1) {

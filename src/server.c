@@ -25,8 +25,11 @@
 #include "anet.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
+#include "hashtable.h"
 #include "networking.h"
 #include "reply.h"
+#include "siphash.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -264,8 +267,8 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
     /* Valkey's cron gives active expiry 25% of each tick
      * (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) and rehashing 1 ms. */
     long long tick_us = 1000000 / server.hz;
-    if (server.active_expire_enabled) db_active_expire_cycle(&server.db0, tick_us / 4);
-    db_rehash_step(&server.db0, 1000);
+    if (server.active_expire_enabled) db_active_expire_cycle(&db0, tick_us / 4);
+    db_rehash_step(&db0, 1000);
     return 1000 / server.hz;
 }
 
@@ -406,13 +409,17 @@ static int listen_on_port(void) {
 int server_init(void) {
     server.pid = getpid();
     server.start_time_ms = util_mstime();
-    srand((unsigned)(time(NULL) ^ getpid()));
+    /* The run id and the table's SipHash key come from the kernel's
+     * random source: a key derived from the clock and the pid could be
+     * guessed, and with it keys that all collide (siphash.h). */
     const char *hex = "0123456789abcdef";
-    for (int i = 0; i < 40; i++) server.runid[i] = hex[rand() & 15];
+    unsigned char id[40];
+    util_random_bytes(id, sizeof id);
+    for (int i = 0; i < 40; i++) server.runid[i] = hex[id[i] & 15];
     server.runid[40] = '\0';
-    uint8_t seed[16];
-    for (int i = 0; i < 16; i++) seed[i] = (uint8_t)rand();
-    hashtable_set_hash_seed(seed);
+    uint8_t key[16];
+    siphash_random_key(key);
+    hashtable_set_hash_seed(key);
 
     setup_signals();
     adjust_open_files_limit();
@@ -421,7 +428,7 @@ int server_init(void) {
         server_log(LL_WARNING, "Failed creating the event loop: %s", strerror(errno));
         return -1;
     }
-    db_init(&server.db0, 0);
+    db_init(&db0, 0);
     commands_init();
     if (listen_on_port() == -1) return -1;
     for (int i = 0; i < server.ipfd_count; i++)
@@ -443,7 +450,7 @@ void server_destroy(void) {
         client_free(server.clients);
     }
     networking_free_closed_clients();
-    db_release(&server.db0);
+    db_release(&db0);
     ae_delete(server.el);
     server.el = NULL;
 }

@@ -2,7 +2,9 @@
  *
  * Step 0 (server). Owns: `server`, the one global: configuration values
  * (set by config.c), the event loop, the listening sockets, the client
- * list, the database, statistics and the main thread's phase clock.
+ * list, statistics and the main thread's phase clock. The database is
+ * not here: it is db0 in db.h, so including this header does not bring
+ * the keyspace with it (tools/layers.py checks that).
  * Threads: main thread only, except the fields whose comment names an
  * atomic (step 2 onwards).
  * Valkey: struct valkeyServer in src/server.h.
@@ -16,7 +18,6 @@
 
 #include "ae.h"
 #include "client.h"
-#include "db.h"
 
 #define SOLOIST_VERSION "0.1.0"
 /* The Valkey version soloist answers as in HELLO and INFO's redis_version
@@ -77,7 +78,6 @@ struct server {
     long clients_count;
     client *clients_pending_write;
     client *current_client;
-    db db0;
     long long cronloops;
     volatile sig_atomic_t shutdown_asap; /* set by the signal handler only */
 

@@ -1,7 +1,9 @@
-/* siphash.c — SipHash-1-3 and SipHash-2-4 (step 6). See siphash.h. */
+/* siphash.c — SipHash-1-3 and SipHash-2-4, and their key. See siphash.h. */
 #include "siphash.h"
 
 #include <string.h>
+
+#include "util.h"
 
 /* SipHash reads its input as little-endian 64-bit words whatever the host's
  * byte order; memcpy avoids unaligned loads, the swap is a no-op on x86. */
@@ -70,3 +72,5 @@ static inline uint64_t siphash_cd(const uint8_t *in, size_t len, const uint8_t k
 uint64_t siphash13(const void *in, size_t len, const uint8_t key[16]) { return siphash_cd(in, len, key, 1, 3); }
 
 uint64_t siphash24(const void *in, size_t len, const uint8_t key[16]) { return siphash_cd(in, len, key, 2, 4); }
+
+void siphash_random_key(uint8_t key[16]) { util_random_bytes(key, 16); }

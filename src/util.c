@@ -1,20 +1,25 @@
-/* util.c — clocks and string helpers every layer uses.
+/* util.c — clocks, strings and random bytes every layer uses.
  *
  * Step 0 (plumbing). Owns nothing: every function is pure or reads a
- * clock, so any thread may call any of them.
+ * clock or the kernel's random source, so any thread may call any of them.
  * Valkey: src/util.c (stringmatchlen, ld2string, memtoull), src/server.c
  * (ustime, mstime), src/monotonic.c (getMonotonicUs).
  */
 #include "util.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/random.h>
 #include <sys/time.h>
 #include <time.h>
+#include <unistd.h>
 
 /* ---- clocks ------------------------------------------------------------ */
 
@@ -229,3 +234,46 @@ int util_parse_memory(const char *s, long long *out) {
     return 1;
 }
 /*@ end */
+
+/* ---- random bytes ------------------------------------------------------ */
+
+int util_getrandom(void *buf, size_t len) {
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = getrandom(p, len, 0);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return -1; /* ENOSYS (no such call), EPERM (a filter) */
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int util_urandom(void *buf, size_t len) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    unsigned char *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            int saved = n == 0 ? EIO : errno;
+            close(fd);
+            errno = saved;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    close(fd);
+    return 0;
+}
+
+void util_random_bytes(void *buf, size_t len) {
+    if (util_getrandom(buf, len) == 0) return;
+    int getrandom_errno = errno;
+    if (util_urandom(buf, len) == 0) return;
+    fprintf(stderr, "soloist: no random source: getrandom: %s; /dev/urandom: %s\n", strerror(getrandom_errno),
+            strerror(errno));
+    exit(1);
+}

@@ -1,6 +1,7 @@
-/* util.h — clocks and string helpers every layer uses.
+/* util.h — clocks, strings and random bytes every layer uses.
  *
- * Step 0 (plumbing). Owns nothing; pure functions. Any thread may call.
+ * Step 0 (plumbing). Owns nothing; pure functions, clocks and the
+ * kernel's random bytes. Any thread may call.
  * Valkey: src/util.c (stringmatchlen, ld2string), src/server.c (ustime,
  * mstime), src/monotonic.c (getMonotonicUs).
  */
@@ -28,5 +29,16 @@ size_t util_ld_to_string(char *buf, size_t len, long double v);
 size_t util_d_to_string(char *buf, size_t len, double v);
 /* Parses memory sizes as CONFIG does: "1gb", "512mb", "100k", "42". */
 int util_parse_memory(const char *s, long long *out);
+
+/* Fills buf with len bytes from the kernel's random source: getrandom(2),
+ * or /dev/urandom where that system call is missing or refused (an old
+ * kernel, a seccomp filter). Never returns less: when neither source
+ * answers it prints why and exits, because a key a client can guess is
+ * worse than a server that does not start. Valkey: getRandomBytes. */
+void util_random_bytes(void *buf, size_t len);
+/* Its two sources, each on its own (tests use them): fill all of buf and
+ * return 0, or return -1 with errno set. */
+int util_getrandom(void *buf, size_t len);
+int util_urandom(void *buf, size_t len);
 
 #endif

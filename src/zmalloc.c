@@ -1,31 +1,96 @@
-/* zmalloc.c — allocation that never returns NULL (step 0). See zmalloc.h. */
+/* zmalloc.c — allocation that never returns NULL, and used memory counted
+ * per thread. See zmalloc.h.
+ *
+ * The count. INFO's used_memory is a sum of per-thread counts, as in
+ * Valkey's zmalloc, so that an allocation costs no locked instruction:
+ *
+ *   - A thread claims a slot on its first allocation and owns it until it
+ *     exits. Only the owner writes its slot, so it adds with a plain
+ *     relaxed load and store (no read-modify-write, no lock prefix). A
+ *     slot may go negative: a thread can free what another allocated.
+ *   - A thread that finds every slot taken counts into `used_shared` with
+ *     an atomic add instead. Nobody load/stores that counter, so no update
+ *     is ever lost, however many threads there are; only those threads pay
+ *     for the locked instruction.
+ *   - When a thread exits, its slot's count moves into `used_shared` (one
+ *     atomic add) and the slot goes back on the free list, so threads that
+ *     come and go (CONFIG SET io-threads) do not use up the slots. The
+ *     list's mutex is taken only at a thread's first allocation and at
+ *     its exit; it also hands the slot, zeroed, to its next owner.
+ *
+ * The sum is exact whenever no thread is between an allocation and its
+ * count, or exiting; a read made while threads allocate (INFO) sees some
+ * of their updates and not others, which is all a statistic needs. Relaxed order
+ * is enough throughout: the counts publish no other memory.
+ *
+ * ZMALLOC_THREAD_SLOTS covers every thread soloist starts (the main thread
+ * and up to CONFIG_IO_THREADS_MAX I/O threads) and every worker of the load
+ * generator (up to 256), which links this file too; past that, counts stay
+ * exact and only get slower. Each slot has its own cache line, so owners
+ * on different cores never write the same line.
+ */
 #include "zmalloc.h"
 
 #include <malloc.h>
+#include <pthread.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* used_memory is counted per thread, as Valkey's zmalloc does: each
- * thread adds to its own slot with a plain relaxed load and store (one
- * writer per slot, so no read-modify-write and no locked instruction on
- * the allocation path), and INFO sums the slots. A slot may go negative:
- * a thread can free what another allocated (FREE_OBJ, step 4). Relaxed
- * is enough because the counter publishes no other memory. Threads past
- * ZMALLOC_SLOTS share slots with an atomic add instead. */
-#define ZMALLOC_SLOTS 64
-static _Atomic long long used_by_slot[ZMALLOC_SLOTS];
-static _Atomic int next_slot;
-static _Thread_local int my_slot = -1;
+typedef struct zslot {
+    _Alignas(64) _Atomic long long used;
+} zslot;
+
+static zslot slots[ZMALLOC_THREAD_SLOTS];
+static _Atomic long long used_shared; /* exited threads, and threads without a slot */
+
+/* The free list: slots [next_unused, N) were never used; free_slots[0,
+ * nfree) were released by threads that exited. Under slots_lock. */
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER;
+static int free_slots[ZMALLOC_THREAD_SLOTS];
+static int nfree, next_unused;
+
+static pthread_once_t slot_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t slot_key; /* its destructor releases the slot at thread exit */
+
+#define SLOT_UNCLAIMED (-1)
+#define SLOT_NONE (-2) /* every slot was taken: count into used_shared */
+static _Thread_local int my_slot = SLOT_UNCLAIMED;
+
+static void release_slot(void *arg) {
+    int i = (int)(intptr_t)arg - 1;
+    _Atomic long long *slot = &slots[i].used;
+    atomic_fetch_add_explicit(&used_shared, atomic_load_explicit(slot, memory_order_relaxed), memory_order_relaxed);
+    atomic_store_explicit(slot, 0, memory_order_relaxed);
+    pthread_mutex_lock(&slots_lock);
+    free_slots[nfree++] = i;
+    pthread_mutex_unlock(&slots_lock);
+    /* A destructor of another key may still allocate: it claims again. */
+    my_slot = SLOT_UNCLAIMED;
+}
+
+static void make_slot_key(void) {
+    if (pthread_key_create(&slot_key, release_slot) != 0) abort();
+}
+
+static int claim_slot(void) {
+    pthread_once(&slot_key_once, make_slot_key);
+    pthread_mutex_lock(&slots_lock);
+    int i = nfree ? free_slots[--nfree] : next_unused < ZMALLOC_THREAD_SLOTS ? next_unused++ : SLOT_NONE;
+    pthread_mutex_unlock(&slots_lock);
+    if (i != SLOT_NONE) pthread_setspecific(slot_key, (void *)(intptr_t)(i + 1));
+    return i;
+}
 
 static void count(long long delta) {
-    if (my_slot < 0) my_slot = atomic_fetch_add_explicit(&next_slot, 1, memory_order_relaxed);
-    if (my_slot < ZMALLOC_SLOTS) {
-        _Atomic long long *slot = &used_by_slot[my_slot];
+    if (my_slot == SLOT_UNCLAIMED) my_slot = claim_slot();
+    if (my_slot >= 0) {
+        _Atomic long long *slot = &slots[my_slot].used;
         atomic_store_explicit(slot, atomic_load_explicit(slot, memory_order_relaxed) + delta, memory_order_relaxed);
     } else {
-        atomic_fetch_add_explicit(&used_by_slot[my_slot % ZMALLOC_SLOTS], delta, memory_order_relaxed);
+        atomic_fetch_add_explicit(&used_shared, delta, memory_order_relaxed);
     }
 }
 
@@ -52,8 +117,7 @@ void *zrealloc(void *ptr, size_t size) {
     size_t old = ptr ? malloc_usable_size(ptr) : 0;
     void *p = realloc(ptr, size ? size : 1);
     if (!p) oom(size);
-    count((long long)malloc_usable_size(p));
-    count(-(long long)old);
+    count((long long)malloc_usable_size(p) - (long long)old);
     return p;
 }
 
@@ -73,7 +137,7 @@ char *zstrndup(const char *s, size_t n) {
 }
 
 size_t zmalloc_used_memory(void) {
-    long long sum = 0;
-    for (int i = 0; i < ZMALLOC_SLOTS; i++) sum += atomic_load_explicit(&used_by_slot[i], memory_order_relaxed);
+    long long sum = atomic_load_explicit(&used_shared, memory_order_relaxed);
+    for (int i = 0; i < ZMALLOC_THREAD_SLOTS; i++) sum += atomic_load_explicit(&slots[i].used, memory_order_relaxed);
     return sum > 0 ? (size_t)sum : 0;
 }

@@ -22,6 +22,14 @@ Part of the reader's tools. Two kinds of citation:
   (tools/pinned-source.py) when the source is on this machine, and says how
   many it could not check when it is not.
 
+  A citation names what it shows: the prose around it names an identifier
+  in a code span (`sendReplyToClient`, is `valkey:src/networking.c:3041-3045`),
+  the nearest one before the citation in its paragraph, else the first
+  after it. `lock` records a span only when that identifier is in it, or
+  is the function the span sits inside, and when the span's first line is
+  the one a pending entry expects; otherwise it refuses and leaves the
+  entry as it was. So a wrong commit or a shifted line is never locked.
+
 In markdown a citation is an inline code span holding only the citation,
 or a fenced code block whose only line is the citation (the book renders
 the block form as the cited lines with file and line numbers).
@@ -67,9 +75,10 @@ LOCK_HEADER = """\
 # Columns, tab-separated: citation, pinned commit, sha256 of the span
 # (each line + "\\n"), the text of the span's first line (stripped).
 # An entry written where the source was not available has the hash
-# "pending" (and "?" as its first line unless its author filled it in): it
-# is not checked offline, and fails wherever the source is, until
-# `make anchors-lock` records it there.
+# "pending" and, as its first line, the line the prose means (or "?"
+# until someone writes it in by hand): it is not checked offline, fails
+# wherever the source is until `make anchors-lock` records it there, and
+# is recorded only if the source's first line is that line.
 """
 
 
@@ -136,8 +145,9 @@ def scan_markers(path, text=None, rel=None):
 
 
 class Citation:
-    def __init__(self, doc, line, text, form):
+    def __init__(self, doc, line, text, form, names=None):
         self.doc, self.line, self.text, self.form = doc, line, text, form
+        self.names = names  # the identifier the prose names for it, or None
 
     def where(self):
         return f"{self.doc}:{self.line}"
@@ -145,24 +155,79 @@ class Citation:
 
 FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
 INLINE_CODE = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)")
+IDENTIFIER = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\(\))?$")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+
+
+def named_identifier(spans, i):
+    """The identifier the prose names for the citation at spans[i]: the
+    nearest identifier span before it (back to the previous citation),
+    else the first after it (up to the next one). spans: [(kind, text)]."""
+    for j in range(i - 1, -1, -1):
+        if spans[j][0] == "cite":
+            break
+        if spans[j][0] == "name":
+            return spans[j][1]
+    for j in range(i + 1, len(spans)):
+        if spans[j][0] == "cite":
+            break
+        if spans[j][0] == "name":
+            return spans[j][1]
+    return None
+
+
+def paragraph_spans(text, pins):
+    """[(kind, text, offset)] of a paragraph's code spans: 'cite', 'name'
+    (a bare identifier, `f` or `f()`) or 'other'."""
+    out = []
+    for m in INLINE_CODE.finditer(text):
+        t = m.group(2).strip()
+        if classify(t, pins):
+            out.append(("cite", t, m.start()))
+        elif IDENTIFIER.match(t):
+            out.append(("name", IDENTIFIER.match(t).group(1), m.start()))
+        else:
+            out.append(("other", t, m.start()))
+    return out
 
 
 def extract_citations(doc, text, pins):
     """Citations in a markdown document: inline code spans and fenced blocks
-    whose whole content is one citation."""
+    whose whole content is one citation. Each carries the identifier its
+    paragraph names for it (for a block, the paragraph just above)."""
     out = []
     lines = text.splitlines()
     fence = None
     body = []
     start = 0
     in_comment = False
+    para = []  # [(line number, text)] of the paragraph being read
+
+    def end_paragraph():
+        if not para:
+            return None
+        joined, starts = "", []
+        for no, t in para:
+            starts.append((len(joined), no))
+            joined += t + "\n"
+        spans = paragraph_spans(joined, pins)
+        for i, (kind, t, off) in enumerate(spans):
+            if kind == "cite":
+                no = max(n for s, n in starts if s <= off)
+                out.append(Citation(doc, no, t, "inline", named_identifier(spans, i)))
+        last = [s[1] for s in spans if s[0] == "name"]
+        para.clear()
+        above[0] = last[-1] if last else None
+
+    above = [None]  # the last identifier of the last paragraph read
     for no, line in enumerate(lines, 1):
         if fence:
             stripped = line.strip()
             if stripped.startswith(fence[0]) and set(stripped) == {fence[0]} and len(stripped) >= fence[1]:
                 content = [b for b in body if b.strip()]
                 if len(content) == 1 and classify(content[0].strip(), pins):
-                    out.append(Citation(doc, start + 1 + body.index(content[0]), content[0].strip(), "block"))
+                    out.append(Citation(doc, start + 1 + body.index(content[0]), content[0].strip(), "block",
+                                        above[0]))
                 fence = None
             else:
                 body.append(line)
@@ -172,17 +237,64 @@ def extract_citations(doc, text, pins):
                 in_comment = False
             continue
         if line.lstrip().startswith("<!--") and "-->" not in line:
+            end_paragraph()
             in_comment = True
             continue
         m = FENCE_OPEN.match(line)
         if m and not (m.group(2)[0] == "`" and "`" in m.group(3)):
+            end_paragraph()
             fence, body, start = (m.group(2)[0], len(m.group(2))), [], no
             continue
-        for m in INLINE_CODE.finditer(line):
-            t = m.group(2).strip()
-            if classify(t, pins):
-                out.append(Citation(doc, no, t, "inline"))
+        if not line.strip() or LIST_ITEM.match(line) or line.lstrip().startswith("#"):
+            end_paragraph()
+        if line.strip():
+            para.append((no, line))
+    end_paragraph()
+    out.sort(key=lambda c: c.line)
     return out
+
+
+def enclosing_function(lines, a):
+    """The name of the C function whose body holds line a (1-based), read
+    back to its definition line at column 0; None outside any function."""
+    for i in range(a - 1, 0, -1):
+        t = lines[i - 1]
+        if t.startswith("}"):
+            return None
+        m = re.match(r"^[A-Za-z_][^;=]*?\b([A-Za-z_][A-Za-z0-9_]*)\s*\(", t)
+        if m:
+            return m.group(1)
+    return None
+
+
+def span_shows(lines, a, b, name):
+    """Whether lines a..b of a file show `name`: in the span, or as the
+    function the span sits inside."""
+    if re.search(r"\b" + re.escape(name) + r"\b", "\n".join(lines[a - 1:b])):
+        return True
+    return enclosing_function(lines, a) == name
+
+
+def lock_refusal(text, names, lines, expect_first):
+    """Why a span must not be locked (None: it may). names: the identifiers
+    the prose names for it; expect_first: the first line a pending entry
+    expects, or None."""
+    pin, path, a, b = parse_upstream(text)
+    first = lines[a - 1].strip()
+    if expect_first is not None and first != expect_first:
+        return (f"its first line is {first!r}, not the {expect_first!r} the lock expects: "
+                "a wrong commit or a shifted range; fix the citation (or the lock's line) and lock again")
+    where = f"line {a}" if a == b else f"lines {a}-{b}"
+    for name in names:
+        if not span_shows(lines, a, b, name):
+            inside = enclosing_function(lines, a)
+            return (f"the prose names `{name}`, which is not in {where}"
+                    + (f" (they are inside {inside})" if inside else "")
+                    + ": a wrong commit or a shifted range")
+    if not names and expect_first is None:
+        return ("nothing says what it should show: name the identifier in a code span beside the citation "
+                "(or write the expected first line into the lock)")
+    return None
 
 
 def classify(text, pins):
@@ -299,6 +411,13 @@ class Project:
         pin, path, a, b = parse_upstream(text)
         return self.source.span(pin, path, a, b)
 
+    def upstream_file(self, text):
+        """-> every line of the file an upstream citation is in, after
+        checking the range is inside it (raises pinned_source errors)."""
+        pin, path, a, b = parse_upstream(text)
+        self.source.span(pin, path, a, b)
+        return self.source.lines(pin, path)
+
 
 def _cite_sort_key(c):
     pin, path, a, b = parse_upstream(c)
@@ -344,9 +463,11 @@ def cmd_check(proj, args):
     for e in lock_errors:
         failed += 1
         fails.append(e)
-    cited = {}
+    cited, names = {}, {}
     for c in ups:
         cited.setdefault(c.text, c)
+        if c.names:
+            names.setdefault(c.text, set()).add(c.names)
     unavailable = []
     for text, c in sorted(cited.items()):
         e = lock.get(text)
@@ -388,7 +509,15 @@ def cmd_check(proj, args):
             fails.append(f"{c.where()}: {text}: the span's sha256 differs from the lock (first line still matches: "
                          "the range may have grown or shifted)")
         else:
-            passed += 1
+            _, _, a, b = parse_upstream(text)
+            whole = proj.upstream_file(text)
+            missing = [n for n in sorted(names.get(text, ())) if not span_shows(whole, a, b, n)]
+            if missing:
+                failed += 1
+                where = f"line {a}" if a == b else f"lines {a}-{b}"
+                fails.append(f"{c.where()}: {text}: the prose names `{missing[0]}`, which {where} do not show")
+            else:
+                passed += 1
     # 4. references to measured rows, {{finding F0.N}}, against FINDINGS.md
     rows = findings_refs.load(proj.root)
     n_refs = findings_unchecked = 0
@@ -439,6 +568,11 @@ def cmd_check(proj, args):
 
 def cmd_lock(proj, args):
     cites = [c for c in proj.citations() if classify(c.text, proj.pins) == "upstream"]
+    names = {}
+    for c in cites:
+        names.setdefault(c.text, set())
+        if c.names:
+            names[c.text].add(c.names)
     old, errors = proj.read_lock()
     for e in errors:
         print(f"anchors: ignoring {e}", file=sys.stderr)
@@ -446,20 +580,27 @@ def cmd_lock(proj, args):
     for text in sorted({c.text for c in cites}, key=_cite_sort_key):
         pin = parse_upstream(text)[0]
         e = old.get(text)
-        if e and e["commit"] == proj.pins[pin]["sha"] and e["sha256"] != "pending" and not args.refresh:
+        same_commit = e is not None and e["commit"] == proj.pins[pin]["sha"]
+        pending = {"commit": proj.pins[pin]["sha"], "sha256": "pending", "first": "?"}
+        if same_commit and e["sha256"] != "pending" and not args.refresh:
             new[text] = e
             continue
         try:
-            lines = proj.upstream_span(text)
+            whole = proj.upstream_file(text)
         except pinned_source.Unavailable as ex:
             missing.append(str(ex))
-            if e and e["commit"] == proj.pins[pin]["sha"]:
-                new[text] = e
-            else:
-                new[text] = {"commit": proj.pins[pin]["sha"], "sha256": "pending", "first": "?"}
+            new[text] = e if same_commit else pending
             continue
         except pinned_source.PinError as ex:
             bad.append(f"{text}: {ex}")
+            continue
+        _, _, a, b = parse_upstream(text)
+        lines = whole[a - 1:b]
+        expect = e["first"] if same_commit and e["sha256"] == "pending" and e["first"] != "?" else None
+        why = lock_refusal(text, sorted(names[text]), whole, expect)
+        if why:
+            bad.append(f"{text}: refused: {why}")
+            new[text] = e if same_commit else pending
             continue
         entry = {"commit": proj.pins[pin]["sha"], "sha256": pinned_source.span_sha256(lines),
                  "first": lines[0].strip().replace("\t", " ")}

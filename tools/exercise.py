@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """exercise: starters, grading and the proof that every exercise is real.
 
-Part of the reader's tools (issue 3). Each step's exercise lives in
+Part of the reader's tools. Each step's exercise lives in
 exercises/NN-name/ with exercise.json (module, tests, points), README.md
 (tasks, hints, done-when), tests.sha256 (the hash manifest of the files
 that grade it) and mutants/ (wrong solutions the grader must reject).
@@ -925,7 +925,7 @@ def handout_files(root):
     out = []
     for f in files:
         parts = f.split("/")
-        if parts[0] in (".team", "build", ".git"):
+        if parts[0] in ("build", ".git"):
             continue
         if len(parts) >= 3 and parts[0] == "exercises" and parts[2] in ("mutants", "work"):
             continue  # mutants show the reference around each bug; work/ is someone's answer

@@ -534,8 +534,8 @@ LOADGEN_CFG = ("command", "conns", "clients", "pipeline", "value_bytes", "keys",
 
 
 def h_loadgen_sanity(run, lines, bench):
-    """bench/loadgen_sanity.sh (the load generator's author writes it):
-    its summary line carries the ratio it computed from paired runs."""
+    """bench/loadgen_sanity.sh: its summary line carries the ratio it
+    computed from paired runs."""
     base = base_conditions(run)
     for ln in lines:
         if not (ln.get("summary") and ln.get("ratio") is not None):

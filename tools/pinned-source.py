@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """pinned-source: read Valkey's (and Redis's) source at the commit the book cites.
 
-Part of the reader's tools (issue 3). The chapters cite upstream code as
+Part of the reader's tools. The chapters cite upstream code as
 `valkey:src/io_threads.c:514-530`; this tool shows those lines and checks
 that they still say what the chapter claims, always at the commit pinned
 in tools/pins.json, never at whatever a clone happens to have checked out.

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
-# The layering rules of DESIGN.md, checked on the include graph (tools/layers.py).
+# The layering rules (README.md, "The source is read in layers"), checked
+# on the include graph by tools/layers.py: every file in src/ is in one
+# layer and reaches only what its layer may.
 cd "$(dirname "$0")/../.."
 exec python3 tools/layers.py

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Suite 40 — soloist-bench, the load generator (issue 4).
+# Suite 40 — soloist-bench, the load generator.
 #   1. its cmocka tests: histogram vs exact percentiles, zipf law, arrival
 #      schedule and timer accuracy, RESP codec on split/partial replies,
 #      partial writes of a 10 MB SET, the command line and --help;

@@ -6,7 +6,7 @@ import sys
 import tempfile
 import unittest
 
-from fixtures import TOOLS, Upstream, write
+from fixtures import TOOLS, Upstream, make_repo, write, write_pins
 
 import anchors  # noqa: E402  (tools/ is on sys.path via fixtures)
 
@@ -86,6 +86,32 @@ src/demo.c@inside-an-example
             (5, "src/demo.c@sum-loop", "block"),
         ])
 
+    def test_named_identifier(self):
+        md = """\
+- the write handler, `sendReplyToClient`, is `valkey:src/networking.c:5-8` and
+  falls back to `writeToClient`;
+- the write pass in `beforeSleep`, `handleClientsWithPendingWrites`, is
+  `valkey:src/networking.c:14-15`: the same list.
+
+`valkey:src/networking.c:1` opens the file; then `main()` runs.
+
+No name at all: `valkey:src/networking.c:2`, a `--flag` and `a b`.
+
+The function `sendReplyToClient`:
+
+```
+valkey:src/networking.c:5-8
+```
+"""
+        cites = anchors.extract_citations("ch.md", md, PINS)
+        self.assertEqual([(c.line, c.text, c.names) for c in cites], [
+            (1, "valkey:src/networking.c:5-8", "sendReplyToClient"),
+            (4, "valkey:src/networking.c:14-15", "handleClientsWithPendingWrites"),
+            (6, "valkey:src/networking.c:1", "main"),
+            (8, "valkey:src/networking.c:2", None),
+            (13, "valkey:src/networking.c:5-8", "sendReplyToClient"),
+        ])
+
     def test_classify(self):
         self.assertEqual(anchors.classify("src/x.c@a-b.c", PINS), "label")
         self.assertEqual(anchors.classify("valkey:src/x.c:3", PINS), "upstream")
@@ -141,7 +167,7 @@ class Check(unittest.TestCase):
         self.assertIn("never closed", out)
 
     def test_upstream_lock_cycle(self):
-        self.chapter("# Demo\nValkey: `valkey:src/io_threads.c:14-16`.\n")
+        self.chapter("# Demo\nValkey: `trySendReadToIOThreads`, `valkey:src/io_threads.c:14-16`.\n")
         rc, out = self.run_tool("check")
         self.assertEqual(rc, 1)
         self.assertIn("not in chapters/anchors.lock", out)
@@ -165,7 +191,7 @@ class Check(unittest.TestCase):
         self.assertEqual(rc, 1)
 
     def test_upstream_drift_fails(self):
-        self.chapter("# Demo\n`valkey:src/io_threads.c:14-16`\n")
+        self.chapter("# Demo\n`trySendReadToIOThreads` is\n`valkey:src/io_threads.c:14-16`\n")
         self.assertEqual(self.run_tool("lock")[0], 0)
         lock = os.path.join(self.root, "chapters", "anchors.lock")
         with open(lock) as f:
@@ -183,7 +209,7 @@ class Check(unittest.TestCase):
         self.assertIn("sha256 differs", out)
 
     def test_stale_lock_entry_and_pin_bump(self):
-        self.chapter("# Demo\n`valkey:src/io_threads.c:14`\n")
+        self.chapter("# Demo\n`trySendReadToIOThreads`: `valkey:src/io_threads.c:14`\n")
         self.assertEqual(self.run_tool("lock")[0], 0)
         self.chapter("# Demo\nno citations any more\n")
         rc, out = self.run_tool("check")
@@ -192,7 +218,7 @@ class Check(unittest.TestCase):
         self.assertEqual(self.run_tool("lock")[0], 0)
         self.assertEqual(self.run_tool("check")[0], 0)
         # a citation locked at another commit than the pin fails
-        self.chapter("# Demo\n`valkey:src/io_threads.c:14`\n")
+        self.chapter("# Demo\n`trySendReadToIOThreads`: `valkey:src/io_threads.c:14`\n")
         self.assertEqual(self.run_tool("lock")[0], 0)
         lock = os.path.join(self.root, "chapters", "anchors.lock")
         with open(lock) as f:
@@ -204,7 +230,7 @@ class Check(unittest.TestCase):
         self.assertIn("was locked at deadbeef0", out)
 
     def test_offline_lock_writes_pending_entries(self):
-        self.chapter("# Demo\n`valkey:src/io_threads.c:14-16`\n")
+        self.chapter("# Demo\n`trySendReadToIOThreads` is\n`valkey:src/io_threads.c:14-16`\n")
         rc, out = self.run_tool("lock", clone=False)
         self.assertEqual(rc, 0, out)
         self.assertIn("left pending", out)
@@ -229,6 +255,155 @@ class Check(unittest.TestCase):
         rc, out = self.run_tool("show", "valkey:src/io_threads.c:14")
         self.assertEqual(rc, 0, out)
         self.assertIn("14  int trySendReadToIOThreads", out)
+
+
+# A stand-in for Valkey's src/networking.c: a handler, and a loop whose
+# body the chapter cites without the function's first line.
+NETWORKING = """\
+/* fixture networking.c */
+#include "server.h"
+
+/* Write event handler. */
+void sendReplyToClient(connection *conn) {
+    client *c = connGetPrivateData(conn);
+    if (trySendWriteToIOThreads(c) == C_OK) return;
+    writeToClient(c);
+}
+
+int handleClientsWithPendingWrites(void) {
+    int processed = 0;
+    while (next()) {
+        c->flag.pending_write = 0;
+        if (trySendWriteToIOThreads(c) == C_OK) continue;
+        processed++;
+    }
+    return processed;
+}
+"""
+# The same file two commits later, two lines longer at the top: the line
+# numbers a chapter took from the first commit now point two lines early.
+NETWORKING_SHIFTED = NETWORKING.replace("#include \"server.h\"\n", "#include \"server.h\"\n#include \"a.h\"\n#include \"b.h\"\n")
+
+
+class LockRefuses(unittest.TestCase):
+    """`lock` never records a span that does not show what the prose names,
+    nor a pending entry whose first line the source contradicts."""
+
+    def setUp(self):
+        self.up = Upstream()
+        self.root = os.path.join(self.up.dir, "tree")
+        write(os.path.join(self.root, "src", "demo.c"), SRC)
+        shas = make_repo(os.path.join(self.up.dir, "net", "valkey"),
+                         [{"src/networking.c": NETWORKING}, {"src/networking.c": NETWORKING_SHIFTED}])
+        self.good, self.shifted = shas[0][:9], shas[1][:9]
+        self.pin(self.good)
+
+    def tearDown(self):
+        self.up.cleanup()
+
+    def pin(self, sha):
+        write_pins(self.up.pins_path, {"valkey": {"repo": "valkey-io/valkey", "sha": sha},
+                                       "redis": {"repo": "redis/redis", "sha": "a176d1225"}})
+
+    def run_tool(self, *args):
+        env = self.up.env(SOLOIST_SOURCE_DIR=os.path.join(self.up.dir, "net"))
+        r = subprocess.run([sys.executable, SCRIPT, "--root", self.root, *args], capture_output=True, text=True,
+                           env=env, timeout=60)
+        return r.returncode, r.stdout + r.stderr
+
+    def chapter(self, body):
+        write(os.path.join(self.root, "chapters", "00-demo.md"), body)
+
+    def lock_text(self):
+        with open(os.path.join(self.root, "chapters", "anchors.lock")) as f:
+            return f.read()
+
+    def write_lock(self, *entries):
+        with open(os.path.join(self.root, "chapters", "anchors.lock"), "w") as f:
+            f.write("".join("\t".join(e) + "\n" for e in entries))
+
+    def test_named_function_in_the_span_is_locked(self):
+        self.chapter("The handler, `sendReplyToClient`, is `valkey:src/networking.c:5-8`.\n")
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("valkey:src/networking.c:5-8\t%s\t" % self.good, self.lock_text())
+        self.assertIn("\tvoid sendReplyToClient(connection *conn) {\n", self.lock_text())
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+
+    def test_a_body_inside_the_named_function_is_locked(self):
+        self.chapter("The flush loop, `handleClientsWithPendingWrites`, is `valkey:src/networking.c:14-15`.\n")
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("\tc->flag.pending_write = 0;\n", self.lock_text())
+
+    def test_a_span_in_another_function_is_refused(self):
+        # the prose means the handler; the range is the flush loop's
+        self.chapter("The handler, `sendReplyToClient`, is `valkey:src/networking.c:12-15`.\n")
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("refused: the prose names `sendReplyToClient`, which is not in lines 12-15 "
+                      "(they are inside handleClientsWithPendingWrites)", out)
+        self.assertIn("valkey:src/networking.c:12-15\t%s\tpending\t?" % self.good, self.lock_text())
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("hash pending", out)
+
+    def test_a_shifted_range_is_refused(self):
+        # line numbers read at the first commit, pinned at the later one
+        self.pin(self.shifted)
+        self.chapter("The handler, `sendReplyToClient`, is `valkey:src/networking.c:5-8`.\n")
+        self.write_lock(("valkey:src/networking.c:5-8", self.shifted, "pending",
+                         "void sendReplyToClient(connection *conn) {"))
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("refused: its first line is '', not the "
+                      "'void sendReplyToClient(connection *conn) {' the lock expects", out)
+        # the entry is kept as it was: still pending, still failing
+        self.assertIn("pending\tvoid sendReplyToClient(connection *conn) {", self.lock_text())
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("its first line is '', not the lock's", out)
+        # the citation corrected to the pinned commit's lines locks
+        self.chapter("The handler, `sendReplyToClient`, is `valkey:src/networking.c:7-10`.\n")
+        self.write_lock(("valkey:src/networking.c:7-10", self.shifted, "pending",
+                         "void sendReplyToClient(connection *conn) {"))
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(self.run_tool("check")[0], 0)
+
+    def test_a_wrong_commit_is_refused(self):
+        # the line number was read at one commit and the pin names another,
+        # where that line is no longer the function the prose names
+        self.chapter("The flush loop opens at `handleClientsWithPendingWrites`: `valkey:src/networking.c:11`.\n")
+        self.pin(self.shifted)
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("refused: the prose names `handleClientsWithPendingWrites`, which is not in line 11", out)
+        self.assertIn("pending\t?", self.lock_text())
+        os.remove(os.path.join(self.root, "chapters", "anchors.lock"))
+        self.pin(self.good)
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+
+    def test_a_citation_that_names_nothing_is_refused(self):
+        self.chapter("See `valkey:src/networking.c:5-8`.\n")
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("nothing says what it should show", out)
+        # a first line written into the lock by hand is enough
+        self.write_lock(("valkey:src/networking.c:5-8", self.good, "pending",
+                         "void sendReplyToClient(connection *conn) {"))
+        rc, out = self.run_tool("lock")
+        self.assertEqual(rc, 0, out)
+
+    def test_check_fails_when_the_prose_names_something_else_later(self):
+        self.chapter("The handler, `sendReplyToClient`, is `valkey:src/networking.c:5-8`.\n")
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        self.chapter("The flush loop, `handleClientsWithPendingWrites`, is `valkey:src/networking.c:5-8`.\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("the prose names `handleClientsWithPendingWrites`, which lines 5-8 do not show", out)
 
 
 if __name__ == "__main__":

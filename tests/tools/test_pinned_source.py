@@ -20,7 +20,7 @@ def ps(*args, env=None):
 
 
 class RealPins(unittest.TestCase):
-    def test_ref_valkey_prints_the_seed_pin(self):
+    def test_ref_valkey_prints_the_pinned_commit(self):
         env = dict(os.environ)
         env.pop("SOLOIST_PINS", None)
         rc, out, err = ps("ref", "valkey", env=env)

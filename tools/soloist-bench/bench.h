@@ -1,6 +1,6 @@
 /* bench.h — what a soloist-bench run is asked to do, and what it counts.
  *
- * soloist-bench (issue 4). Owns: the run's configuration (written by the
+ * soloist-bench. Owns: the run's configuration (written by the
  * main thread while parsing flags, before any worker starts; read-only
  * afterwards, published to the workers by pthread_create) and the
  * per-class statistics each worker keeps (owned by that worker until it
@@ -9,8 +9,8 @@
  * A run is one or more traffic classes. Each class has its own
  * connections, pipeline depth, rate (0 = closed loop), arrivals, key
  * space, value size and GET:SET mix, and gets its own latency report —
- * the shape the noisy-neighbour test needs (shared/seeds/004…txt: 1 KB
- * GETs beside a few 10 MB GETs). Without --class, the flags make one class.
+ * the shape the noisy-neighbour test needs (1 KB GETs beside a few
+ * 10 MB GETs). Without --class, the flags make one class.
  */
 #ifndef SOLOIST_BENCH_BENCH_H
 #define SOLOIST_BENCH_BENCH_H

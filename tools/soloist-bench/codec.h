@@ -1,6 +1,6 @@
 /* codec.h — the RESP the load generator writes and the replies it checks.
  *
- * soloist-bench (issue 4). Owns: encoding GET and SET commands into a
+ * soloist-bench. Owns: encoding GET and SET commands into a
  * request's own small buffer, and one connection's reply parser. Each
  * parser belongs to one connection, which belongs to one worker thread.
  *

@@ -78,7 +78,7 @@ static const char HELP[] =
     "server, is the bottleneck). Also the generator's CPU use and how late its\n"
     "timer woke. A progress line goes to stderr once a second.\n"
     "\n"
-    "The seed's commands run as written (valkey-lab flags), e.g.\n"
+    "valkey-lab command lines run as written, e.g.\n"
     "  soloist-bench -h 127.0.0.1 -p 6379 -c 32 -P 1 -t 2 -n 500 -r 100:0 --prefill \\\n"
     "      --warmup 5s -d 15s -s 1mb --key-size 16\n";
 

@@ -1,12 +1,11 @@
 /* config.h — soloist-bench's command line.
  *
- * soloist-bench (issue 4). Owns: turning argv into a sb_run_cfg, and the
+ * soloist-bench. Owns: turning argv into a sb_run_cfg, and the
  * --help text that documents every option. Main thread only, before any
  * worker exists.
  *
- * The flags are valkey-lab's (Momento's cachecannon-based generator, as
- * shared/seeds/000_e961c422395e2a0e.txt uses it), so its command lines can
- * be pasted: -h HOST -c CONNS -P DEPTH -t THREADS --cpu-list LIST
+ * The flags are valkey-lab's (Momento's cachecannon-based generator), so
+ * its command lines can be pasted: -h HOST -c CONNS -P DEPTH -t THREADS --cpu-list LIST
  * -n KEYS -r GET:SET --prefill --warmup 5s -d 15s -s VALUE_BYTES
  * --key-size N; plus -p PORT, --rate, --arrival, --distribution,
  * --class (repeatable) for mixed traffic, --count and --json.

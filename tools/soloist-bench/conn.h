@@ -1,7 +1,7 @@
 /* conn.h — one connection of the load generator: its requests in flight,
  * its writes and its reads.
  *
- * soloist-bench (issue 4). Owns: a socket, a ring of request slots and
+ * soloist-bench. Owns: a socket, a ring of request slots and
  * the connection's reply parser. Only the worker thread the connection
  * was given to ever calls these functions.
  *

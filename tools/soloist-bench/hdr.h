@@ -1,6 +1,6 @@
 /* hdr.h — a log-linear latency histogram with 3 significant digits.
  *
- * soloist-bench (the load generator, issue 4; used by every serving
+ * soloist-bench (the load generator; used by every serving
  * benchmark, steps 0 and 5–7). Owns: one histogram's counts. Not shared:
  * each worker thread records into its own histograms, and the main thread
  * merges them (by adding counts) only after the workers have been joined,

@@ -1,6 +1,6 @@
 /* keyspace.h — which key a request names, and what its value must be.
  *
- * soloist-bench (issue 4). Owns: the random streams (one per worker),
+ * soloist-bench. Owns: the random streams (one per worker),
  * the zipfian key chooser, the key and value formats. Any thread; a
  * sb_rng and a sb_zipf are used by the one worker that owns them, and the
  * value patterns are written once before the workers start and only read

@@ -1,13 +1,13 @@
 /* main.c — soloist-bench: start the workers, show progress, report.
  *
- * soloist-bench (issue 4), the load generator every serving benchmark in
+ * soloist-bench, the load generator every serving benchmark in
  * soloist uses (steps 0, 5–7). Owns: the main thread, which parses the
  * flags, resolves the host, writes the value patterns, starts one worker
  * thread per -t, releases them all at one start time once they are
  * connected and prefilled, prints a progress line on stderr every second,
  * joins them, merges their statistics and prints the report.
- * Anchors: memtier_benchmark, wrk2, Momento's valkey-lab/cachecannon
- * (shared/research/perf-anchors.md §5); valkey src/valkey-benchmark.c is
+ * Anchors: memtier_benchmark, wrk2 (its README, Gil Tene 2014), Momento's
+ * valkey-lab/cachecannon; valkey src/valkey-benchmark.c is
  * the closed-loop tool this one is compared against (bench/loadgen_sanity.sh).
  */
 #include <errno.h>

@@ -1,6 +1,6 @@
 /* report.h — soloist-bench's results: the text summary and --json.
  *
- * soloist-bench (issue 4). Owns: merging the workers' per-class stats
+ * soloist-bench. Owns: merging the workers' per-class stats
  * and printing them. Main thread only, after every worker is joined.
  *
  * The JSON is one object on one line, for bench/ scripts and

@@ -1,6 +1,6 @@
 /* schedule.c — open-loop arrival schedule and timer (soloist-bench).
  * See schedule.h. Anchor: wrk2's constant-throughput pacing; cachecannon's
- * coordinated-omission design (perf-anchors.md §5). */
+ * coordinated-omission design note. */
 #include "schedule.h"
 
 #include <math.h>

@@ -1,6 +1,6 @@
 /* schedule.h — the open-loop send schedule and the clock it runs on.
  *
- * soloist-bench (issue 4). Owns: one stream of intended send times and
+ * soloist-bench. Owns: one stream of intended send times and
  * one worker's wake-up timer. Each worker owns its own; nothing shared.
  *
  * Why a schedule and not a sleep: an open-loop generator must decide
@@ -12,7 +12,8 @@
  * up in their latency — coordinated omission is corrected by
  * construction, with no back-filling. How late the send was (the slip)
  * is recorded too, so a reader can tell a slow generator from a slow
- * server. See shared/research/perf-anchors.md §5.
+ * server. The idea is wrk2's (its README, Gil Tene 2014) and
+ * cachecannon's (its coordinated-omission design note).
  */
 #ifndef SOLOIST_BENCH_SCHEDULE_H
 #define SOLOIST_BENCH_SCHEDULE_H

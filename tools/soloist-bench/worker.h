@@ -1,6 +1,6 @@
 /* worker.h — one load-generator thread and its event loop.
  *
- * soloist-bench (issue 4). Owns: a worker's connections, epoll instance,
+ * soloist-bench. Owns: a worker's connections, epoll instance,
  * timer, random stream, per-class schedules and statistics. Everything
  * in sb_worker is touched only by its own thread while it runs, except:
  *   - sb_progress: counters the worker stores (relaxed) once per loop

