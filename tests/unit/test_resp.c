@@ -1481,6 +1481,11 @@ static void test_inline_unauthenticated_has_no_count_limit(void **state) {
 static void test_inline_every_prefix_is_incomplete(void **state) {
     (void)state;
     const char *in = "SET k \"a b\\x41\" 'c\\'d'\r\n";
+    sbuf w = {0};
+    ex_cmd(&w, 4, "SET", "k", "a bA", "c'd");
+    ex_incomplete(&w, 0, 0);
+    check_str(in, &AUTH, &w);
+    sb_free(&w);
     for (size_t k = 0; k < strlen(in); k++) {
         sbuf got = {0};
         feed_whole(in, k, &AUTH, &got);
