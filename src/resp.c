@@ -433,25 +433,27 @@ static int resp_read_bulk_payload(resp_parser *p, const char *buf, size_t len, s
 
 /*@ resp-multibulk */
 /* One multibulk request, resumed from wherever the last call stopped.
- * Valkey: parseMultibulk. buf[0..len) starts at the first byte not yet
- * consumed: the '*' when p->multibulk_len is 0, else wherever the request
- * was cut.
+ * Valkey: parseMultibulk.
  *
- * The steps, each done only if the state says it is not done yet:
- *   - p->multibulk_len == 0: read the "*N" line (resp_read_multibulk_header).
- *     A count <= 0 is consumed and gives RESP_SKIP. Otherwise
- *     multibulk_len = N and argv gets min(N, 1024) slots (a client's count
- *     is not trusted with memory; resp_argv_push grows it);
- *   - for each argument still expected: p->bulk_len == -1: read its "$N"
- *     line (resp_read_bulk_header) and keep the length in p->bulk_len; a
- *     length >= RESP_MBULK_BIG_ARG also gets its final object now,
- *     p->big = obj_create_raw(N) with big_filled 0; then the payload
- *     (resp_read_bulk_payload).
+ * In: buf[0..len), from the first byte not consumed yet: the '*' when
+ *   p->multibulk_len is 0, else wherever the request was cut. The state
+ *   alone says what is done: multibulk_len 0, the "*N" line is not read;
+ *   bulk_len -1, the current argument's "$N" line is not read; argv[0..argc)
+ *   the arguments finished.
+ * What must hold:
+ *   - lines are read by resp_read_multibulk_header and resp_read_bulk_header,
+ *     payloads by resp_read_bulk_payload; their errors are returned as is;
+ *   - a count <= 0 is consumed and gives RESP_SKIP;
+ *   - a client's count is not trusted with memory: argv starts with at most
+ *     1024 slots (resp_argv_push grows it as arguments arrive);
+ *   - an argument of RESP_MBULK_BIG_ARG bytes or more has its final object
+ *     (p->big = obj_create_raw(N), big_filled 0) from the moment its "$N"
+ *     line is consumed: resp_parser_bulk_window hands it out;
+ *   - every step the buffered bytes allow is taken (rule 3 above).
  * *used: every byte this call consumed, whatever it returns.
  * RESP_OK: the last argument is complete (p->multibulk_len is back to 0).
- * RESP_INCOMPLETE: the next step needs bytes that have not arrived; every
- *   step the buffered bytes allowed was taken.
- * RESP_ERROR: from a header or a payload; the text is in p->errbuf. */
+ * RESP_INCOMPLETE: the next step needs bytes that have not arrived.
+ * RESP_ERROR: from a line reader or the payload; the text is in p->errbuf. */
 static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used) {
     /*@ exercise: multibulk */
     size_t pos = 0, n = 0;

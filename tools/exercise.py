@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """exercise: starters, grading and the proof that every exercise is real.
 
-Part of the reader's tools (issue 3). Each step's exercise lives in
-exercises/NN-name/ with exercise.json (module, tests, points), README.md
-(tasks, hints, done-when), tests.sha256 (the hash manifest of the files
-that grade it) and mutants/ (wrong solutions the grader must reject).
-The reference solution is src/.
+The rule every exercise follows: the learner writes the idea the step is
+named for (step 0: the parser's resumable state machine), from a contract
+stated in the comment above each region's function — inputs, the state that
+persists between calls, what each return means, the limits and the exact
+error texts — never from steps to type. Transcription is a short warm-up or
+a bonus graded apart. Mutants prove the tests teach the idea: at least one
+per way it can fail, each caught by the test it names.
+
+Each step's exercise lives in exercises/NN-name/ with exercise.json (module,
+tests, points, parts), README.md (the idea, the parts, hints, done-when, and
+two generated tables: points and mutants), tests.sha256 (the hash manifest
+of the files that grade it) and mutants/ (wrong solutions the grader must
+reject). The reference solution is src/.
 
     tools/exercise.py start STEP [--out FILE] [--force]    make exercise STEP=N
     tools/exercise.py grade STEP [--submission FILE] ...   make grade STEP=N
@@ -25,11 +33,17 @@ Grading builds the server and the step's tests against the learner's copy
 runs the tests in a matrix (-O0, -O2, ASan+UBSan, TSan when the step is
 concurrent), each repeated with a printed seed (SOLOIST_SEED, seed+1, …),
 and a test earns its points only if it passed in every run. It prints every
-test with its points, writes Gradescope's results JSON, and refuses to
-grade when a file in the hash manifest was edited.
+test with its points, each part's total, the score and the bonus, writes
+Gradescope's results JSON, and refuses to grade when a file in the hash
+manifest was edited.
 
-Exit status of grade: 0 full marks, 1 less, 2 refused or unusable input.
-Python 3 standard library only.
+`points --write` writes the README's points table, and its mutant table from
+the last check run (build/grade/NN/check.json) when that run is for today's
+module, tests and mutants; `check` fails while the README's table differs
+from its own run's.
+
+Exit status of grade: 0 full marks (the bonus is not needed), 1 less, 2
+refused or unusable input. Python 3 standard library only.
 """
 
 import argparse
@@ -1001,7 +1015,7 @@ def mutants_table(ex, doc):
     out.append(f"{len(rows)} mutants, each a plausible wrong solution that `make check-exercises` proves the tests "
                f"reject. \"Caught by\" names the test written to catch it (the mutant's `# caught by:` line) and "
                f"counts the others that fail too; points lost are out of {total if total is not None else 0} "
-               f"(bonus included), in the check's first -O2 run (seed {doc.get('seed', check_seed(ex))}).")
+               f"(bonus included), in the check's first -O2 run (seed {doc['seed'] if 'seed' in doc else check_seed(ex)}).")
     out += [""] + md + ["", MUTANTS_END]
     return "\n".join(out)
 
