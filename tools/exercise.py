@@ -355,13 +355,15 @@ def function_params(text, open_line):
     return names
 
 
-def make_starter(ex, text, extra_voids=None):
-    """-> (starter text, [(name, first_line, last_line) of each stub in it])."""
+def make_starter(ex, text, extra_voids=None, only=None):
+    """-> (starter text, [(name, first_line, last_line) of each stub in it]).
+    only: stub just the regions named there (the rest keep the reference)."""
     extra_voids = extra_voids or {}
     regions, errors = anchors.scan_markers(ex.module, text=text, rel=ex.module)
     if errors:
         raise ExerciseError(f"{ex.module}: {errors[0]}")
-    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise"), key=lambda r: r.open_line)
+    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise" and (only is None or r.name in only)),
+                        key=lambda r: r.open_line)
     if not ex_regions:
         raise ExerciseError(f"{ex.module} has no /*@ exercise: NAME */ regions")
     lines = text.split("\n")
@@ -414,8 +416,9 @@ UNUSED = [
 ]
 
 
-def build_starter(ex, cflags=None):
-    """The starter text for ex, compiled until it is warning-free."""
+def build_starter(ex, cflags=None, only=None):
+    """The starter text for ex, compiled until it is warning-free (only: as
+    make_starter)."""
     with open(ex.module_path(), encoding="utf-8") as f:
         text = f.read()
     cflags = cflags or project_cflags(ex.root)
@@ -425,7 +428,7 @@ def build_starter(ex, cflags=None):
     tmpdir = tempfile.mkdtemp(prefix="soloist-starter-")
     try:
         for _ in range(5):
-            starter, stubs = make_starter(ex, text, extra)
+            starter, stubs = make_starter(ex, text, extra, only)
             src = os.path.join(tmpdir, os.path.basename(ex.module))
             with open(src, "w", encoding="utf-8") as f:
                 f.write(starter)
@@ -867,6 +870,16 @@ def check_one(ex, fast, jobs, log=print):
         if starter_path:
             cands.append(("starter", Candidate("starter", starter_path), "fails every test", {}))
         cands.append(("reference", Candidate("reference", ex.module_path()), "full marks", {}))
+        bonus_regions = [r for p in ex.parts if p.bonus for r in p.regions]
+        if bonus_regions:
+            path = os.path.join(work, "no-bonus", os.path.basename(ex.module))
+            os.makedirs(os.path.dirname(path))
+            try:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(build_starter(ex, only=set(bonus_regions)))
+                cands.append(("no bonus", Candidate("no-bonus", path), "full marks without the bonus", {}))
+            except ExerciseError as e:
+                verdict(False, f"the reference without its bonus regions compiles: {e}")
         for m in ex.mutants():
             name = os.path.splitext(os.path.basename(m))[0]
             head = mutant_header(m)
@@ -897,6 +910,11 @@ def check_one(ex, fast, jobs, log=print):
                 what = (f"starter builds and scores {res['score']}/{res['max_score']}{bonus} (must be 0)"
                         + (f"; passes on the starter: {', '.join(free)}" if free else "")
                         + ("; " + " ".join(res["build_logs"])[:600] if res["build_logs"] else ""))
+            elif label == "no bonus":
+                ok = res["score"] == res["max_score"]
+                what = (f"the reference with the bonus regions ({', '.join(bonus_regions)}) unwritten scores "
+                        f"{res['score']}/{res['max_score']}: full marks need no bonus"
+                        + (f"; failing: {', '.join(t for t in failing if not ex.part_of(t).bonus)}" if not ok else ""))
             elif label == "reference":
                 ok = full
                 what = f"reference scores {res['score']}/{res['max_score']}{bonus}" + (

@@ -374,6 +374,8 @@ class Parts(Fixture):
         self.assertIn("reference scores 6/6, bonus 1/1", out)
         self.assertIn("ok   mutant count-wrong (counts everything) scores 6/6, bonus 0/1: caught by test_count", out)
         self.assertIn("ok   the parts (warm-up, core, bonus) share out every region and test", out)
+        self.assertIn("ok   the reference with the bonus regions (count) unwritten scores 6/6: full marks need no bonus",
+                      out)
 
     def test_parts_must_share_out_the_regions(self):
         p = self.path("exercises", "00-demo", "exercise.json")

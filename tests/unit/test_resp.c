@@ -717,8 +717,8 @@ static void test_skip_alone_is_consumed(void **state) {
     assert_int_equal(resp_parse(&p, "*0\r\n", 4, &AUTH, &used, &argc, &argv, &err), RESP_INCOMPLETE);
     assert_int_equal(used, 4);
     assert_int_equal(argc, 0);
-    assert_int_equal(resp_parse(&p, "*-1\r\n\r\n", 7, &UNAUTH, &used, &argc, &argv, &err), RESP_INCOMPLETE);
-    assert_int_equal(used, 7);
+    assert_int_equal(resp_parse(&p, "*-1\r\n*0\r\n", 9, &UNAUTH, &used, &argc, &argv, &err), RESP_INCOMPLETE);
+    assert_int_equal(used, 9);
     resp_parser_reset(&p);
 }
 
