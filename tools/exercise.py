@@ -376,8 +376,10 @@ def make_starter(ex, text, extra_voids=None, only=None):
         params = function_params(text, r.open_line)
         msg = (f"soloist: step {ex.step} exercise \\\"{r.name}\\\" is not written yet: "
                f"see {chapter} and exercises/{ex.name}/README.md\\n")
-        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}): write this part.",
-                f"{indent} * The comment above the function says what it must do; {chapter}",
+        part = next((p for p in ex.parts if r.name in p.regions), None)
+        in_part = f", part {part.name}" if part and len(ex.parts) > 1 else ""
+        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}{in_part}): write this part.",
+                f"{indent} * The comment above the function is its contract; {chapter}",
                 f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.step}` checks it. */"]
         out += [f"{indent}(void){p};" for p in params]
         out += [f"{indent}(void){v};" for v in extra_voids.get(r.name, [])]
@@ -716,9 +718,6 @@ def mutant_header(path):
     return head
 
 
-def mutant_description(path):
-    return mutant_header(path).get("what", "")
-
 
 def apply_mutant(ex, mpath, dest):
     """Write the mutated module to dest; raise ExerciseError if it does not apply."""
@@ -770,6 +769,10 @@ def cmd_start(root, args):
     names = [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
     print(f"exercise: wrote {os.path.relpath(out, root)}: step {ex.step} ({ex.title}), "
           f"{len(names)} regions to write: {', '.join(names)}")
+    if len(ex.parts) > 1:
+        print("exercise: parts: " + "; ".join(
+            f"{p.name} ({', '.join(p.regions)})" + (", a bonus: not needed for full marks" if p.bonus else "")
+            for p in ex.parts))
     print(f"exercise: read exercises/{ex.name}/README.md, edit the file, then run `make grade STEP={ex.step}`")
     return 0
 
