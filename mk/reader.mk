@@ -54,7 +54,7 @@ check-exercises: ## prove for every step: starter fails, reference passes, every
 exercise-manifest: ## rewrite step STEP's test hash manifest after a deliberate change to its tests
 	@$(PYTHON) tools/exercise.py manifest $(READER_STEP) --write
 
-exercise-points: ## rewrite the points table in step STEP's README.md from its exercise.json
+exercise-points: ## rewrite step STEP's README.md tables: points (exercise.json), mutants (the last check-exercises)
 	@$(PYTHON) tools/exercise.py points $(READER_STEP) --write
 
 handout: ## write a learner's tree to build/handout/ (starters in place, answers folded out, tests + manifests)

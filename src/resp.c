@@ -1,22 +1,52 @@
-/* resp.c — the RESP request parser (step 0, plumbing). See resp.h.
+/* resp.c — the RESP request parser (step 0): bytes in, one command's argv
+ * out, resumable at any byte. It owns nothing shared: each connection's
+ * parse state lives in that connection's resp_parser.
  *
- * Threads: whichever thread owns the client (resp.h); no shared state.
+ * Threads: the parser touches only its resp_parser and the bytes it is
+ * handed. In step 0 the main thread calls it; from step 4 the I/O thread
+ * that owns a client parses that client's query buffer, so nothing here may
+ * reach beyond the client's own parser and buffer (no globals, no server
+ * state; allocations go through zmalloc, which counts per thread).
  *
- * What Valkey does, and so what this file does (newest stored
- * valkey-io/valkey src/networking.c; function names are anchors):
+ * Valkey: src/networking.c parseInputBuffer (the first byte picks the
+ * form), parseMultibulk, parseInlineBuffer and handleParseError (the error
+ * texts); src/sds.c sdssplitargs (inline quoting).
  *
- *   parseInputBuffer   a request whose first byte is '*' is multibulk
- *                      (RESP), anything else is an inline line.
- *   parseInlineBuffer  a line ends at '\n' (a '\r' before it is dropped);
- *                      it is split like sdssplitargs; an empty line is
- *                      skipped.
- *   parseMultibulk     "*<count>\r\n" then <count> times "$<len>\r\n"
- *                      <len bytes> "\r\n". Lines are found by their '\r'
- *                      and the byte after it must be '\n'.
- *   handleParseError   the texts below; addReplyError adds "-ERR ".
+ * Design. A connection delivers a request in whatever pieces the kernel
+ * chose: "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" may arrive whole, one byte at a
+ * time, or cut anywhere, and one read may also hold the start of the next
+ * request. The caller keeps the bytes; resp_parse looks at what is buffered,
+ * says how many bytes it consumed, and the caller drops exactly those and
+ * calls again when more arrive. Three rules make that work:
  *
- * The error texts resp_parse returns (Valkey's, with the "ERR " that
- * addReplyError prepends; the reply adds '-' and CRLF):
+ *   1. What survives between calls is the state in resp_parser and nothing
+ *      else: the request type; multibulk_len, the arguments still expected
+ *      (0 while the "*N" line has not been read); bulk_len, the length of
+ *      the argument being read (-1 while its "$N" line has not been read);
+ *      argv/argc, the arguments finished so far; and big/big_filled, a large
+ *      argument being filled in place. No pointer into the caller's buffer
+ *      is kept: the caller moves and grows it between calls.
+ *
+ *   2. Consumed bytes are bytes whose meaning now lives in that state; they
+ *      are never shown to the parser again, so a call must not consume a
+ *      byte it has not recorded, nor record one it does not consume. A line
+ *      ("*N\r\n", "$N\r\n", an inline line) is consumed whole or not at all:
+ *      a line cut short is read again from its first byte next time, which
+ *      is cheap because lines are short (64 KB at most, Valkey's limit). A
+ *      small argument's payload is consumed together with its CRLF, once all
+ *      of it is buffered; an argument of RESP_MBULK_BIG_ARG bytes or more is
+ *      copied into its final object as it arrives and those bytes are
+ *      consumed at once, so the caller never has to buffer it whole.
+ *
+ *   3. A call makes all the progress the buffered bytes allow: it returns
+ *      RESP_INCOMPLETE only when the next step needs a byte that has not
+ *      arrived, and never judges a byte it cannot see (a '\r' at the end of
+ *      the buffer is not yet a CRLF, nor an error).
+ *
+ * On an error the partial command is dropped and the caller closes the
+ * connection, as Valkey does after sending the error.
+ *
+ * The error texts (Valkey's, with the "ERR " that addReplyError prepends):
  *   ERR Protocol error: too big inline request            no '\n' in > 64 KB (inline)
  *   ERR Protocol error: embedded NUL byte in inline request  a NUL byte in an inline line
  *   ERR Protocol error: unbalanced quotes in request      sdssplitargs refuses the line
@@ -30,27 +60,23 @@
  *   ERR Protocol error: invalid CRLF in request           '\r' not followed by '\n' after "*N"
  *                                                         or "$N", or a payload not followed
  *                                                         by "\r\n"
- * Numbers are parsed by string2ll's rules (str_to_ll in object.c): no
- * '+', no spaces, no leading zeros, "-0" refused.
+ * Numbers follow string2ll's rules (str_to_ll in object.c): no '+', no
+ * spaces, no leading zeros, no "-0".
  *
- * Versions differ, and the oracle the integration suite uses is Debian's
- * Redis 7.0, so: the three "invalid CRLF" checks came with Valkey PR #2872
- * (Nov 2025; in 9.1 and the 7.2/8.0/9.0 patch releases) — Redis 7.0 and
- * Valkey x.0.0 releases skip the two bytes after a payload unchecked and
- * dispatch "*1\r\n$3\r\nfooXX" as "foo". The NUL-byte check is newer than
- * 9.1.0 (which used strchr and so stalled at a NUL until the 64 KB limit).
- * Redis 6.2 refused counts above 1024*1024; Redis 7.0 and Valkey refuse
- * only counts above INT_MAX. The unauthenticated limits are Valkey's.
+ * Versions differ, and the integration suite's oracle is Debian's Redis
+ * 7.0: the three "invalid CRLF" checks came with Valkey pull request #2872
+ * (November 2025; in 9.1 and the 7.2/8.0/9.0 patch releases), while Redis
+ * 7.0 and Valkey x.0.0 releases skip the two bytes after a payload
+ * unchecked. The NUL-byte check is newer than 9.1.0. Redis 6.2 refused
+ * counts above 1024*1024; Redis 7.0 and Valkey refuse only counts above
+ * INT_MAX. The unauthenticated limits are Valkey's.
  *
- * Where soloist differs from Valkey on purpose:
- *   - skipped requests ("*0", "*-1", empty lines) are consumed inside one
- *     resp_parse call instead of returning to the caller;
- *   - a big bulk is copied (or read) into its final object as it arrives,
- *     instead of trimming the query buffer so that the buffer itself can
- *     become the argument (Valkey's createObject(OBJ_STRING, querybuf)).
- *     Same effect — one allocation of the final size, no second copy when
- *     the caller uses resp_parser_bulk_window — and the caller's buffer
- *     never has to grow to 512 MB.
+ * Where soloist differs from Valkey on purpose: skipped requests ("*0",
+ * "*-1", empty lines) are consumed inside one resp_parse call; and a big
+ * argument is copied (or read, resp_parser_bulk_window) into its final
+ * object as it arrives, where Valkey trims its query buffer so the buffer
+ * itself becomes the argument — the same single allocation of the final
+ * size, without the caller's buffer ever growing to 512 MB.
  */
 #include "resp.h"
 
@@ -65,14 +91,10 @@
  * READ_FLAGS_INLINE_ZERO_QUERY_LEN. Never returned by resp_parse. */
 #define RESP_SKIP 2
 
-/* Helpers used only inside exercise bodies: the starter copy stubs those
- * bodies out, and the helpers must then still compile under -Werror. */
-#define RESP_EXERCISE_HELPER static inline __attribute__((unused))
-
 static const resp_limits resp_default_limits = {RESP_PROTO_MAX_BULK_LEN_DEFAULT, 1};
 
-/* Records a fixed error text; always returns RESP_ERROR so a parse step
- * can `return resp_fail(p, "...")`. */
+/* Records a fixed error text; returns RESP_ERROR, so a step can
+ * `return resp_fail(p, "...")`. */
 static int resp_fail(resp_parser *p, const char *text) {
     size_t n = strlen(text);
     if (n >= sizeof(p->errbuf)) n = sizeof(p->errbuf) - 1;
@@ -82,11 +104,10 @@ static int resp_fail(resp_parser *p, const char *text) {
     return RESP_ERROR;
 }
 
-/* "expected '$', got 'X'". Valkey formats it with addReplyErrorFormat,
- * which maps '\r' and '\n' to spaces so the reply stays one line; any
- * other byte, a NUL included, is sent as it is (sdscatvprintf keeps the
- * length vsnprintf reports), hence err_len. */
-RESP_EXERCISE_HELPER int resp_fail_expected_dollar(resp_parser *p, char got) {
+/* "expected '$', got 'X'". Valkey's addReplyErrorFormat maps '\r' and '\n'
+ * to spaces so the reply stays one line, and sends any other byte, a NUL
+ * included, as it is; hence err_len. */
+static int resp_fail_expected_dollar(resp_parser *p, char got) {
     static const char head[] = "ERR Protocol error: expected '$', got '";
     size_t n = sizeof(head) - 1;
     memcpy(p->errbuf, head, n);
@@ -98,11 +119,11 @@ RESP_EXERCISE_HELPER int resp_fail_expected_dollar(resp_parser *p, char got) {
 }
 
 /* C-locale isspace(): what sdssplitargs skips between arguments. */
-RESP_EXERCISE_HELPER int resp_is_space(char c) {
+static int resp_is_space(char c) {
     return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-RESP_EXERCISE_HELPER int resp_hex_value(char c) {
+static int resp_hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';
     if (c >= 'a' && c <= 'f') return c - 'a' + 10;
     if (c >= 'A' && c <= 'F') return c - 'A' + 10;
@@ -112,7 +133,7 @@ RESP_EXERCISE_HELPER int resp_hex_value(char c) {
 /* Appends o to argv, growing it like Valkey: double, but never past the
  * number of arguments the request still announces (still_expected counts
  * o itself; 0 means unknown, as for an inline line). */
-static inline void resp_argv_push(obj ***argv, int *argc, int *cap, int still_expected, obj *o) {
+static void resp_argv_push(obj ***argv, int *argc, int *cap, int still_expected, obj *o) {
     if (*argc == *cap) {
         long long want = *cap ? (long long)*cap * 2 : 8;
         long long bound = (long long)*argc + still_expected;
@@ -145,22 +166,24 @@ void resp_parser_reset(resp_parser *p) {
 
 size_t resp_parser_error_len(const resp_parser *p) { return p->err_len; }
 
-/* Splits one inline line the way Valkey's sdssplitargs does.
+/* Splits one inline line into arguments as Valkey's sdssplitargs does.
+ * Valkey: sdssplitargs in src/sds.c.
  *
- * line[0..len) is the line without its "\r\n"/"\n" and holds no NUL byte.
- * Arguments are separated by C-locale spaces. Inside "double quotes":
- * \xHH (two hex digits) is that byte; \n \r \t \b \a are control
- * characters; a backslash before any other character yields that
- * character (so \" and \\). Inside 'single quotes' only \' is special.
- * Quotes may start in the middle of an argument (ab"cd" is abcd), but a
- * closing quote must be followed by a space or the end of the line, and
- * the line must not end inside quotes; both are "unbalanced quotes".
- * Outside quotes, an argument ends at ' ', '\n', '\r' or '\t' (not at
- * '\v' or '\f', which are skipped only *between* arguments).
- *
- * Returns 0 and sets *argv_out (zmalloc'ed; NULL when *argc_out is 0) to
- * new string objects; returns -1 on unbalanced quotes, having freed
- * everything it allocated. */
+ * In: line[0..len), the line without its "\r\n" or "\n"; it holds no NUL.
+ * Out: 0, with *argv_out a zmalloc'ed array of *argc_out new string
+ *   objects (NULL when the line is blank); or -1 for "unbalanced quotes",
+ *   with everything allocated freed and *argv_out NULL, *argc_out 0.
+ * The rules:
+ *   - arguments are separated by C-locale spaces (resp_is_space); outside
+ *     quotes an argument ends at ' ', '\n', '\r' or '\t' ('\v' and '\f' are
+ *     skipped only between arguments);
+ *   - inside "double quotes": \xHH (two hex digits) is that byte; \n \r \t
+ *     \b \a are the control characters; a backslash before any other
+ *     character is that character (so \" and \\);
+ *   - inside 'single quotes' only \' is special;
+ *   - a quote may open in the middle of an argument (ab"cd" is abcd);
+ *   - unbalanced: a closing quote followed by anything but a space or the
+ *     end of the line, or the line ending inside quotes. */
 static int resp_inline_split(const char *line, size_t len, obj ***argv_out, int *argc_out) {
     /*@ exercise: inline-split */
     obj **argv = NULL;
@@ -245,9 +268,9 @@ unbalanced:
     /*@ end */
 }
 
-/* One inline request: buf[0] is not '*'. Valkey: parseInlineBuffer. */
+/*@ resp-inline */
+/* One inline request; buf[0] is not '*'. Valkey: parseInlineBuffer. */
 static int resp_parse_inline(resp_parser *p, const char *buf, size_t len, size_t *used) {
-    /*@ resp-inline */
     const char *nl = memchr(buf, '\n', len);
     if (nl == NULL) {
         /* Valkey waits for the newline, but not forever: a client that
@@ -271,25 +294,26 @@ static int resp_parse_inline(resp_parser *p, const char *buf, size_t len, size_t
     p->argv = argv;
     p->argc = p->argv_cap = argc;
     return RESP_OK;
-    /*@ end */
 }
+/*@ end */
 
+/*@ resp-count-header */
 /* Reads the "*<count>\r\n" line at the start of buf[0..len); buf[0] is '*'.
- * Valkey: the first half of parseMultibulk.
+ * Valkey: the head of parseMultibulk. Declared in resp.h for its tests.
  *
- * RESP_INCOMPLETE: the line is not all there yet — no '\r' yet, or no byte
- *   after it — unless more than RESP_INLINE_MAX_SIZE bytes arrived with no
- *   '\r': that is "too big mbulk count string".
- * RESP_ERROR (through resp_fail) when the byte after '\r' is not '\n'
- *   ("invalid CRLF in request"); when the count is not a number by
- *   str_to_ll's rules or is above INT_MAX ("invalid multibulk length");
- *   when the client is not authenticated and the count is above
- *   RESP_UNAUTH_MAX_MULTIBULK ("unauthenticated multibulk length"). The
- *   checks run in that order.
- * RESP_OK: *used is the line's length with its CRLF, *count the count,
- *   which may be zero or negative (the caller skips those). */
-static int resp_parse_multibulk_count(resp_parser *p, const char *buf, size_t len, const resp_limits *lim,
-                                      size_t *used, long long *count) {
+ * RESP_OK: the line is complete and valid; *used is its length with the
+ *   CRLF, *count the count (zero and negative counts are valid: the caller
+ *   skips the request).
+ * RESP_INCOMPLETE: the line's '\r', or the byte after it, has not arrived;
+ *   nothing is consumed (the line is read again from its '*' next time).
+ * RESP_ERROR through resp_fail, the first of these that applies:
+ *   no '\r' in more than RESP_INLINE_MAX_SIZE bytes  "too big mbulk count string"
+ *   the byte after '\r' is not '\n'                    "invalid CRLF in request"
+ *   not a number by str_to_ll, or above INT_MAX        "invalid multibulk length"
+ *   above RESP_UNAUTH_MAX_MULTIBULK, unauthenticated   "unauthenticated multibulk length"
+ * The parser's state is not touched (p only holds the error text). */
+int resp_read_multibulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
+                               long long *count) {
     /*@ exercise: multibulk-header */
     const char *cr = memchr(buf, '\r', len);
     if (cr == NULL) {
@@ -311,22 +335,25 @@ static int resp_parse_multibulk_count(resp_parser *p, const char *buf, size_t le
     return RESP_OK;
     /*@ end */
 }
+/*@ end */
 
-/* Reads a "$<len>\r\n" line at the start of buf[0..len), where the next
+/*@ resp-bulk-header */
+/* Reads the "$<len>\r\n" line at the start of buf[0..len), where the next
  * argument's header is due. Valkey: the loop head of parseMultibulk.
+ * Declared in resp.h for its tests.
  *
- * RESP_INCOMPLETE: no '\r' yet, or no byte after it — unless more than
- *   RESP_INLINE_MAX_SIZE bytes arrived with no '\r': "too big bulk count
- *   string".
- * RESP_ERROR, checks in this order: the line does not start with '$'
- *   (resp_fail_expected_dollar with the byte found); the byte after '\r'
- *   is not '\n' ("invalid CRLF in request"); the length is not a number,
- *   is negative (so "$-1" too) or exceeds lim->proto_max_bulk_len
- *   ("invalid bulk length"); the client is not authenticated and the
- *   length is above RESP_UNAUTH_MAX_BULK ("unauthenticated bulk length").
- * RESP_OK: *used is the line's length with its CRLF, *bulk_len the length. */
-static int resp_parse_bulk_len(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
-                               long long *bulk_len) {
+ * RESP_OK: *used is the line's length with the CRLF, *bulk_len the length.
+ * RESP_INCOMPLETE: the line's '\r', or the byte after it, has not arrived;
+ *   nothing is consumed, and nothing is judged, not even the first byte.
+ * RESP_ERROR, the first of these that applies:
+ *   no '\r' in more than RESP_INLINE_MAX_SIZE bytes  "too big bulk count string"
+ *   the line does not start with '$'                 resp_fail_expected_dollar(p, that byte)
+ *   the byte after '\r' is not '\n'                  "invalid CRLF in request"
+ *   not a number, negative, or above
+ *     lim->proto_max_bulk_len                        "invalid bulk length"
+ *   above RESP_UNAUTH_MAX_BULK, unauthenticated      "unauthenticated bulk length" */
+int resp_read_bulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
+                          long long *bulk_len) {
     /*@ exercise: bulk-header */
     const char *cr = memchr(buf, '\r', len);
     if (cr == NULL) {
@@ -349,13 +376,31 @@ static int resp_parse_bulk_len(resp_parser *p, const char *buf, size_t len, cons
     return RESP_OK;
     /*@ end */
 }
+/*@ end */
 
-/* Reads the payload of the current bulk and its "\r\n" from buf[0..len),
- * and appends the argument. Small bulks wait until payload and CRLF are
- * all buffered, then are copied once; big ones are filled in place as
- * bytes arrive (see resp.h, resp_parser_bulk_window). */
+/*@ resp-bulk-payload */
+/* Reads the current argument's payload and its CRLF from buf[0..len),
+ * where buf[0] is the first payload byte not consumed yet.
+ *
+ * State in: p->bulk_len >= 0, the payload's length (its "$N" line is
+ *   consumed); p->big, when it is not NULL, the argument's final object
+ *   (allocated for bulk_len >= RESP_MBULK_BIG_ARG), of which the first
+ *   p->big_filled payload bytes have arrived, through earlier calls or
+ *   resp_parser_bulk_advance.
+ * Small argument (p->big NULL): nothing is consumed until the payload and
+ *   both CRLF bytes are buffered; then the payload is copied into a new
+ *   string object and *used is bulk_len + 2.
+ * Big argument: the payload bytes that are here are copied into p->big at
+ *   big_filled and consumed at once, even when the rest is missing; the
+ *   CRLF is consumed when both its bytes are here.
+ * RESP_OK: the argument is appended to p->argv (resp_argv_push, with
+ *   p->multibulk_len as the arguments still expected); then p->bulk_len is
+ *   -1, p->big NULL and p->multibulk_len one less.
+ * RESP_INCOMPLETE: *used bytes were consumed (0 for a small argument).
+ * RESP_ERROR: the two bytes after the payload are not "\r\n": "invalid
+ *   CRLF in request" (judged only once both are here). */
 static int resp_read_bulk_payload(resp_parser *p, const char *buf, size_t len, size_t *used) {
-    /*@ resp-bulk-payload */
+    /*@ exercise: bulk-payload */
     size_t blen = (size_t)p->bulk_len;
     obj *arg;
     *used = 0;
@@ -374,7 +419,6 @@ static int resp_read_bulk_payload(resp_parser *p, const char *buf, size_t len, s
         p->big_filled = 0;
     } else {
         if (len < blen + 2) return RESP_INCOMPLETE;
-        /* Valkey checks the terminator only once the whole bulk is in. */
         if (buf[blen] != '\r' || buf[blen + 1] != '\n')
             return resp_fail(p, "ERR Protocol error: invalid CRLF in request");
         arg = obj_create_string(buf, blen);
@@ -386,25 +430,48 @@ static int resp_read_bulk_payload(resp_parser *p, const char *buf, size_t len, s
     return RESP_OK;
     /*@ end */
 }
+/*@ end */
 
-/* One multibulk request, resumable at any byte. Valkey: parseMultibulk. */
+/*@ resp-multibulk */
+/* One multibulk request, resumed from wherever the last call stopped.
+ * Valkey: parseMultibulk.
+ *
+ * In: buf[0..len), from the first byte not consumed yet: the '*' when
+ *   p->multibulk_len is 0, else wherever the request was cut. The state
+ *   alone says what is done: multibulk_len 0, the "*N" line is not read;
+ *   bulk_len -1, the current argument's "$N" line is not read; argv[0..argc)
+ *   the arguments finished.
+ * What must hold:
+ *   - lines are read by resp_read_multibulk_header and resp_read_bulk_header,
+ *     payloads by resp_read_bulk_payload; their errors are returned as is;
+ *   - a count <= 0 is consumed and gives RESP_SKIP;
+ *   - a client's count is not trusted with memory: argv starts with at most
+ *     1024 slots (resp_argv_push grows it as arguments arrive);
+ *   - an argument of RESP_MBULK_BIG_ARG bytes or more has its final object
+ *     (p->big = obj_create_raw(N), big_filled 0) from the moment its "$N"
+ *     line is consumed: resp_parser_bulk_window hands it out;
+ *   - every step the buffered bytes allow is taken (rule 3 above).
+ * *used: every byte this call consumed, whatever it returns.
+ * RESP_OK: the last argument is complete (p->multibulk_len is back to 0).
+ * RESP_INCOMPLETE: the next step needs bytes that have not arrived.
+ * RESP_ERROR: from a line reader or the payload; the text is in p->errbuf. */
 static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used) {
-    /*@ resp-multibulk */
+    /*@ exercise: multibulk */
     size_t pos = 0, n = 0;
     int r = RESP_INCOMPLETE;
-    *used = 0;
     if (p->multibulk_len == 0) {
         long long count = 0;
-        r = resp_parse_multibulk_count(p, buf, len, lim, &n, &count);
-        if (r != RESP_OK) return r;
+        r = resp_read_multibulk_header(p, buf, len, lim, &n, &count);
+        if (r != RESP_OK) {
+            *used = 0;
+            return r;
+        }
         pos = n;
         if (count <= 0) {
             *used = pos;
             return RESP_SKIP;
         }
         p->multibulk_len = (int)count;
-        /* Do not trust the count with memory: start at 1024 slots at most
-         * and grow as arguments actually arrive (Valkey does the same). */
         p->argv_cap = count < 1024 ? (int)count : 1024;
         p->argv = zmalloc(sizeof(obj *) * (size_t)p->argv_cap);
         p->argc = 0;
@@ -412,14 +479,11 @@ static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, con
     while (p->multibulk_len > 0) {
         if (p->bulk_len == -1) {
             long long blen = 0;
-            r = resp_parse_bulk_len(p, buf + pos, len - pos, lim, &n, &blen);
+            r = resp_read_bulk_header(p, buf + pos, len - pos, lim, &n, &blen);
             if (r != RESP_OK) break;
             pos += n;
             p->bulk_len = blen;
             if (blen >= RESP_MBULK_BIG_ARG) {
-                /* Allocate the final object now, as Valkey sizes its query
-                 * buffer to the bulk, so the payload is copied once (or
-                 * not at all, with resp_parser_bulk_window). */
                 p->big = obj_create_raw((size_t)blen);
                 p->big_filled = 0;
             }
@@ -432,10 +496,11 @@ static int resp_parse_multibulk(resp_parser *p, const char *buf, size_t len, con
     return p->multibulk_len == 0 ? RESP_OK : r;
     /*@ end */
 }
+/*@ end */
 
+/*@ resp-dispatch */
 int resp_parse(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *consumed, int *argc,
                obj ***argv, const char **err) {
-    /*@ resp-dispatch */
     size_t pos = 0;
     *consumed = 0;
     *argc = 0;
@@ -473,8 +538,8 @@ int resp_parse(resp_parser *p, const char *buf, size_t len, const resp_limits *l
     }
     *consumed = pos;
     return RESP_INCOMPLETE;
-    /*@ end */
 }
+/*@ end */
 
 size_t resp_parser_pending_bulk(const resp_parser *p) {
     if (p->reqtype != RESP_REQ_MULTIBULK || p->multibulk_len == 0 || p->bulk_len < 0) return 0;

@@ -6,17 +6,16 @@
  * bytes, hands them in, and drops what the parser says it consumed.
  *
  * Threads: a parser belongs to one client and is used only by the thread
- * that owns that client at the moment (main, or the I/O thread that holds
- * the client's io_read_state token, steps 2-5). Nothing in here is shared.
+ * that owns that client at the moment: the main thread in step 0, and from
+ * step 4 the I/O thread that owns the client while it parses. Nothing in
+ * here is shared.
  *
- * Valkey anchors (newest stored valkey-io/valkey src/networking.c, and
- * 9.1.0 for line numbers): parseInputBuffer (the '*' test that picks the
+ * Valkey: src/networking.c parseInputBuffer (the '*' test that picks the
  * request type), parseInlineBuffer, parseMultibulk, handleParseError (the
- * error texts); src/sds.c sdssplitargs/sdsparsearg (inline quoting);
- * src/server.h PROTO_INLINE_MAX_SIZE and PROTO_MBULK_BIG_ARG.
- *
- * The error texts and limits follow Valkey exactly (see resp.c's header
- * for the list and where soloist differs on purpose).
+ * error texts); src/sds.c sdssplitargs (inline quoting); src/server.h
+ * PROTO_INLINE_MAX_SIZE and PROTO_MBULK_BIG_ARG. The error texts and limits
+ * follow Valkey exactly; resp.c's design essay lists them, with the
+ * invariants that make the parser resumable.
  */
 #ifndef SOLOIST_RESP_H
 #define SOLOIST_RESP_H
@@ -110,5 +109,13 @@ size_t resp_parser_pending_bulk(const resp_parser *p);
  * same bytes through resp_parse gives the same result with one memcpy. */
 char *resp_parser_bulk_window(resp_parser *p, size_t *room);
 void resp_parser_bulk_advance(resp_parser *p, size_t n);
+
+/* The two line readers resp_parse is built on, declared here for their
+ * unit tests (tests/unit/test_resp.c); resp.c states their contracts. They
+ * touch only p's error text, never its parse state. */
+int resp_read_multibulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
+                               long long *count);
+int resp_read_bulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
+                          long long *bulk_len);
 
 #endif

@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """exercise: starters, grading and the proof that every exercise is real.
 
-Part of the reader's tools. Each step's exercise lives in
-exercises/NN-name/ with exercise.json (module, tests, points), README.md
-(tasks, hints, done-when), tests.sha256 (the hash manifest of the files
-that grade it) and mutants/ (wrong solutions the grader must reject).
-The reference solution is src/.
+The rule every exercise follows: the learner writes the idea the step is
+named for (step 0: the parser's resumable state machine), from a contract
+stated in the comment above each region's function — inputs, the state that
+persists between calls, what each return means, the limits and the exact
+error texts — never from steps to type. Transcription is a short warm-up or
+a bonus graded apart. Mutants prove the tests teach the idea: at least one
+per way it can fail, each caught by the test it names.
+
+Each step's exercise lives in exercises/NN-name/ with exercise.json (module,
+tests, points, parts), README.md (the idea, the parts, hints, done-when, and
+two generated tables: points and mutants), tests.sha256 (the hash manifest
+of the files that grade it) and mutants/ (wrong solutions the grader must
+reject). The reference solution is src/.
 
     tools/exercise.py start STEP [--out FILE] [--force]    make exercise STEP=N
     tools/exercise.py grade STEP [--submission FILE] ...   make grade STEP=N
@@ -25,14 +33,21 @@ Grading builds the server and the step's tests against the learner's copy
 runs the tests in a matrix (-O0, -O2, ASan+UBSan, TSan when the step is
 concurrent), each repeated with a printed seed (SOLOIST_SEED, seed+1, …),
 and a test earns its points only if it passed in every run. It prints every
-test with its points, writes Gradescope's results JSON, and refuses to
-grade when a file in the hash manifest was edited.
+test with its points, each part's total, the score and the bonus, writes
+Gradescope's results JSON, and refuses to grade when a file in the hash
+manifest was edited.
 
-Exit status of grade: 0 full marks, 1 less, 2 refused or unusable input.
-Python 3 standard library only.
+`points --write` writes the README's points table, and its mutant table from
+the last check run (build/grade/NN/check.json) when that run is for today's
+module, tests and mutants; `check` fails while the README's table differs
+from its own run's.
+
+Exit status of grade: 0 full marks (the bonus is not needed), 1 less, 2
+refused or unusable input. Python 3 standard library only.
 """
 
 import argparse
+import fnmatch
 import glob
 import hashlib
 import json
@@ -97,6 +112,7 @@ class Exercise:
         self.timeout_s = float(d.get("timeout_s", 60))
         self.points = dict(d.get("points", {}))
         self.default_points = int(d.get("default_points", 1))
+        self.parts = [Part(self, x) for x in d.get("parts", [])] or [Part(self, {"name": "all"})]
 
     def rel(self, *parts):
         return os.path.relpath(os.path.join(self.dir, *parts), self.root)
@@ -143,6 +159,31 @@ class Exercise:
 
     def points_for(self, name):
         return int(self.points.get(name, self.default_points))
+
+    def part_of(self, name):
+        """The part a test grades: the first whose patterns match it, else the
+        part that names no patterns (it takes every other test), else None."""
+        for part in self.parts:
+            if part.patterns and any(fnmatch.fnmatchcase(name, pat) for pat in part.patterns):
+                return part
+        return next((part for part in self.parts if not part.patterns), None)
+
+    def has_bonus(self):
+        return any(part.bonus for part in self.parts)
+
+
+class Part:
+    """A part of an exercise (exercise.json "parts"): its regions, the tests
+    that grade it (name patterns; none = every test no other part claims),
+    and whether it is a bonus, graded apart from the score."""
+
+    def __init__(self, ex, d):
+        if "name" not in d:
+            raise ExerciseError(f"{ex.rel('exercise.json')}: a part lacks 'name'")
+        self.name = d["name"]
+        self.regions = list(d.get("regions", []))
+        self.patterns = list(d.get("tests", []))
+        self.bonus = bool(d.get("bonus", False))
 
 
 def exercises(root):
@@ -314,13 +355,15 @@ def function_params(text, open_line):
     return names
 
 
-def make_starter(ex, text, extra_voids=None):
-    """-> (starter text, [(name, first_line, last_line) of each stub in it])."""
+def make_starter(ex, text, extra_voids=None, only=None):
+    """-> (starter text, [(name, first_line, last_line) of each stub in it]).
+    only: stub just the regions named there (the rest keep the reference)."""
     extra_voids = extra_voids or {}
     regions, errors = anchors.scan_markers(ex.module, text=text, rel=ex.module)
     if errors:
         raise ExerciseError(f"{ex.module}: {errors[0]}")
-    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise"), key=lambda r: r.open_line)
+    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise" and (only is None or r.name in only)),
+                        key=lambda r: r.open_line)
     if not ex_regions:
         raise ExerciseError(f"{ex.module} has no /*@ exercise: NAME */ regions")
     lines = text.split("\n")
@@ -333,8 +376,10 @@ def make_starter(ex, text, extra_voids=None):
         params = function_params(text, r.open_line)
         msg = (f"soloist: step {ex.step} exercise \\\"{r.name}\\\" is not written yet: "
                f"see {chapter} and exercises/{ex.name}/README.md\\n")
-        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}): write this part.",
-                f"{indent} * The comment above the function says what it must do; {chapter}",
+        part = next((p for p in ex.parts if r.name in p.regions), None)
+        in_part = f", part {part.name}" if part and len(ex.parts) > 1 else ""
+        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}{in_part}): write this part.",
+                f"{indent} * The comment above the function is its contract; {chapter}",
                 f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.step}` checks it. */"]
         out += [f"{indent}(void){p};" for p in params]
         out += [f"{indent}(void){v};" for v in extra_voids.get(r.name, [])]
@@ -373,8 +418,9 @@ UNUSED = [
 ]
 
 
-def build_starter(ex, cflags=None):
-    """The starter text for ex, compiled until it is warning-free."""
+def build_starter(ex, cflags=None, only=None):
+    """The starter text for ex, compiled until it is warning-free (only: as
+    make_starter)."""
     with open(ex.module_path(), encoding="utf-8") as f:
         text = f.read()
     cflags = cflags or project_cflags(ex.root)
@@ -384,7 +430,7 @@ def build_starter(ex, cflags=None):
     tmpdir = tempfile.mkdtemp(prefix="soloist-starter-")
     try:
         for _ in range(5):
-            starter, stubs = make_starter(ex, text, extra)
+            starter, stubs = make_starter(ex, text, extra, only)
             src = os.path.join(tmpdir, os.path.basename(ex.module))
             with open(src, "w", encoding="utf-8") as f:
                 f.write(starter)
@@ -549,6 +595,7 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
     t0 = time.time()
     per_test = {n: {"runs": 0, "passed": 0, "failures": []} for n in names}
     build_logs = []
+    first = None  # the tests that failed in the first -O2 run, the run every mode makes
     for cell in cells:
         bdir = os.path.join(ex.root, "build", "grade", ex.nn, tag, cell)
         os.makedirs(bdir, exist_ok=True)
@@ -561,11 +608,15 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
             for n in names:
                 per_test[n]["runs"] += repeat
                 per_test[n]["failures"].append(f"{CELLS[cell][1]}: not built")
+            if cell == "o2":
+                first = list(names)
             continue
         for rep in range(repeat):
             s = seed + rep
             got = run_tests(ex, bins, names, s, cell)
             good = sum(1 for v in got.values() if v[0])
+            if cell == "o2" and rep == 0:
+                first = [n for n in names if not got[n][0]]
             if not quiet:
                 log(f"  {CELLS[cell][1]:<11} run {rep + 1}/{repeat} seed {s}: {good}/{len(names)} tests passed")
             for n in names:
@@ -575,20 +626,39 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
                     per_test[n]["passed"] += 1
                 else:
                     per_test[n]["failures"].append(f"{CELLS[cell][1]} seed {s}:\n{out}".rstrip())
-    tests, score, max_score = [], 0, 0
+    tests = []
     for n in names:
         pts = ex.points_for(n)
         t = per_test[n]
         passed = t["runs"] > 0 and t["passed"] == t["runs"]
-        earned = pts if passed else 0
-        score += earned
-        max_score += pts
-        tests.append({"name": n, "score": earned, "max_score": pts, "status": "passed" if passed else "failed",
+        part = ex.part_of(n)
+        tests.append({"name": n, "score": pts if passed else 0, "max_score": pts,
+                      "status": "passed" if passed else "failed",
                       "output": ("passed in every run" if passed else
                                  f"failed {t['runs'] - t['passed']} of {t['runs']} runs\n" + "\n\n".join(t["failures"][:3])),
-                      "runs": t["runs"], "passed_runs": t["passed"]})
-    return {"tests": tests, "score": score, "max_score": max_score, "build_logs": build_logs,
-            "seconds": round(time.time() - t0, 1)}
+                      "runs": t["runs"], "passed_runs": t["passed"],
+                      "part": part.name if part else "", "bonus": bool(part and part.bonus)})
+    res = {"tests": tests, "build_logs": build_logs, "seconds": round(time.time() - t0, 1),
+           "parts": [], "first_o2_failing": first if first is not None else list(names)}
+    res.update(tally(ex, tests))
+    first_set = set(res["first_o2_failing"])
+    first_o2 = tally(ex, [dict(t, score=0 if t["name"] in first_set else t["max_score"]) for t in tests])
+    res["first_o2"] = {"score": first_o2["score"], "bonus": first_o2["bonus"]}
+    return res
+
+
+def tally(ex, tests):
+    """Scores of graded tests: the score (every part but the bonus ones), the
+    bonus, and each part's share."""
+    out = {"score": 0, "max_score": 0, "bonus": 0, "bonus_max": 0, "parts": []}
+    for part in ex.parts:
+        mine = [t for t in tests if ex.part_of(t["name"]) is part]
+        got, best = sum(t["score"] for t in mine), sum(t["max_score"] for t in mine)
+        out["parts"].append({"name": part.name, "regions": part.regions, "bonus": part.bonus, "tests": len(mine),
+                             "score": got, "max_score": best})
+        out["bonus" if part.bonus else "score"] += got
+        out["bonus_max" if part.bonus else "max_score"] += best
+    return out
 
 
 def results_json(ex, cand, res, cells, repeat, seed):
@@ -596,17 +666,22 @@ def results_json(ex, cand, res, cells, repeat, seed):
             f"{', '.join(CELLS[c][1] for c in cells)}, {repeat} run(s) each, seeds {seed}..{seed + repeat - 1}.")
     if res["build_logs"]:
         head += "\n\n" + "\n\n".join(res["build_logs"])
+    if res["bonus_max"]:
+        head += (f"\nScore {res['score']}/{res['max_score']}; bonus {res['bonus']}/{res['bonus_max']} on top "
+                 "(the bonus tests show as extra credit, out of 0).")
     return {
-        "score": res["score"],
+        "score": res["score"] + res["bonus"],
         "max_score": res["max_score"],
         "execution_time": res["seconds"],
         "output": head,
         "visibility": "visible",
         "stdout_visibility": "visible",
         "extra_data": {"step": ex.step, "seed": seed, "repeat": repeat, "cells": cells,
-                       "submission_sha256": sha256_file(cand.path)},
-        "tests": [{"name": t["name"], "score": t["score"], "max_score": t["max_score"], "status": t["status"],
-                   "output": t["output"], "visibility": "visible"} for t in res["tests"]],
+                       "submission_sha256": sha256_file(cand.path), "bonus": res["bonus"],
+                       "bonus_max": res["bonus_max"],
+                       "parts": {p["name"]: f"{p['score']}/{p['max_score']}" for p in res["parts"]}},
+        "tests": [{"name": t["name"], "score": t["score"], "max_score": 0 if t["bonus"] else t["max_score"],
+                   "status": t["status"], "output": t["output"], "visibility": "visible"} for t in res["tests"]],
     }
 
 
@@ -616,18 +691,32 @@ def print_report(ex, res, log=print):
         mark = "PASS" if t["status"] == "passed" else "FAIL"
         log(f"  {mark}  {t['name']:<{width}}  {t['score']:>2}/{t['max_score']:<2}"
             + ("" if t["status"] == "passed" else f"  ({t['runs'] - t['passed_runs']} of {t['runs']} runs failed)"))
+    if len(res["parts"]) > 1:
+        for p in res["parts"]:
+            regions = f" ({', '.join(p['regions'])})" if p["regions"] else ""
+            note = ", a bonus: not needed for full marks" if p["bonus"] else ""
+            log(f"  part {p['name']}{regions}{note}: {p['score']}/{p['max_score']}")
     log(f"score: {res['score']}/{res['max_score']}")
+    if res["bonus_max"]:
+        log(f"bonus: {res['bonus']}/{res['bonus_max']}")
 
 
 # -- mutants -----------------------------------------------------------------
 
-def mutant_description(path):
+def mutant_header(path):
+    """The `# key: value` lines at the top of a mutant: what (the mistake),
+    point (where it breaks), region, and caught by (the test written to
+    catch it)."""
+    head = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
-            m = re.match(r"#\s*what:\s*(.+)", line)
+            m = re.match(r"#\s*([\w ]+?):\s*(.+)", line)
             if m:
-                return m.group(1).strip()
-    return ""
+                head.setdefault(m.group(1).strip().lower(), m.group(2).strip())
+            elif line.strip() and not line.startswith("#"):
+                break
+    return head
+
 
 
 def apply_mutant(ex, mpath, dest):
@@ -680,6 +769,10 @@ def cmd_start(root, args):
     names = [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
     print(f"exercise: wrote {os.path.relpath(out, root)}: step {ex.step} ({ex.title}), "
           f"{len(names)} regions to write: {', '.join(names)}")
+    if len(ex.parts) > 1:
+        print("exercise: parts: " + "; ".join(
+            f"{p.name} ({', '.join(p.regions)})" + (", a bonus: not needed for full marks" if p.bonus else "")
+            for p in ex.parts))
     print(f"exercise: read exercises/{ex.name}/README.md, edit the file, then run `make grade STEP={ex.step}`")
     return 0
 
@@ -759,11 +852,14 @@ def check_one(ex, fast, jobs, log=print):
     verdict(os.path.isfile(readme) and not missing and bool(ex_names),
             f"README.md covers every exercise region ({', '.join(ex_names) or 'none'})"
             + (f"; missing: {', '.join(missing)}" if missing else ""))
+    why = parts_problem(ex, names, ex_names)
+    verdict(why is None, f"the parts ({', '.join(p.name for p in ex.parts)}) share out every region and test"
+            + (f": {why}" if why else ""))
     why = readme_points_problem(ex)
     verdict(why is None, "README.md's points table matches exercise.json" + (f": {why}" if why else ""))
     cells = ex.cells(fast)
     repeat = 1 if fast else ex.repeat
-    seed = 1000 + ex.step
+    seed = check_seed(ex)
     work = tempfile.mkdtemp(prefix="soloist-check-")
     try:
         starter_path = os.path.join(work, os.path.basename(ex.module))
@@ -775,10 +871,26 @@ def check_one(ex, fast, jobs, log=print):
             starter_path = None
         cands = []
         if starter_path:
-            cands.append(("starter", Candidate("starter", starter_path), "fails every test"))
-        cands.append(("reference", Candidate("reference", ex.module_path()), "full marks"))
+            cands.append(("starter", Candidate("starter", starter_path), "fails every test", {}))
+        cands.append(("reference", Candidate("reference", ex.module_path()), "full marks", {}))
+        bonus_regions = [r for p in ex.parts if p.bonus for r in p.regions]
+        if bonus_regions:
+            path = os.path.join(work, "no-bonus", os.path.basename(ex.module))
+            os.makedirs(os.path.dirname(path))
+            try:
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(build_starter(ex, only=set(bonus_regions)))
+                cands.append(("no bonus", Candidate("no-bonus", path), "full marks without the bonus", {}))
+            except ExerciseError as e:
+                verdict(False, f"the reference without its bonus regions compiles: {e}")
         for m in ex.mutants():
             name = os.path.splitext(os.path.basename(m))[0]
+            head = mutant_header(m)
+            named = head.get("caught by", "")
+            if named not in names:
+                verdict(False, f"mutant {name} names the test written to catch it (`# caught by: test_name`)"
+                        + (f"; {named} is not a test of this step" if named else ""))
+                continue
             dest = os.path.join(work, "mutant-" + name, os.path.basename(ex.module))
             os.makedirs(os.path.dirname(dest))
             try:
@@ -786,41 +898,179 @@ def check_one(ex, fast, jobs, log=print):
             except ExerciseError as e:
                 verdict(False, f"mutant {name} applies: {e}")
                 continue
-            cands.append(("mutant " + name, Candidate(name, dest), "rejected"))
+            head["order"] = mutant_order(ex, m, head)
+            cands.append(("mutant " + name, Candidate(name, dest), "rejected", head))
         if not ex.mutants():
             verdict(False, f"exercises/{ex.name}/mutants/ holds at least one mutant")
-        for label, cand, want in cands:
+        for label, cand, want, head in cands:
             res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True)
             failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+            full = res["score"] == res["max_score"] and res["bonus"] == res["bonus_max"]
+            bonus = f", bonus {res['bonus']}/{res['bonus_max']}" if res["bonus_max"] else ""
             if label == "starter":
-                ok = res["score"] == 0 and not res["build_logs"]
+                ok = res["score"] == 0 and res["bonus"] == 0 and not res["build_logs"]
                 free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
-                what = (f"starter builds and scores {res['score']}/{res['max_score']} (must be 0)"
+                what = (f"starter builds and scores {res['score']}/{res['max_score']}{bonus} (must be 0)"
                         + (f"; passes on the starter: {', '.join(free)}" if free else "")
                         + ("; " + " ".join(res["build_logs"])[:600] if res["build_logs"] else ""))
-            elif label == "reference":
+            elif label == "no bonus":
                 ok = res["score"] == res["max_score"]
-                what = f"reference scores {res['score']}/{res['max_score']}" + (
+                what = (f"the reference with the bonus regions ({', '.join(bonus_regions)}) unwritten scores "
+                        f"{res['score']}/{res['max_score']}: full marks need no bonus"
+                        + (f"; failing: {', '.join(t for t in failing if not ex.part_of(t).bonus)}" if not ok else ""))
+            elif label == "reference":
+                ok = full
+                what = f"reference scores {res['score']}/{res['max_score']}{bonus}" + (
                     f"; failing: {', '.join(failing[:8])}" + (f" and {len(failing) - 8} more" if len(failing) > 8 else "")
                     if failing else "")
                 for b in res["build_logs"]:
                     log(b)
             else:
-                ok = res["score"] < res["max_score"]
-                what = (f"{label} ({mutant_description(os.path.join(ex.dir, 'mutants', cand.label + '.mutant')) if os.path.exists(os.path.join(ex.dir, 'mutants', cand.label + '.mutant')) else ''}) "
-                        f"scores {res['score']}/{res['max_score']}: "
-                        + (f"caught by {', '.join(failing[:6])}" + (" …" if len(failing) > 6 else "") if failing
-                           else "NOT caught by any test"))
+                named = head["caught by"]
+                ok = not full and named in failing
+                others = [n for n in failing if n != named]
+                what = (f"{label} ({head.get('what', '')}) scores {res['score']}/{res['max_score']}{bonus}: "
+                        + (f"caught by {named}" if named in failing else f"NOT caught by {named}, the test named to catch it")
+                        + (f" and {len(others)} more" if others and named in failing else "")
+                        + ("" if failing else "; NOT caught by any test"))
             rows.append({"candidate": label, "expected": want, "score": res["score"], "max_score": res["max_score"],
-                         "failing": failing, "ok": ok})
+                         "bonus": res["bonus"], "bonus_max": res["bonus_max"], "failing": failing, "ok": ok,
+                         "first_o2_failing": res["first_o2_failing"], "first_o2": res["first_o2"],
+                         **({"what": head.get("what", ""), "point": head.get("point", ""),
+                             "region": head.get("region", ""), "named": head["caught by"],
+                             "order": head["order"]} if head else {})})
             verdict(ok, what)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    table = os.path.join(ex.root, "build", "grade", ex.nn, "check.json")
+    doc = {"step": ex.step, "cells": cells, "repeat": repeat, "seed": seed, "fingerprint": fingerprint(ex),
+           "rows": rows}
+    why = readme_mutants_problem(ex, doc)
+    verdict(why is None, "README.md's mutant table is this run's" + (f": {why}" if why else ""))
+    table = check_path(ex)
     os.makedirs(os.path.dirname(table), exist_ok=True)
     with open(table, "w", encoding="utf-8") as f:
-        json.dump({"step": ex.step, "cells": cells, "repeat": repeat, "rows": rows}, f, indent=2)
+        json.dump(doc, f, indent=2)
     return passed, failed, rows
+
+
+def mutant_order(ex, path, head):
+    """Where a mutant sits, for the table's order: the part of its first
+    region, then the line of the module its first edit replaces."""
+    first = re.split(r"[,\s]+", head.get("region", "").strip())[0]
+    part = next((i for i, p in enumerate(ex.parts) if first in p.regions), len(ex.parts))
+    line = 0
+    with open(path, encoding="utf-8") as f:
+        m = re.search(r"^@@@ find\n(.*?)^@@@ replace\n", f.read(), re.M | re.S)
+    with open(ex.module_path(), encoding="utf-8") as f:
+        text = f.read()
+    if m and m.group(1) in text:
+        line = text[:text.index(m.group(1))].count("\n") + 1
+    return [part, line]
+
+
+def check_seed(ex):
+    return 1000 + ex.step
+
+
+def check_path(ex):
+    return os.path.join(ex.root, "build", "grade", ex.nn, "check.json")
+
+
+def parts_problem(ex, names, regions):
+    """-> why the parts do not share out the regions and the tests, or None."""
+    claimed = [r for p in ex.parts for r in p.regions]
+    if len(ex.parts) > 1 or ex.parts[0].regions:
+        twice = sorted({r for r in claimed if claimed.count(r) > 1})
+        if twice:
+            return f"regions in two parts: {', '.join(twice)}"
+        unknown = [r for r in claimed if r not in regions]
+        if unknown:
+            return f"no such region in {ex.module}: {', '.join(unknown)}"
+        left = [r for r in regions if r not in claimed]
+        if left:
+            return f"regions in no part: {', '.join(left)}"
+    loose = [n for n in names if ex.part_of(n) is None]
+    if loose:
+        return f"tests in no part: {', '.join(loose[:6])}"
+    if all(p.bonus for p in ex.parts):
+        return "every part is a bonus"
+    return None
+
+
+def fingerprint(ex):
+    """sha256 over what a check run depends on: the module, the graded
+    files and the mutants."""
+    h = hashlib.sha256()
+    for p in [ex.module_path()] + [os.path.join(ex.root, f) for f in ex.graded_files()] + ex.mutants():
+        h.update(os.path.relpath(p, ex.root).encode() + b"\0")
+        h.update(sha256_file(p).encode() if os.path.isfile(p) else b"missing")
+    return h.hexdigest()
+
+
+MUTANTS_BEGIN = "<!-- mutants:begin (generated by `make exercise-points STEP=N` from the last `make check-exercises`; do not edit) -->"
+MUTANTS_END = "<!-- mutants:end -->"
+
+
+def mutants_table(ex, doc):
+    """The README's table of mutants, from a check run (check_one's doc).
+    Only the first -O2 run counts, the run every mode of the check makes,
+    so the table does not depend on FAST."""
+    rows = sorted((r for r in doc["rows"] if r["candidate"].startswith("mutant ")),
+                  key=lambda r: (r.get("order", []), r["candidate"]))
+    total = None
+    out = [MUTANTS_BEGIN, ""]
+    md = ["| mutant | where it breaks | the mistake | caught by | points lost |", "|---|---|---|---|---:|"]
+    for r in rows:
+        best = r["max_score"] + r["bonus_max"]
+        total = best
+        got = r["first_o2"]["score"] + r["first_o2"]["bonus"]
+        fails = r["first_o2_failing"]
+        named = r.get("named", "")
+        caught = f"`{named}`" if named in fails else f"**not** `{named}`"
+        others = len([n for n in fails if n != named])
+        if others:
+            caught += f" and {others} other test{'s' if others > 1 else ''}"
+        cell = lambda x: x.replace("|", "\\|")  # noqa: E731
+        md.append(f"| `{r['candidate'][7:]}` | {cell(r.get('point', ''))} | {cell(r.get('what', ''))} | {caught} | "
+                  f"{best - got} |")
+    out.append(f"{len(rows)} mutants, each a plausible wrong solution that `make check-exercises` proves the tests "
+               f"reject. \"Caught by\" names the test written to catch it (the mutant's `# caught by:` line) and "
+               f"counts the others that fail too; points lost are out of {total if total is not None else 0} "
+               f"(bonus included), in the check's first -O2 run (seed {doc['seed'] if 'seed' in doc else check_seed(ex)}).")
+    out += [""] + md + ["", MUTANTS_END]
+    return "\n".join(out)
+
+
+def readme_section(ex, begin, end):
+    p = os.path.join(ex.dir, "README.md")
+    if not os.path.isfile(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        text = f.read()
+    if begin not in text or end not in text:
+        return None
+    return text[text.index(begin):text.index(end) + len(end)]
+
+
+def write_readme_section(ex, begin, end, table, heading):
+    p = os.path.join(ex.dir, "README.md")
+    with open(p, encoding="utf-8") as f:
+        text = f.read()
+    if begin in text and end in text:
+        text = text[:text.index(begin)] + table + text[text.index(end) + len(end):]
+    else:
+        text = text.rstrip("\n") + f"\n\n## {heading}\n\n" + table + "\n"
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
+def readme_mutants_problem(ex, doc):
+    got = readme_section(ex, MUTANTS_BEGIN, MUTANTS_END)
+    if got is None:
+        return f"README.md has no mutant table; run `make exercise-points STEP={ex.step}` to write this run's"
+    if got != mutants_table(ex, doc):
+        return f"README.md's mutant table is out of date; run `make exercise-points STEP={ex.step}` to write this run's"
+    return None
 
 
 def cmd_check(root, args):
@@ -867,42 +1117,61 @@ POINTS_END = "<!-- points:end -->"
 def points_table(ex):
     names = ex.test_names()
     total = sum(ex.points_for(n) for n in names)
-    rows = [POINTS_BEGIN, "", f"{len(names)} tests, {total} points. A test earns its points only if it passes in "
-            "every run of the matrix.", "", "| test | points |", "|---|---:|"]
-    rows += [f"| `{n}` | {ex.points_for(n)} |" for n in names]
-    return "\n".join(rows + ["", POINTS_END])
+    if len(ex.parts) > 1:
+        shares = []
+        for part in ex.parts:
+            pts = sum(ex.points_for(n) for n in names if ex.part_of(n) is part)
+            shares.append(f"{part.name} {pts}" + (" (a bonus, not needed for full marks)" if part.bonus else ""))
+        head = f"{len(names)} tests, {total} points: {', '.join(shares)}."
+        rows = ["| test | part | points |", "|---|---|---:|"]
+        rows += [f"| `{n}` | {ex.part_of(n).name} | {ex.points_for(n)} |" for n in names]
+    else:
+        head = f"{len(names)} tests, {total} points."
+        rows = ["| test | points |", "|---|---:|"]
+        rows += [f"| `{n}` | {ex.points_for(n)} |" for n in names]
+    return "\n".join([POINTS_BEGIN, "", head + " A test earns its points only if it passes in every run of the matrix.",
+                      ""] + rows + ["", POINTS_END])
 
 
 def readme_points_problem(ex):
-    p = os.path.join(ex.dir, "README.md")
-    if not os.path.isfile(p):
+    if not os.path.isfile(os.path.join(ex.dir, "README.md")):
         return "README.md is missing"
-    with open(p, encoding="utf-8") as f:
-        text = f.read()
-    if POINTS_BEGIN not in text or POINTS_END not in text:
+    got = readme_section(ex, POINTS_BEGIN, POINTS_END)
+    if got is None:
         return f"README.md has no points table; run `make exercise-points STEP={ex.step}`"
-    got = text[text.index(POINTS_BEGIN):text.index(POINTS_END) + len(POINTS_END)]
     if got != points_table(ex):
         return f"README.md's points table is out of date; run `make exercise-points STEP={ex.step}`"
     return None
 
 
+def last_check(ex):
+    """The last check run's results, if they are for today's module, tests
+    and mutants; else None."""
+    try:
+        with open(check_path(ex), encoding="utf-8") as f:
+            doc = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return doc if doc.get("fingerprint") == fingerprint(ex) else None
+
+
 def cmd_points(root, args):
     ex = find_exercise(root, args.step)
     table = points_table(ex)
+    doc = last_check(ex)
     if not args.write:
         print(table)
+        if doc:
+            print("\n" + mutants_table(ex, doc))
         return 0
-    p = os.path.join(ex.dir, "README.md")
-    with open(p, encoding="utf-8") as f:
-        text = f.read()
-    if POINTS_BEGIN in text and POINTS_END in text:
-        text = text[:text.index(POINTS_BEGIN)] + table + text[text.index(POINTS_END) + len(POINTS_END):]
-    else:
-        text = text.rstrip("\n") + "\n\n## Points\n\n" + table + "\n"
-    with open(p, "w", encoding="utf-8") as f:
-        f.write(text)
+    write_readme_section(ex, POINTS_BEGIN, POINTS_END, table, "Points")
     print(f"exercise: wrote the points table into {ex.rel('README.md')}")
+    if doc:
+        write_readme_section(ex, MUTANTS_BEGIN, MUTANTS_END, mutants_table(ex, doc), "Mutants")
+        print(f"exercise: wrote the mutant table of the last check run into {ex.rel('README.md')}")
+    elif ex.mutants():
+        print(f"exercise: no check run of today's module, tests and mutants: run "
+              f"`make check-exercises STEP={ex.step}`, then this again, to write the mutant table")
     return 0
 
 
@@ -999,7 +1268,8 @@ def main(argv=None):
     s.add_argument("step")
     s.add_argument("--write", action="store_true")
     s.set_defaults(fn=cmd_manifest)
-    s = sub.add_parser("points", help="print (or --write into README.md) the points table")
+    s = sub.add_parser("points", help="print (or --write into README.md) the generated tables: points, "
+                       "and mutants from the last check run")
     s.add_argument("step")
     s.add_argument("--write", action="store_true")
     s.set_defaults(fn=cmd_points)

@@ -1,6 +1,6 @@
 /* exercise_filter.c — lets the grader run one cmocka test at a time.
  *
- * Part of the reader's tools, not of the server: mk/reader.mk
+ * One of the reader's tools, not part of the server: mk/reader.mk
  * links it into the grader's copies of the unit tests with
  * -Wl,--wrap=_cmocka_run_group_tests, so the test files stay untouched
  * (their hashes are what the grader checks).

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make check-exercises in fast mode (-O2, one run): for every step, the
-# starter builds and scores zero, the reference (src/) scores full marks,
-# every mutant in exercises/NN-*/mutants/ is caught, the tests match their
-# hash manifest. `make check-exercises` (no FAST) runs the full matrix.
+# starter builds and scores zero, the reference (src/) scores full marks and
+# needs no bonus region for them, every mutant in exercises/NN-*/mutants/ is
+# caught by the test it names, the tests match their hash manifest, and the
+# README's points and mutant tables are current. `make check-exercises` (no
+# FAST) runs the full matrix.
 cd "$(dirname "$0")/../.."
 out=$(timeout 600 make --no-print-directory -s check-exercises FAST=1 2>&1); rc=$?
 echo "$out"

@@ -11,6 +11,8 @@ import unittest
 
 from fixtures import TOOLS, Upstream, write
 
+import exercise  # noqa: E402  (tools/ is on sys.path via fixtures)
+
 BUILD = os.path.join(TOOLS, "book", "build.py")
 CHECK = os.path.join(TOOLS, "book", "check.py")
 
@@ -219,22 +221,21 @@ class Book(unittest.TestCase):
         self.assertIn("asset from another host", out)
         self.assertNotIn("valkey.io", out)
 
-    def test_mutant_table(self):
+    def test_exercise_page_shows_its_generated_mutant_table(self):
         self.fixture_book()
-        ex = os.path.join(self.root, "exercises", "00-demo")
-        write(os.path.join(ex, "README.md"), "# Exercise 00\n\n```\nmutants: 00-demo\n```\n")
-        write(os.path.join(ex, "mutants", "off-by-one.mutant"), "# what: stops one early\n")
+        doc = {"seed": 1000, "rows": [{"candidate": "mutant off-by-one", "what": "stops one early",
+                                       "point": "the last element", "named": "test_max",
+                                       "first_o2_failing": ["test_max", "test_max_last"],
+                                       "first_o2": {"score": 4, "bonus": 0}, "max_score": 7, "bonus_max": 0}]}
+        write(os.path.join(self.root, "exercises", "00-demo", "README.md"),
+              "# Exercise 00\n\n## Mutants\n\n" + exercise.mutants_table(None, doc) + "\n")
         rc, out = self.build()
         self.assertEqual(rc, 0, out)
-        self.assertIn("Not run yet", self.page("exercise-00-demo.html"))
-        write(os.path.join(self.root, "build", "grade", "00", "check.json"),
-              '{"cells": ["o2"], "repeat": 1, "rows": [{"candidate": "mutant off-by-one", "failing": ["test_max"],'
-              ' "score": 4, "max_score": 5}]}')
-        rc, out = self.build()
         page = self.page("exercise-00-demo.html")
+        self.assertIn("<table", page)
         self.assertIn("<td>stops one early</td>", page)
-        self.assertIn("<code>test_max</code>", page)
-        self.assertIn("4/5", page)
+        self.assertIn("<code>test_max</code> and 1 other test", page)
+        self.assertIn("<td>the last element</td>", page)
 
     def test_refuses_to_delete_a_foreign_directory(self):
         os.makedirs(self.out)

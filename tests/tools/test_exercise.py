@@ -85,6 +85,9 @@ int main(void) {
 
 MUTANT = """\
 # what: the max loop stops one element early
+# point: the last element
+# region: max
+# caught by: test_max_last
 @@@ find
     for (size_t i = 1; i < n; i++) m = demo_bigger(m, a[i]);
 @@@ replace
@@ -168,24 +171,84 @@ class Starter(Fixture):
         self.assertEqual(exercise.function_params("void g(void)\n{\n  /*@ exercise: y */\n", 3), [])
 
 
+MUTANT_ROW = ("| `max-skips-last` | the last element | the max loop stops one element early | `test_max_last` | 1 |")
+
+
 class Grading(Fixture):
+    def readme(self):
+        with open(self.path("exercises", "00-demo", "README.md")) as f:
+            return f.read()
+
     def test_check_exercises_fast(self):
         rc, out = self.tool("check", "--fast")
-        self.assertEqual(rc, 0, out)
+        self.assertEqual(rc, 1, out)
         self.assertIn("starter builds and scores 0/7", out)
         self.assertIn("reference scores 7/7", out)
         self.assertIn("mutant max-skips-last (the max loop stops one element early) scores 6/7: caught by test_max_last",
                       out)
-        self.assertIn("check-exercises: 7 passed, 0 failed", out)
+        # the README has no mutant table yet: the check says how to write this run's
+        self.assertIn("FAIL README.md's mutant table is this run's: README.md has no mutant table; "
+                      "run `make exercise-points STEP=0`", out)
+        self.assertIn("check-exercises: 8 passed, 1 failed", out)
+        rc, out = self.tool("points", "0", "--write")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("wrote the mutant table of the last check run", out)
+        text = self.readme()
+        self.assertIn(exercise.MUTANTS_BEGIN, text)
+        self.assertIn(MUTANT_ROW, text)
+        self.assertIn("1 mutants, each a plausible wrong solution", text)
+        self.assertIn("points lost are out of 7", text)
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("ok   README.md's mutant table is this run's", out)
+        self.assertIn("check-exercises: 9 passed, 0 failed", out)
+        # the full matrix makes the same first -O2 run, so the table holds
+        rc, out = self.tool("check")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("check-exercises: 9 passed, 0 failed", out)
+        # a changed mutant makes the table stale, and the last run too old to write it from
+        with open(self.path("exercises", "00-demo", "mutants", "max-skips-last.mutant"), "a") as f:
+            f.write("\n")
+        rc, out = self.tool("points", "0", "--write")
+        self.assertIn("no check run of today's module, tests and mutants", out)
+        self.assertIn(MUTANT_ROW, self.readme())
+
+    def test_mutant_table_rows(self):
+        doc = {"seed": 7, "rows": [
+            {"candidate": "reference", "failing": []},
+            {"candidate": "mutant b", "what": "a | b", "point": "p2", "named": "test_x", "order": [1, 5],
+             "first_o2_failing": ["test_y"], "first_o2": {"score": 5, "bonus": 1}, "max_score": 6, "bonus_max": 2},
+            {"candidate": "mutant a", "what": "w", "point": "p1", "named": "test_x", "order": [0, 9],
+             "first_o2_failing": ["test_x", "test_y", "test_z"], "first_o2": {"score": 2, "bonus": 2},
+             "max_score": 6, "bonus_max": 2},
+        ]}
+        table = exercise.mutants_table(None, doc)
+        lines = [line for line in table.splitlines() if line.startswith("| `")]
+        # ordered by part, then by line in the module; '|' escaped; a miss is shown as one
+        self.assertEqual(lines, ["| `a` | p1 | w | `test_x` and 2 other tests | 4 |",
+                                 "| `b` | p2 | a \\| b | **not** `test_x` and 1 other test | 2 |"])
+        self.assertIn("points lost are out of 8 (bonus included), in the check's first -O2 run (seed 7)", table)
+        self.assertTrue(table.startswith(exercise.MUTANTS_BEGIN) and table.endswith(exercise.MUTANTS_END))
+
+    def test_a_mutant_must_name_the_test_that_catches_it(self):
+        d = self.path("exercises", "00-demo", "mutants")
+        write(os.path.join(d, "unnamed.mutant"), MUTANT.replace("# caught by: test_max_last\n", ""))
+        write(os.path.join(d, "wrong-name.mutant"), MUTANT.replace("caught by: test_max_last", "caught by: test_sum")
+              .replace("i + 1 < n", "i + 1 < n && i < 99"))
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn("FAIL mutant unnamed names the test written to catch it (`# caught by: test_name`)", out)
+        self.assertIn("NOT caught by test_sum, the test named to catch it", out)
 
     def test_check_fails_an_uncaught_or_stale_mutant(self):
         write(self.path("exercises", "00-demo", "mutants", "harmless.mutant"),
-              "# what: a no-op\n@@@ find\n    int s = 0;\n@@@ replace\n    int s = 0; /* same */\n@@@ end\n")
+              "# what: a no-op\n# caught by: test_sum\n@@@ find\n    int s = 0;\n@@@ replace\n"
+              "    int s = 0; /* same */\n@@@ end\n")
         write(self.path("exercises", "00-demo", "mutants", "stale.mutant"),
-              "# what: text that is gone\n@@@ find\nno such text\n@@@ replace\nx\n@@@ end\n")
+              "# what: text that is gone\n# caught by: test_sum\n@@@ find\nno such text\n@@@ replace\nx\n@@@ end\n")
         rc, out = self.tool("check", "--fast")
         self.assertEqual(rc, 1)
-        self.assertIn("NOT caught by any test", out)
+        self.assertIn("scores 7/7: NOT caught by test_sum, the test named to catch it; NOT caught by any test", out)
         self.assertIn("stale.mutant: the text to replace occurs 0 times", out)
 
     def test_grade_starter_partial_and_reference(self):
@@ -252,6 +315,79 @@ class Grading(Fixture):
         rc, out = self.tool("grade", "7")
         self.assertEqual(rc, 2)
         self.assertIn("no exercise for step 7", out)
+
+
+class Parts(Fixture):
+    """sum is a warm-up, max the core, count a bonus graded apart."""
+
+    def setUp(self):
+        super().setUp()
+        p = self.path("exercises", "00-demo", "exercise.json")
+        with open(p) as f:
+            d = json.load(f)
+        d["parts"] = [{"name": "warm-up", "regions": ["sum"], "tests": ["test_sum*"]},
+                      {"name": "core", "regions": ["max"]},
+                      {"name": "bonus", "regions": ["count"], "tests": ["test_count"], "bonus": True}]
+        with open(p, "w") as f:
+            json.dump(d, f)
+        self.assertEqual(self.tool("manifest", "0", "--write")[0], 0)
+        self.assertEqual(self.tool("points", "0", "--write")[0], 0)
+
+    def test_the_bonus_is_graded_apart(self):
+        with open(self.path("exercises", "00-demo", "README.md")) as f:
+            self.assertIn("5 tests, 7 points: warm-up 2, core 4, bonus 1 (a bonus, not needed for full marks).",
+                          f.read())
+        rc, out = self.tool("grade", "0", "--fast", "--submission", "src/demo.c")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("part warm-up (sum): 2/2", out)
+        self.assertIn("part bonus (count), a bonus: not needed for full marks: 1/1", out)
+        self.assertIn("score: 6/6", out)
+        self.assertIn("bonus: 1/1", out)
+        res = self.results()
+        self.assertEqual((res["score"], res["max_score"]), (7, 6))  # Gradescope: the bonus is extra credit
+        self.assertEqual([t["max_score"] for t in res["tests"] if t["name"] == "test_count"], [0])
+        # full marks without the bonus: count left as in the starter
+        self.assertEqual(self.tool("start", "0")[0], 0)
+        work = self.path("exercises", "00-demo", "work", "demo.c")
+        with open(work) as f:
+            s = f.read()
+        for name, body in (("sum", SUM_SOLUTION),
+                           ("max", "int m = a[0];\n    for (size_t i = 1; i < n; i++) m = demo_bigger(m, a[i]);\n"
+                                   "    return m;")):
+            i = s.index(f'/* Exercise "{name}"')
+            j = s.index("abort();", i) + len("abort();")
+            s = s[:i] + body + s[j:]
+        with open(work, "w") as f:
+            f.write(s)
+        rc, out = self.tool("grade", "0", "--fast")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("score: 6/6", out)
+        self.assertIn("bonus: 0/1", out)
+
+    def test_check_counts_the_bonus(self):
+        write(self.path("exercises", "00-demo", "mutants", "count-wrong.mutant"),
+              "# what: counts everything\n# caught by: test_count\n@@@ find\n"
+              "    for (size_t i = 0; i < n; i++) c += (a[i] == x);\n@@@ replace\n"
+              "    for (size_t i = 0; i < n; i++) c += (a[i] != x);\n@@@ end\n")
+        rc, out = self.tool("check", "--fast")
+        self.assertIn("starter builds and scores 0/6, bonus 0/1 (must be 0)", out)
+        self.assertIn("reference scores 6/6, bonus 1/1", out)
+        self.assertIn("ok   mutant count-wrong (counts everything) scores 6/6, bonus 0/1: caught by test_count", out)
+        self.assertIn("ok   the parts (warm-up, core, bonus) share out every region and test", out)
+        self.assertIn("ok   the reference with the bonus regions (count) unwritten scores 6/6: full marks need no bonus",
+                      out)
+
+    def test_parts_must_share_out_the_regions(self):
+        p = self.path("exercises", "00-demo", "exercise.json")
+        with open(p) as f:
+            d = json.load(f)
+        d["parts"][2]["regions"] = ["sum"]
+        with open(p, "w") as f:
+            json.dump(d, f)
+        self.tool("manifest", "0", "--write")
+        rc, out = self.tool("check", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn("regions in two parts: sum", out)
 
 
 class Handout(Fixture):

@@ -1,6 +1,6 @@
 --[[ soloist.lua: the book's pandoc filter (tools/book/build.py runs it).
 
-Part of the reader's tools. It turns citations into code:
+One of the reader's tools. It turns citations into code:
 
   `src/resp.c@parse-bulk`           inline: a link to the cited lines in
                                      the source listing page
@@ -11,8 +11,6 @@ Part of the reader's tools. It turns citations into code:
   a fenced block of the same        the lines with their numbers when the
                                      source is on this machine, else where
                                      to read them (tools/pinned-source.py)
-  a fenced block `mutants: 00-resp`  the table of which test caught which
-                                     mutant, from the last check-exercises
 
 It also takes the first level-1 heading as the page title, rewrites links
 to other markdown files of the book to their pages, and links to .dot
@@ -79,9 +77,6 @@ local function cite_block(text)
   if c.error then
     return missing_box(text, c.error)
   end
-  if c.kind == "markdown" then
-    return pandoc.Div(pandoc.read(c.markdown, "markdown").blocks, pandoc.Attr("", { "generated-table" }))
-  end
   if c.kind == "label" then
     local head = pandoc.Para({
       pandoc.Link({ pandoc.Code(c.path) }, c.href, c.path .. " lines " .. c.first .. "-" .. c.last),
@@ -114,7 +109,7 @@ end
 local function Code(el)
   local text = trim(el.text)
   local c = DATA.cites[text]
-  if c == nil or c.kind == "markdown" then return nil end
+  if c == nil then return nil end
   if c.error then
     warn("unresolved citation " .. text .. ": " .. c.error)
     return pandoc.Span({ pandoc.Code(text) }, pandoc.Attr("", { "cite-missing" }, { { "title", c.error } }))
