@@ -167,7 +167,7 @@ int client_has_pending_replies(const client *c) {
 
 size_t client_output_bytes(const client *c) { return c->reply_bytes; }
 
-void client_install_write_handler(client *c) {
+void client_queue_pending_write(client *c) {
     if (c->fd == -1 || (c->flags & CLIENT_PENDING_WRITE)) return;
     c->flags |= CLIENT_PENDING_WRITE;
     c->next_pending_write = server.clients_pending_write;
@@ -206,6 +206,22 @@ int client_check_output_limits(client *c) {
 
 /* ---------------------------------------------------------------- accept */
 
+/* Valkey's refusal, word for word (clientAcceptHandler in Valkey's
+ * src/networking.c): a client that meets protected mode learns how to
+ * get out of it. */
+static const char PROTECTED_MODE_DENIED[] =
+    "-DENIED Running in protected mode because protected mode is enabled and no password is set for the "
+    "default user. In this mode connections are only accepted from the loopback interface. If you want to "
+    "connect from external computers, you may adopt one of the following solutions: 1) Just disable "
+    "protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
+    "connecting from the same host the server is running, however MAKE SURE it's not publicly accessible "
+    "from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can "
+    "just disable the protected mode by editing the configuration file, and setting the protected mode "
+    "option to 'no', and then restarting the server. 3) If you started the server manually just for "
+    "testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for "
+    "the default user. NOTE: You only need to do one of the above things in order for the server to start "
+    "accepting connections from the outside.\r\n";
+
 static int protected_mode_denies(int fd) {
     /* Valkey's protected mode: with no password, only loopback peers may
      * talk to the server. */
@@ -223,10 +239,7 @@ static void accept_common(int fd) {
         err = "-ERR max number of clients reached\r\n";
         server.stat_rejected_conn++;
     } else if (protected_mode_denies(fd)) {
-        err = "-DENIED Running in protected mode because protected mode is enabled and no password is "
-              "set for the default user. In this mode connections are only accepted from the loopback "
-              "interface. Set a password with --requirepass or disable protected mode with "
-              "--protected-mode no.\r\n";
+        err = PROTECTED_MODE_DENIED;
         server.stat_rejected_conn++;
     }
     if (err) {
@@ -253,7 +266,7 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)data, (void)mask;
     char ip[64], err[ANET_ERR_LEN];
     int port;
-    for (int i = 0; i < NET_MAX_ACCEPTS_PER_CALL; i++) {
+    for (int i = 0; i < server.max_new_conns_per_cycle; i++) {
         int cfd = anet_accept(err, fd, ip, sizeof(ip), &port);
         if (cfd == ANET_ERR) {
             if (errno != EWOULDBLOCK && errno != EAGAIN) server_log(LL_WARNING, "Accepting client connection: %s", err);

@@ -17,15 +17,13 @@
 /* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client after this
  * many bytes in one event so one large reply cannot starve the others. */
 #define NET_MAX_WRITES_PER_EVENT (64 * 1024)
-/* Valkey: MAX_ACCEPTS_PER_CALL. */
-#define NET_MAX_ACCEPTS_PER_CALL 1000
 
 client *client_create(int fd);
 void client_free(client *c);
 /* Marks the client to be closed at the next safe point (before sleep). */
 void client_close_async(client *c);
 /* Queues the client for the write pass in before_sleep (idempotent). */
-void client_install_write_handler(client *c);
+void client_queue_pending_write(client *c);
 /* Closes the client (async) when its output buffer passed
  * client-output-buffer-limit; returns 1 if it did. */
 int client_check_output_limits(client *c);

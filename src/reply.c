@@ -68,7 +68,7 @@ static void append_to_list(client *c, const char *s, size_t len) {
 
 void reply_proto(client *c, const char *s, size_t len) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
-    client_install_write_handler(c);
+    client_queue_pending_write(c);
     size_t n = append_to_buffer(c, s, len);
     if (n < len) {
         append_to_list(c, s + n, len - n);
@@ -238,7 +238,7 @@ void reply_help(client *c, const char *const *lines) {
  * to the list too, in order. */
 void *reply_deferred_len(client *c) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
-    client_install_write_handler(c);
+    client_queue_pending_write(c);
     reply_block *b = zmalloc(sizeof(*b) + 32);
     b->next = NULL;
     b->size = 32;
