@@ -14,9 +14,13 @@
 #include "ae.h"
 #include "client.h"
 
-/* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client after this
- * many bytes in one event so one large reply cannot starve the others. */
+/* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client once this
+ * many bytes went out in one event so one large reply cannot starve the
+ * others. */
 #define NET_MAX_WRITES_PER_EVENT (64 * 1024)
+/* Chunks (buf, then blocks) one writev carries; a block holds at least
+ * 16 KB, so 64 of them cover the 64 KB per event many times over. */
+#define NET_MAX_IOV_PER_WRITE 64
 
 client *client_create(int fd);
 void client_free(client *c);

@@ -110,6 +110,7 @@ static void free_fake_client(client *c) {
         next = b->next;
         zfree(b);
     }
+    zfree(c->buf);
     zfree(c);
 }
 
