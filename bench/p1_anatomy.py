@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""p1_anatomy.py — what one request at pipeline depth 1 costs in system
+calls and wake-ups, on the server and on the client, for soloist and for
+Debian's redis-server 7.0.
+
+Step 0 benchmark. Owns the counts behind the P=1 comparison: for GET, SET
+and PING (PING_MBULK), 50 clients, P=1, a fixed number of requests, it
+runs redis-benchmark against each server with `perf stat` counting, per
+process, the system-call tracepoints (epoll_wait, read, write, writev,
+recvfrom, sendto, epoll_ctl, and all system calls), context switches and
+CPU time, on the server (attached to its pid) and on the client at once.
+perf's counters do not stop the traced process, so the loop keeps its
+natural batching (strace -c would slow the server until every turn
+served all 50 clients).
+
+Counts, not timings: the figures are per request (calls / requests), and
+requests per epoll wake-up is requests / epoll_wait calls. CPU µs per
+request is printed too but moves with the machine's load.
+
+Prints JSON lines: kind=run, one per (server, test, side), with
+per_request {syscall: calls/request}, total_syscalls_per_request,
+requests_per_wakeup, context_switches_per_request, cpu_us_per_request.
+If perf cannot count tracepoints here, prints kind=unavailable and exits 0.
+Knobs: QUICK=1 (20,000 requests per cell, else 100,000), BENCH_REQUESTS.
+
+Valkey anchor: none in code; the loop measured is Valkey's
+beforeSleep -> handleClientsWithPendingWrites, then aeApiPoll.
+"""
+
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+CLIENTS = 50
+TESTS = [("GET", "get"), ("SET", "set"), ("PING", "ping_mbulk")]
+SYSCALLS = ["epoll_wait", "epoll_pwait", "read", "write", "writev", "recvfrom", "sendto", "epoll_ctl"]
+EVENTS = (["syscalls:sys_enter_%s" % s for s in SYSCALLS]
+          + ["raw_syscalls:sys_enter", "context-switches", "task-clock"])
+
+
+def perf_ok():
+    try:
+        r = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "true"],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)
+    if r.returncode != 0 or "<not supported>" in r.stderr or "not counted" in r.stderr:
+        return r.stderr.strip()[-300:]
+    return None
+
+
+def parse_perf(path):
+    """{event: value} from `perf stat -x,` output."""
+    out = {}
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or line.startswith("#"):
+                continue
+            try:
+                out[parts[2]] = float(parts[0])
+            except ValueError:
+                pass
+    return out
+
+
+def summarise(counts, requests):
+    per = {}
+    for s in SYSCALLS:
+        v = counts.get("syscalls:sys_enter_%s" % s, 0)
+        if v:
+            per[s] = round(v / requests, 4)
+    wakeups = counts.get("syscalls:sys_enter_epoll_wait", 0) + counts.get("syscalls:sys_enter_epoll_pwait", 0)
+    return {"per_request": per,
+            "total_syscalls_per_request": round(counts.get("raw_syscalls:sys_enter", 0) / requests, 4),
+            "requests_per_wakeup": round(requests / wakeups, 3) if wakeups else None,
+            "context_switches_per_request": round(counts.get("context-switches", 0) / requests, 4),
+            "cpu_us_per_request": round(counts.get("task-clock", 0) * 1000 / requests, 3)}
+
+
+def one_cell(srv, test, requests, tmp):
+    srv_out = os.path.join(tmp, "srv.perf")
+    cli_out = os.path.join(tmp, "cli.perf")
+    sp = subprocess.Popen(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "-p", str(srv.proc.pid),
+                           "-o", srv_out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    time.sleep(0.3)  # perf attaches before the first request
+    r = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "-o", cli_out,
+                        "redis-benchmark", "-p", str(srv.port), "-c", str(CLIENTS), "-n", str(requests),
+                        "-P", "1", "-t", test, "-q", "--csv"],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
+    sp.send_signal(signal.SIGINT)
+    sp.wait(20)
+    row = bl.parse_csv(r.stdout)
+    rps = row["rps"] if row else None
+    return parse_perf(srv_out), parse_perf(cli_out), rps
+
+
+def main():
+    bl.install_cleanup()
+    q = bl.quick()
+    requests = int(os.environ.get("BENCH_REQUESTS", "20000" if q else "100000"))
+    base = {"bench": "p1_anatomy", "clients": CLIENTS, "pipeline": 1, "requests": requests,
+            "cores": os.cpu_count(), "quick": q, "value_size": 3}
+    base.update(bl.placement())
+    why = perf_ok()
+    if why:
+        bl.emit(dict(base, kind="unavailable", why="perf cannot count syscall tracepoints: %s" % why))
+        return
+    tmp = tempfile.mkdtemp(prefix="p1-anatomy-")
+    servers = bl.servers()
+    for name, test in TESTS:
+        for label, binary, really in servers:  # A then B per cell, alternated by cell
+            srv = bl.Server(label, binary, really)
+            try:
+                s_counts, c_counts, rps = one_cell(srv, test, requests, tmp)
+            finally:
+                srv.stop()
+            for side, counts in (("server", s_counts), ("client", c_counts)):
+                bl.emit(dict(base, **summarise(counts, requests), kind="run", server=label, server_is=really,
+                             test=name, side=side, rps=rps))
+        servers.reverse()
+
+
+if __name__ == "__main__":
+    main()
