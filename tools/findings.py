@@ -471,6 +471,52 @@ def h_idle_memory(run, lines, bench):
     return rows
 
 
+P1_TESTS = ("GET", "SET", "PING")
+
+
+def h_p1_anatomy(run, lines, bench):
+    """bench/p1_anatomy.py: per-request counts at P=1 on both sides."""
+    base = base_conditions(run)
+    cells = side_by_side(lines, ("test", "side"))
+    tests = [t for t in P1_TESTS if (t, "server") in cells and (t, "client") in cells]
+    if not tests:
+        return []
+    one = lambda t, side, srv: cells[(t, side)][srv][0]
+    ln = one(tests[0], "server", "soloist")
+    cfg = ["redis-benchmark, 50 clients, P=1, %d requests per cell" % ln["requests"],
+           "GET/SET/PING_MBULK", "perf stat syscall tracepoints on the server pid and on redis-benchmark",
+           "io-threads 1", placement_cfg(ln, base["cores"])]
+    cmd, src = "make findings BENCH=p1_anatomy", run.rel(bench)
+
+    def kinds(d):
+        per = dict(d["per_request"])
+        wait = per.pop("epoll_wait", 0) + per.pop("epoll_pwait", 0)
+        parts = ["epoll_wait %.3f" % wait] + ["%s %.2f" % (k, v) for k, v in sorted(per.items()) if v >= 0.01]
+        return "%s (all %.2f)" % (", ".join(parts), d["total_syscalls_per_request"])
+
+    rows = []
+    for rid, side, who in (("F0.45", "server", "the server's"), ("F0.46", "client", "redis-benchmark's")):
+        a, b = one("GET", side, "soloist"), one("GET", side, "redis")
+        rows.append(Row(rid, "GET at P=1: %s system calls per request, by kind" % who,
+                        "soloist: %s; redis-server 7.0: %s" % (kinds(a), kinds(b)),
+                        dict(base, config=cfg), cmd, src))
+    for rid, side, who in (("F0.47", "server", "the server"), ("F0.48", "client", "redis-benchmark")):
+        fig = "; ".join("%s **%.1f** vs %.1f" % (t, one(t, side, "soloist")["requests_per_wakeup"],
+                                                  one(t, side, "redis")["requests_per_wakeup"]) for t in tests)
+        rows.append(Row(rid, "P=1: requests per epoll wake-up of %s, soloist vs redis-server 7.0" % who,
+                        fig, dict(base, config=cfg), cmd, src))
+    fig = "; ".join("%s client %.3f vs %.3f cs, %.1f vs %.1f µs; server %.3f vs %.3f cs" % (
+        t, one(t, "client", "soloist")["context_switches_per_request"],
+        one(t, "client", "redis")["context_switches_per_request"],
+        one(t, "client", "soloist")["cpu_us_per_request"], one(t, "client", "redis")["cpu_us_per_request"],
+        one(t, "server", "soloist")["context_switches_per_request"],
+        one(t, "server", "redis")["context_switches_per_request"]) for t in tests)
+    rows.append(Row("F0.49", "P=1: context switches and CPU per request, against soloist vs against "
+                    "redis-server 7.0", fig, dict(base, config=cfg), cmd, src,
+                    "CPU µs move with the machine's load; the counts do not"))
+    return rows
+
+
 def h_generic(run, lines, bench):
     base = base_conditions(run)
     rows = []
@@ -494,6 +540,7 @@ HANDLERS = {
     "phase_shares": h_phase_shares,
     "loadgen_sanity": h_loadgen_sanity,
     "idle_memory": h_idle_memory,
+    "p1_anatomy": h_p1_anatomy,
 }
 
 
