@@ -13,15 +13,18 @@ perf's counters do not stop the traced process, so the loop keeps its
 natural batching (strace -c would slow the server until every turn
 served all 50 clients).
 
-Counts, not timings: the figures are per request (calls / requests), and
-requests per epoll wake-up is requests / epoll_wait calls. CPU µs per
-request is printed too but moves with the machine's load.
+The figures are per request (calls / requests); requests per epoll
+wake-up is requests / epoll_wait calls. System calls per request by
+kind are the same from pass to pass; wake-ups, context switches and CPU
+µs depend on how the two processes happen to interleave, so each cell
+runs PASSES times, the servers alternated, and findings takes medians.
 
 Prints JSON lines: kind=run, one per (server, test, side), with
 per_request {syscall: calls/request}, total_syscalls_per_request,
 requests_per_wakeup, context_switches_per_request, cpu_us_per_request.
 If perf cannot count tracepoints here, prints kind=unavailable and exits 0.
-Knobs: QUICK=1 (20,000 requests per cell, else 100,000), BENCH_REQUESTS.
+Knobs: QUICK=1 (20,000 requests per cell, else 100,000), BENCH_REQUESTS,
+BENCH_PASSES (3).
 
 Valkey anchor: none in code; the loop measured is Valkey's
 beforeSleep -> handleClientsWithPendingWrites, then aeApiPoll.
@@ -112,19 +115,21 @@ def main():
     if why:
         bl.emit(dict(base, kind="unavailable", why="perf cannot count syscall tracepoints: %s" % why))
         return
+    passes = max(1, int(os.environ.get("BENCH_PASSES", "3")))
     tmp = tempfile.mkdtemp(prefix="p1-anatomy-")
     servers = bl.servers()
-    for name, test in TESTS:
-        for label, binary, really in servers:  # A then B per cell, alternated by cell
-            srv = bl.Server(label, binary, really)
-            try:
-                s_counts, c_counts, rps = one_cell(srv, test, requests, tmp)
-            finally:
-                srv.stop()
-            for side, counts in (("server", s_counts), ("client", c_counts)):
-                bl.emit(dict(base, **summarise(counts, requests), kind="run", server=label, server_is=really,
-                             test=name, side=side, rps=rps))
-        servers.reverse()
+    for n in range(passes):
+        for name, test in TESTS:
+            for label, binary, really in servers:  # the order alternates cell by cell
+                srv = bl.Server(label, binary, really)
+                try:
+                    s_counts, c_counts, rps = one_cell(srv, test, requests, tmp)
+                finally:
+                    srv.stop()
+                for side, counts in (("server", s_counts), ("client", c_counts)):
+                    bl.emit(dict(base, **summarise(counts, requests), kind="run", server=label,
+                                 server_is=really, test=name, side=side, rps=rps, passno=n))
+            servers.reverse()
 
 
 if __name__ == "__main__":

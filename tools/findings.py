@@ -481,9 +481,20 @@ def h_p1_anatomy(run, lines, bench):
     tests = [t for t in P1_TESTS if (t, "server") in cells and (t, "client") in cells]
     if not tests:
         return []
-    one = lambda t, side, srv: cells[(t, side)][srv][0]
+    def one(t, side, srv):
+        """The median pass of a cell, field by field."""
+        runs = cells[(t, side)][srv]
+        med = {k: statistics.median(r[k] for r in runs)
+               for k in ("requests_per_wakeup", "context_switches_per_request", "cpu_us_per_request",
+                         "total_syscalls_per_request")}
+        kinds = {k for r in runs for k in r["per_request"]}
+        med["per_request"] = {k: statistics.median(r["per_request"].get(k, 0) for r in runs) for k in kinds}
+        med["passes"] = len(runs)
+        return dict(runs[0], **med)
+
     ln = one(tests[0], "server", "soloist")
     cfg = ["redis-benchmark, 50 clients, P=1, %d requests per cell" % ln["requests"],
+           "median of %d passes, servers alternated" % ln["passes"],
            "GET/SET/PING_MBULK", "perf stat syscall tracepoints on the server pid and on redis-benchmark",
            "io-threads 1", placement_cfg(ln, base["cores"])]
     cmd, src = "make findings BENCH=p1_anatomy", run.rel(bench)
@@ -513,7 +524,8 @@ def h_p1_anatomy(run, lines, bench):
         one(t, "server", "redis")["context_switches_per_request"]) for t in tests)
     rows.append(Row("F0.49", "P=1: context switches and CPU per request, against soloist vs against "
                     "redis-server 7.0", fig, dict(base, config=cfg), cmd, src,
-                    "CPU µs move with the machine's load; the counts do not"))
+                    "these move with how client and server interleave on the cores; "
+                    "system calls per request by kind (F0.45, F0.46) do not"))
     return rows
 
 
