@@ -34,7 +34,7 @@ struct command;
  * reply buffer back (Valkey gives a query buffer back after 2 s idle). */
 #define CLIENT_IDLE_RELEASE_MS 2000
 
-/* A block of reply bytes after the static buffer (Valkey: clientReplyBlock). */
+/* A block of reply bytes after buf (Valkey: clientReplyBlock). */
 typedef struct reply_block {
     struct reply_block *next;
     size_t size; /* capacity of buf */

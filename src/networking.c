@@ -127,6 +127,8 @@ static void format_addr(int fd, char *buf, size_t len, int peer) {
     snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
 }
 
+/* A client with no buffers yet: they come with its first read and its
+ * first reply. fd -1 makes a client with no connection (tests). */
 client *client_create(int fd) {
     client *c = zcalloc(sizeof(*c));
     c->fd = fd;
@@ -211,6 +213,7 @@ static void query_buffer_release_empty(client *c) {
     }
 }
 
+/* Frees c now, or flags it CLOSE_ASAP when its command is running. */
 void client_free(client *c) {
     if (server.current_client == c) {
         client_close_async(c);
@@ -268,6 +271,8 @@ int client_has_pending_replies(const client *c) {
 
 size_t client_output_bytes(const client *c) { return c->reply_bytes; }
 
+/* Joins c to the list before_sleep writes (LIFO, as Valkey's); the write
+ * itself happens there. */
 void client_queue_pending_write(client *c) {
     if (c->fd == -1 || (c->flags & CLIENT_PENDING_WRITE)) return;
     c->flags |= CLIENT_PENDING_WRITE;
@@ -612,12 +617,14 @@ static int write_to_client(client *c, int handler_installed) {
 }
 /*@ end */
 
+/* AE_WRITABLE: the socket took only part of the output last time. */
 static void client_write_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)fd, (void)mask;
     server_phase(PHASE_WRITE);
     write_to_client(data, 1);
 }
 
+/* before_sleep's write pass over the clients that have replies queued. */
 int networking_handle_pending_writes(void) {
     int processed = 0;
     server_phase(PHASE_WRITE);

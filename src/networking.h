@@ -32,7 +32,7 @@ void client_queue_pending_write(client *c);
  * client-output-buffer-limit; returns 1 if it did. */
 int client_check_output_limits(client *c);
 int client_has_pending_replies(const client *c);
-/* Bytes held for output (static buffer + blocks), for INFO/CLIENT LIST. */
+/* Bytes held in reply blocks (client-output-buffer-limit, INFO, CLIENT LIST). */
 size_t client_output_bytes(const client *c);
 
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask);

@@ -302,7 +302,7 @@ void reply_help(client *c, const char *const *lines) {
 /*@ reply-deferred */
 /* A deferred length is an empty reply block placed in the list; the
  * setter writes the header into it (Valkey: addReplyDeferredLen). The
- * static buffer can never hold the placeholder, so anything after it goes
+ * reply buffer can never hold the placeholder, so anything after it goes
  * to the list too, in order. */
 void *reply_deferred_len(client *c) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
