@@ -7,11 +7,31 @@ Step 0 benchmark. Owns the counts behind the P=1 comparison: for GET, SET
 and PING (PING_MBULK), 50 clients, P=1, a fixed number of requests, it
 runs redis-benchmark against each server with `perf stat` counting, per
 process, the system-call tracepoints (epoll_wait, read, write, writev,
-recvfrom, sendto, epoll_ctl, and all system calls), context switches and
+recvfrom, sendto, epoll_ctl, and all system calls), the epoll_wait calls
+that returned exactly one ready fd, the wake-ups the process performed
+(sched:sched_wakeup fires in the waker: a client's sendto that finds the
+server asleep in epoll_wait pays for waking it), context switches and
 CPU time, on the server (attached to its pid) and on the client at once.
 perf's counters do not stop the traced process, so the loop keeps its
 natural batching (strace -c would slow the server until every turn
 served all 50 clients).
+
+What the counts show (rows F0.45-F0.49). Per request, both servers make
+the same system calls: one read, one write, and a share of an epoll_wait
+(soloist used writev for a reply in one piece until these counts showed
+the difference; it now uses write, as Valkey does). Neither sends a reply
+in pieces or before the turn's reads are done: replies go out in
+before_sleep, one write each. What differs is how often the server
+sleeps. At P=1 the 50 requests trickle in; a server whose loop turn is
+shorter goes back to epoll_wait sooner, finds nothing, and sleeps, so
+more of its wake-ups serve a single request. Each of those wake-ups is
+paid by the client: the sendto that finds the server asleep runs the
+scheduler's wake-up, and on two shared cores the woken server also
+displaces the client. redis-benchmark, the bottleneck at P=1, spends
+that CPU instead of sending requests. Redis 7.0's longer before-sleep
+work (expiry, AOF and module hooks) keeps it awake a little longer and
+so lets arrivals pile up. The gap is the price of sleeping sooner, not
+of extra work: soloist's own CPU per request is not higher.
 
 The figures are per request (calls / requests); requests per epoll
 wake-up is requests / epoll_wait calls. System calls per request by
@@ -21,7 +41,8 @@ runs PASSES times, the servers alternated, and findings takes medians.
 
 Prints JSON lines: kind=run, one per (server, test, side), with
 per_request {syscall: calls/request}, total_syscalls_per_request,
-requests_per_wakeup, context_switches_per_request, cpu_us_per_request.
+requests_per_wakeup, single_event_wakeup_share, wakes_other_per_request,
+context_switches_per_request, cpu_us_per_request.
 If perf cannot count tracepoints here, prints kind=unavailable and exits 0.
 Knobs: QUICK=1 (20,000 requests per cell, else 100,000), BENCH_REQUESTS,
 BENCH_PASSES (3).
@@ -44,12 +65,16 @@ CLIENTS = 50
 TESTS = [("GET", "get"), ("SET", "set"), ("PING", "ping_mbulk")]
 SYSCALLS = ["epoll_wait", "epoll_pwait", "read", "write", "writev", "recvfrom", "sendto", "epoll_ctl"]
 EVENTS = (["syscalls:sys_enter_%s" % s for s in SYSCALLS]
-          + ["raw_syscalls:sys_enter", "context-switches", "task-clock"])
+          + ["raw_syscalls:sys_enter", "context-switches", "task-clock", "sched:sched_wakeup"])
+# perf stat's -e list; the last event counts epoll_wait calls that returned
+# exactly one ready fd (a wake-up for a single request).
+PERF_EVENTS = sum((["-e", e] for e in EVENTS), []) + [
+    "-e", "syscalls:sys_exit_epoll_wait", "--filter", "ret == 1"]
 
 
 def perf_ok():
     try:
-        r = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "true"],
+        r = subprocess.run(["perf", "stat", "-x,"] + PERF_EVENTS + ["true"],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError) as e:
         return str(e)
@@ -81,6 +106,9 @@ def summarise(counts, requests):
             per[s] = round(v / requests, 4)
     wakeups = counts.get("syscalls:sys_enter_epoll_wait", 0) + counts.get("syscalls:sys_enter_epoll_pwait", 0)
     return {"per_request": per,
+            "wakes_other_per_request": round(counts.get("sched:sched_wakeup", 0) / requests, 4),
+            "single_event_wakeup_share": (round(counts.get("syscalls:sys_exit_epoll_wait", 0) / wakeups, 4)
+                                          if wakeups else None),
             "total_syscalls_per_request": round(counts.get("raw_syscalls:sys_enter", 0) / requests, 4),
             "requests_per_wakeup": round(requests / wakeups, 3) if wakeups else None,
             "context_switches_per_request": round(counts.get("context-switches", 0) / requests, 4),
@@ -90,10 +118,10 @@ def summarise(counts, requests):
 def one_cell(srv, test, requests, tmp):
     srv_out = os.path.join(tmp, "srv.perf")
     cli_out = os.path.join(tmp, "cli.perf")
-    sp = subprocess.Popen(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "-p", str(srv.proc.pid),
+    sp = subprocess.Popen(["perf", "stat", "-x,"] + PERF_EVENTS + ["-p", str(srv.proc.pid),
                            "-o", srv_out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(0.3)  # perf attaches before the first request
-    r = subprocess.run(["perf", "stat", "-x,", "-e", ",".join(EVENTS), "-o", cli_out,
+    r = subprocess.run(["perf", "stat", "-x,"] + PERF_EVENTS + ["-o", cli_out,
                         "redis-benchmark", "-p", str(srv.port), "-c", str(CLIENTS), "-n", str(requests),
                         "-P", "1", "-t", test, "-q", "--csv"],
                        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
