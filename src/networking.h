@@ -1,12 +1,12 @@
 /* networking.h — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients); steps 4 and 5 route reads and writes through the
- * I/O threads from here. Owns: the client lifecycle and the flow of bytes
- * between a socket and the command dispatcher.
- * Threads: main thread only in step 0.
- * Valkey: src/networking.c (acceptTcpHandler, readQueryFromClient,
+ * Step 0; steps 4 and 5 route reads and writes through the I/O threads
+ * from here. Owns the client lifecycle and the flow of bytes between a
+ * socket and the command dispatcher (networking.c opens with the rules).
+ * Threads: main only in step 0.
+ * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
  * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
- * freeClient).
+ * freeClient); src/socket.c (connSocketAcceptHandler).
  */
 #ifndef SOLOIST_NETWORKING_H
 #define SOLOIST_NETWORKING_H
