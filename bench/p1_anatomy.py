@@ -24,8 +24,8 @@ in pieces or before the turn's reads are done: replies go out in
 before_sleep, one write each. What differs is how often the server
 sleeps. At P=1 the 50 requests trickle in; a server whose loop turn is
 shorter goes back to epoll_wait sooner, finds nothing, and sleeps, so
-more of its wake-ups serve a single request. Each of those wake-ups is
-paid by the client: the sendto that finds the server asleep runs the
+it wakes more often per request and serves fewer requests per wake-up.
+Each wake-up is paid by the client: the sendto that finds the server asleep runs the
 scheduler's wake-up, and on two shared cores the woken server also
 displaces the client. redis-benchmark, the bottleneck at P=1, spends
 that CPU instead of sending requests. Redis 7.0 does more work in each
