@@ -36,8 +36,10 @@
  *     none while the loop sleeps;
  *   - a private querybuf is never empty between handler calls (an empty
  *     one is freed at once), so an idle client holds no input memory;
- *   - a big bulk argument (the parser asks for more than one read's
- *     worth) is read into a private buffer sized for it, never the shared.
+ *   - the payload of a big bulk argument (32 KB or more) is read straight
+ *     into the argument's object, as Valkey reads a big argument into the
+ *     buffer that becomes the argument; a bulk of 16 to 32 KB is read into
+ *     a private buffer sized for it, never the shared one.
  *
  * This is Valkey 8's shared query buffer (Valkey pull request #258). The
  * buffer is thread-local, so when step 4's I/O threads read sockets each
@@ -484,14 +486,19 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)mask;
     client *c = data;
     server_phase(PHASE_READ);
-    /* Read more at once when a big bulk argument is on its way, so a large
-     * SET does not cost one syscall per 16 KB; such a read goes into a
-     * private buffer sized for it. Anything else reads into the client's
-     * partial request, or else into the shared buffer. */
-    size_t readlen = CLIENT_IOBUF_LEN;
+    /* The payload of a big bulk argument (RESP_MBULK_BIG_ARG or more) is
+     * read straight into its object once no unparsed byte waits in front
+     * of it: no copy, no buffer. Otherwise read more at once when a bulk
+     * longer than one read is on its way, into a private buffer sized for
+     * it; anything else reads into the client's partial request, or else
+     * into the shared buffer. */
+    size_t room = 0, readlen = CLIENT_IOBUF_LEN;
+    char *window = c->qb_len == 0 ? resp_parser_bulk_window(&c->parser, &room) : NULL;
     size_t pending = resp_parser_pending_bulk(&c->parser);
     if (pending > readlen && pending < 64 * 1024 * 1024) readlen = pending;
-    if (!c->querybuf && readlen == CLIENT_IOBUF_LEN) {
+    if (window) {
+        readlen = room;
+    } else if (!c->querybuf && readlen == CLIENT_IOBUF_LEN) {
         if (!thread_shared_qb) thread_shared_qb = zmalloc(CLIENT_IOBUF_LEN);
         c->querybuf = thread_shared_qb;
         c->qb_cap = CLIENT_IOBUF_LEN;
@@ -499,7 +506,7 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
         c->qb_cap = c->qb_len + readlen;
         c->querybuf = zrealloc(c->querybuf, c->qb_cap);
     }
-    ssize_t n = read(fd, c->querybuf + c->qb_len, readlen);
+    ssize_t n = read(fd, window ? window : c->querybuf + c->qb_len, readlen);
     server.stat_total_reads++;
     if (n <= 0) {
         if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
@@ -514,7 +521,10 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
         client_free(c);
         return;
     }
-    c->qb_len += (size_t)n;
+    if (window)
+        resp_parser_bulk_advance(&c->parser, (size_t)n);
+    else
+        c->qb_len += (size_t)n;
     if (c->qb_len > c->querybuf_peak) c->querybuf_peak = c->qb_len;
     c->last_interaction = util_mstime();
     server.stat_net_input_bytes += n;
