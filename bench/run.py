@@ -14,7 +14,8 @@ these files by tools/findings.py; nothing here summarises.
 
 --quick     development sizes (QUICK=1): the whole set in about a minute
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
-            phase_shares, write_timing, loadgen_sanity, server_vs_redis_pinned
+            phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
+            server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -43,7 +44,7 @@ sys.path.insert(0, HERE)
 import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
-       "loadgen_sanity"]
+       "loadgen_sanity", "idle_memory", "p1_anatomy"]
 
 
 def sh(argv, default=""):
@@ -226,6 +227,10 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "write_timing.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
                 45 if q else 180)
+    if n == "idle_memory":
+        return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
+    if n == "p1_anatomy":
+        return [os.path.join(HERE, "p1_anatomy.py")], {}, 90 if q else 180
     if n == "write_cost":
         if not os.access(a.write_cost_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.write_cost_bin, 0

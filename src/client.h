@@ -1,13 +1,13 @@
 /* client.h — one connection's state.
  *
- * Step 0 (clients); steps 4–5 add the I/O-thread fields. Owns: the query
- * buffer, the parser's partial state, the queue of parsed commands
- * waiting to run, the reply buffer and reply block list, and the
- * client's identity (id, name, addresses, RESP version, auth).
- * Threads: the main thread owns a client whenever its io_read_state and
- * io_write_state are IDLE (steps 4–5); until then, always.
- * Valkey: struct client in src/server.h; createClient/freeClient in
- * src/networking.c.
+ * Step 0; steps 4 and 5 add the I/O-thread fields. Owns the query buffer,
+ * the parser's partial state, the queue of parsed commands, the reply
+ * buffer and reply block list, and the client's identity (id, name,
+ * addresses, RESP version, auth). The rules for the buffers are in the
+ * essays at the top of networking.c (input) and reply.c (output).
+ * Threads: the main thread, always, in step 0. From step 4 an I/O thread
+ * owns a client while its io state says so, and main does not touch it.
+ * Valkey: struct client in src/server.h.
  */
 #ifndef SOLOIST_CLIENT_H
 #define SOLOIST_CLIENT_H
@@ -21,13 +21,20 @@
 struct db;
 struct command;
 
-/* Valkey: PROTO_REPLY_CHUNK_BYTES — the static reply buffer and the
+/* Valkey: PROTO_REPLY_CHUNK_BYTES — the largest reply buffer and the
  * smallest reply block. */
 #define CLIENT_REPLY_CHUNK 16384
-/* Valkey: PROTO_IOBUF_LEN — how much one read() asks for. */
+/* Redis 7: PROTO_REPLY_MIN_BYTES — a reply buffer's first and smallest
+ * size; the cron grows it toward CLIENT_REPLY_CHUNK when it fills. */
+#define CLIENT_REPLY_MIN 1024
+/* Valkey: PROTO_IOBUF_LEN — how much one read() asks for, and the size of
+ * the shared query buffer. */
 #define CLIENT_IOBUF_LEN 16384
+/* A client with nothing buffered that has been quiet this long gives its
+ * reply buffer back (Valkey gives a query buffer back after 2 s idle). */
+#define CLIENT_IDLE_RELEASE_MS 2000
 
-/* A block of reply bytes after the static buffer (Valkey: clientReplyBlock). */
+/* A block of reply bytes after buf (Valkey: clientReplyBlock). */
 typedef struct reply_block {
     struct reply_block *next;
     size_t size; /* capacity of buf */
@@ -60,7 +67,9 @@ typedef struct client {
     long long last_interaction; /* ms, last read or write */
 
     /* Input. querybuf[qb_pos, qb_len) is unparsed; the parser keeps the
-     * state of a command split across reads. */
+     * state of a command split across reads. querybuf is NULL between
+     * reads unless it holds a partial request; during a read it may be
+     * the thread's shared buffer (networking.c). */
     char *querybuf;
     size_t qb_len, qb_cap, qb_pos;
     size_t querybuf_peak;
@@ -78,10 +87,16 @@ typedef struct client {
     struct command *cmd, *lastcmd;
     long long commands_processed;
 
-    /* Output: buf[sentlen, bufpos) first, then the block list. reply_bytes
-     * counts the bytes held in blocks (client-output-buffer-limit). */
-    char buf[CLIENT_REPLY_CHUNK];
+    /* Output: buf[sentlen, bufpos) first, then the block list (reply.c).
+     * buf is NULL until the first reply and again after an idle spell;
+     * buf_size is its capacity, kept while it is NULL as the size to
+     * allocate next. reply_bytes counts the bytes held in blocks
+     * (client-output-buffer-limit). */
+    char *buf;
+    size_t buf_size;
     size_t bufpos;
+    size_t buf_peak;                 /* most bytes buf held since buf_peak_since */
+    long long buf_peak_since;        /* ms */
     size_t sentlen; /* bytes of the first pending chunk already written */
     reply_block *reply_head, *reply_tail;
     size_t reply_bytes;

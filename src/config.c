@@ -312,6 +312,7 @@ const cfg cfg_table[] = {
     BOOLC("protected-mode", 0, server.protected_mode, 1, NULL),
     /* Clients and their limits. */
     INTC("maxclients", 0, server.maxclients, 1, INT_MAX, 10000, apply_maxclients),
+    INTC("max-new-connections-per-cycle", 0, server.max_new_conns_per_cycle, 1, 1000, 10, NULL),
     STRC("requirepass", F_SENSITIVE | F_EMPTY_NULL, server.requirepass, NULL, NULL),
     MEMC("proto-max-bulk-len", 0, server.proto_max_bulk_len, MB, LONG_MAX, 512 * MB),
     MEMC("client-query-buffer-limit", 0, server.client_max_querybuf_len, MB, LONG_MAX, 1024 * MB),

@@ -1,18 +1,93 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients). See networking.h. The flow of one request:
+ * Step 0. Owns the client lifecycle and the flow of bytes between a socket
+ * and the command dispatcher; reply.c owns how replies are appended.
+ * Threads: main only in step 0; see "Who may touch a client" below.
+ * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
+ * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
+ * freeClient) and src/socket.c (connSocketAcceptHandler).
  *
- *   epoll says fd readable → client_read_handler: read() into querybuf
- *   → parse every complete command into c->cmdq (resp.c)
- *   → run each in order (server.c process_command) → replies land in
- *     c->buf / blocks (reply.c) and the client joins the pending-write list
- *   → before the loop sleeps again, networking_handle_pending_writes()
- *     writes them with writev(); only what does not fit in the socket gets
- *     an AE_WRITABLE handler.
+ * THE FLOW OF ONE REQUEST
  *
- * Writing in before_sleep, not from a writable event, saves an epoll round
- * trip per reply: the socket is almost always writable, so Valkey (and
- * soloist) simply try. Threads: main thread only in step 0.
+ *   epoll says fd readable -> client_read_handler reads into the query
+ *   buffer -> every complete command is parsed into c->cmdq (resp.c) ->
+ *   each runs in order (process_command) -> replies land in c->buf and
+ *   the block list (reply.c) and the client joins the pending-write list
+ *   -> before the loop sleeps again, networking_handle_pending_writes()
+ *   writes them; only what the socket refuses waits for AE_WRITABLE.
+ *
+ * Writing in before_sleep instead of from a writable event saves an epoll
+ * round trip per reply: the socket is almost always writable, so Valkey
+ * (and soloist) simply try.
+ *
+ * THE QUERY BUFFER
+ *
+ * A client does not own a query buffer while it has nothing unparsed.
+ * Between reads c->querybuf is NULL, or a private buffer that holds the
+ * start of a request still incomplete. When a read finds it NULL, the
+ * client borrows the thread's shared buffer (CLIENT_IOBUF_LEN bytes, one
+ * per thread that reads) for the length of that one handler call: read,
+ * parse, run. Before the handler returns, query_buffer_return_shared()
+ * gives it back; if bytes of an incomplete request are left in it, the
+ * client first takes a private copy of exactly those bytes, because the
+ * next client read on this thread will overwrite the shared buffer. So:
+ *
+ *   - the shared buffer is lent to at most one client at a time, and to
+ *     none while the loop sleeps;
+ *   - a private querybuf is never empty between handler calls (an empty
+ *     one is freed at once), so an idle client holds no input memory;
+ *   - the payload of a big bulk argument (32 KB or more) is read straight
+ *     into the argument's object, as Valkey reads a big argument into the
+ *     buffer that becomes the argument; a bulk of 16 to 32 KB is read into
+ *     a private buffer sized for it, never the shared one.
+ *
+ * This is Valkey 8's shared query buffer (Valkey pull request #258). The
+ * buffer is thread-local, so when step 4's I/O threads read sockets each
+ * thread lends its own, under the same rules.
+ *
+ * THE OUTPUT: buf, bufpos, sentlen, the block list
+ *
+ * Pending output is buf[sentlen, bufpos) followed by the blocks from
+ * reply_head to reply_tail, each b->buf[0, b->used). reply.c appends;
+ * write_to_client() consumes. The invariants:
+ *
+ *   - bytes go into buf only while the block list is empty, so buf's bytes
+ *     always come before every block's;
+ *   - bufpos > 0 means buf still has bytes to send, and then sentlen counts
+ *     the bytes of buf already written (sentlen < bufpos);
+ *   - bufpos == 0 means buf is done, and then sentlen counts the bytes of
+ *     reply_head already written (sentlen < reply_head->used);
+ *   - a block is freed as soon as its last byte is written; reply_bytes
+ *     and reply_blocks count what is left (client-output-buffer-limit).
+ *
+ * A partial write (the kernel took fewer bytes than offered) only moves
+ * sentlen, or frees the blocks it finished; nothing is copied. A short
+ * write means the socket's send buffer is full, so the loop stops there
+ * instead of trying again for an EAGAIN, and the client gets an
+ * AE_WRITABLE handler that resumes from sentlen.
+ *
+ * THE WRITE LOOP, EXACTLY
+ *
+ * write_to_client() repeats: gather buf's pending bytes and up to
+ * NET_MAX_IOV_PER_WRITE (64) chunks in all into an iovec array; send them
+ * with write() when there is one chunk (the common case: a small reply
+ * in buf) and writev() otherwise; account what was taken. It stops when
+ * nothing is pending, on a short write, on EAGAIN, or once the bytes
+ * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): the check
+ * comes before each system call, so the call that crosses 64 KB is the
+ * last, and one event writes at most 64 KB plus one call's worth. Then the
+ * next client gets its turn; a client left with bytes pending keeps its
+ * AE_WRITABLE handler and continues on the next turn.
+ *
+ * WHO MAY TOUCH A CLIENT
+ *
+ * In step 0, only the main thread, at any time. A client is freed
+ * directly (client_free) unless it is the one whose command is running
+ * (server.current_client); that one is only flagged CLOSE_ASAP and freed
+ * in before_sleep, between commands. From step 4 an I/O thread owns a
+ * client while the client's io state says so: the main thread then
+ * touches none of its buffers, and frees it only after the thread hands
+ * it back.
  */
 #include "networking.h"
 
@@ -40,6 +115,10 @@ static void client_write_handler(ae_loop *el, int fd, void *data, int mask);
 static client **closing;
 static size_t closing_len, closing_cap;
 
+/* The shared query buffer of the thread running this code (see "The
+ * query buffer" above); allocated by the first read on the thread. */
+static _Thread_local char *thread_shared_qb;
+
 /* "ip:port" of one end of the socket, as CLIENT LIST shows it. */
 static void format_addr(int fd, char *buf, size_t len, int peer) {
     char ip[46];
@@ -51,6 +130,8 @@ static void format_addr(int fd, char *buf, size_t len, int peer) {
     snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
 }
 
+/* A client with no buffers yet: they come with its first read and its
+ * first reply. fd -1 makes a client with no connection (tests). */
 client *client_create(int fd) {
     client *c = zcalloc(sizeof(*c));
     c->fd = fd;
@@ -112,6 +193,30 @@ static void unlink_closing(client *c) {
     }
 }
 
+/* Ends a loan of the shared query buffer: the unparsed tail, if any,
+ * moves into a private buffer with room for one more read. */
+static void query_buffer_return_shared(client *c) {
+    if (!c->querybuf || c->querybuf != thread_shared_qb) return;
+    if (c->qb_len) {
+        c->qb_cap = c->qb_len + CLIENT_IOBUF_LEN;
+        c->querybuf = zmalloc(c->qb_cap);
+        memcpy(c->querybuf, thread_shared_qb, c->qb_len);
+    } else {
+        c->querybuf = NULL;
+        c->qb_cap = 0;
+    }
+}
+
+/* Frees a private query buffer that holds nothing. */
+static void query_buffer_release_empty(client *c) {
+    if (c->querybuf && c->querybuf != thread_shared_qb && c->qb_len == 0) {
+        zfree(c->querybuf);
+        c->querybuf = NULL;
+        c->qb_cap = 0;
+    }
+}
+
+/* Frees c now, or flags it CLOSE_ASAP when its command is running. */
 void client_free(client *c) {
     if (server.current_client == c) {
         client_close_async(c);
@@ -134,7 +239,8 @@ void client_free(client *c) {
     if (c->argv) free_argv(c->argc, c->argv);
     resp_parser_reset(&c->parser);
     free_reply_blocks(c);
-    zfree(c->querybuf);
+    zfree(c->buf);
+    if (c->querybuf != thread_shared_qb) zfree(c->querybuf);
     zfree(c->name);
     zfree(c);
 }
@@ -168,7 +274,9 @@ int client_has_pending_replies(const client *c) {
 
 size_t client_output_bytes(const client *c) { return c->reply_bytes; }
 
-void client_install_write_handler(client *c) {
+/* Joins c to the list before_sleep writes (LIFO, as Valkey's); the write
+ * itself happens there. */
+void client_queue_pending_write(client *c) {
     if (c->fd == -1 || (c->flags & CLIENT_PENDING_WRITE)) return;
     c->flags |= CLIENT_PENDING_WRITE;
     c->next_pending_write = server.clients_pending_write;
@@ -207,27 +315,38 @@ int client_check_output_limits(client *c) {
 
 /* ---------------------------------------------------------------- accept */
 
-static int protected_mode_denies(int fd) {
-    /* Valkey's protected mode: with no password, only loopback peers may
-     * talk to the server. */
+/* Valkey's refusal, word for word (clientAcceptHandler in Valkey's
+ * src/networking.c): a client that meets protected mode learns how to
+ * get out of it. */
+static const char PROTECTED_MODE_DENIED[] =
+    "-DENIED Running in protected mode because protected mode is enabled and no password is set for the "
+    "default user. In this mode connections are only accepted from the loopback interface. If you want to "
+    "connect from external computers, you may adopt one of the following solutions: 1) Just disable "
+    "protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
+    "connecting from the same host the server is running, however MAKE SURE it's not publicly accessible "
+    "from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can "
+    "just disable the protected mode by editing the configuration file, and setting the protected mode "
+    "option to 'no', and then restarting the server. 3) If you started the server manually just for "
+    "testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for "
+    "the default user. NOTE: You only need to do one of the above things in order for the server to start "
+    "accepting connections from the outside.\r\n";
+
+/* Valkey's protected mode: with no password, only loopback peers may talk
+ * to the server. ip is the peer's address as accept() reported it. */
+static int protected_mode_denies(const char *ip) {
     if (!server.protected_mode || server.requirepass) return 0;
-    char ip[64];
-    int port;
-    if (anet_fd_to_string(fd, ip, sizeof(ip), &port, 1) == -1) return 0;
-    return !(strcmp(ip, "127.0.0.1") == 0 || strcmp(ip, "::1") == 0 || strncmp(ip, "127.", 4) == 0 ||
-             strcmp(ip, "unixsocket") == 0);
+    return !(strcmp(ip, "::1") == 0 || strncmp(ip, "127.", 4) == 0);
 }
 
-static void accept_common(int fd) {
+/* Admits or refuses one accepted socket (Valkey: acceptCommonHandler and
+ * clientAcceptHandler). accept4() already made it non-blocking. */
+static void accept_common(int fd, const char *ip) {
     const char *err = NULL;
     if (server.clients_count >= server.maxclients) {
         err = "-ERR max number of clients reached\r\n";
         server.stat_rejected_conn++;
-    } else if (protected_mode_denies(fd)) {
-        err = "-DENIED Running in protected mode because protected mode is enabled and no password is "
-              "set for the default user. In this mode connections are only accepted from the loopback "
-              "interface. Set a password with --requirepass or disable protected mode with "
-              "--protected-mode no.\r\n";
+    } else if (protected_mode_denies(ip)) {
+        err = PROTECTED_MODE_DENIED;
         server.stat_rejected_conn++;
     }
     if (err) {
@@ -239,7 +358,6 @@ static void accept_common(int fd) {
         return;
     }
     char aerr[ANET_ERR_LEN];
-    anet_nonblock(aerr, fd);
     anet_enable_tcp_nodelay(aerr, fd);
     if (server.tcpkeepalive) anet_keepalive(aerr, fd, server.tcpkeepalive);
     if (!client_create(fd)) {
@@ -250,17 +368,21 @@ static void accept_common(int fd) {
     server.stat_numconnections++;
 }
 
+/* A listening socket is readable: accept at most max-new-connections-per-
+ * cycle connections (Valkey's default 10), so a connection storm cannot
+ * hold the loop in accept() while connected clients wait; the rest stay
+ * in the backlog and fire the event again on the next turn. */
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)data, (void)mask;
     char ip[64], err[ANET_ERR_LEN];
     int port;
-    for (int i = 0; i < NET_MAX_ACCEPTS_PER_CALL; i++) {
+    for (int i = 0; i < server.max_new_conns_per_cycle; i++) {
         int cfd = anet_accept(err, fd, ip, sizeof(ip), &port);
         if (cfd == ANET_ERR) {
             if (errno != EWOULDBLOCK && errno != EAGAIN) server_log(LL_WARNING, "Accepting client connection: %s", err);
             return;
         }
-        accept_common(cfd);
+        accept_common(cfd, ip);
     }
 }
 
@@ -359,33 +481,51 @@ static void process_input(client *c) {
 static size_t parser_buffered(const resp_parser *p) { return p->big ? p->big_filled : 0; }
 
 /*@ read-handler */
+/* One readable event: read once, check client-query-buffer-limit, parse
+ * and run every complete command, then give the shared buffer back. */
 static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)mask;
     client *c = data;
     server_phase(PHASE_READ);
-    /* Read more at once when a big bulk argument is on its way, so a large
-     * SET does not cost one syscall per 16 KB. */
-    size_t readlen = CLIENT_IOBUF_LEN;
+    /* The payload of a big bulk argument (RESP_MBULK_BIG_ARG or more) is
+     * read straight into its object once no unparsed byte waits in front
+     * of it: no copy, no buffer. Otherwise read more at once when a bulk
+     * longer than one read is on its way, into a private buffer sized for
+     * it; anything else reads into the client's partial request, or else
+     * into the shared buffer. */
+    size_t room = 0, readlen = CLIENT_IOBUF_LEN;
+    char *window = c->qb_len == 0 ? resp_parser_bulk_window(&c->parser, &room) : NULL;
     size_t pending = resp_parser_pending_bulk(&c->parser);
     if (pending > readlen && pending < 64 * 1024 * 1024) readlen = pending;
-    if (c->qb_cap - c->qb_len < readlen) {
+    if (window) {
+        readlen = room;
+    } else if (!c->querybuf && readlen == CLIENT_IOBUF_LEN) {
+        if (!thread_shared_qb) thread_shared_qb = zmalloc(CLIENT_IOBUF_LEN);
+        c->querybuf = thread_shared_qb;
+        c->qb_cap = CLIENT_IOBUF_LEN;
+    } else if (c->qb_cap - c->qb_len < readlen) {
         c->qb_cap = c->qb_len + readlen;
         c->querybuf = zrealloc(c->querybuf, c->qb_cap);
     }
-    ssize_t n = read(fd, c->querybuf + c->qb_len, readlen);
+    ssize_t n = read(fd, window ? window : c->querybuf + c->qb_len, readlen);
     server.stat_total_reads++;
-    if (n == -1) {
-        if (errno == EAGAIN || errno == EINTR) return;
-        server_log(LL_VERBOSE, "Reading from client: %s", strerror(errno));
+    if (n <= 0) {
+        if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+            query_buffer_return_shared(c);
+            query_buffer_release_empty(c);
+            return;
+        }
+        if (n == 0)
+            server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+        else
+            server_log(LL_VERBOSE, "Reading from client: %s", strerror(errno));
         client_free(c);
         return;
     }
-    if (n == 0) {
-        server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
-        client_free(c);
-        return;
-    }
-    c->qb_len += (size_t)n;
+    if (window)
+        resp_parser_bulk_advance(&c->parser, (size_t)n);
+    else
+        c->qb_len += (size_t)n;
     if (c->qb_len > c->querybuf_peak) c->querybuf_peak = c->qb_len;
     c->last_interaction = util_mstime();
     server.stat_net_input_bytes += n;
@@ -403,6 +543,8 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
         return;
     }
     process_input(c);
+    query_buffer_return_shared(c);
+    query_buffer_release_empty(c);
     if (c->flags & CLIENT_CLOSE_ASAP) client_free(c);
     else if (server.reply_write_timing == REPLY_WRITE_IMMEDIATE) networking_handle_pending_writes();
 }
@@ -410,36 +552,55 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
 
 /* ----------------------------------------------------------------- write */
 
+/* Takes n written bytes off the front of the pending output: buf first,
+ * then whole blocks (freed), then part of the next block. */
+static void consume_written(client *c, size_t n) {
+    if (c->bufpos) {
+        size_t in_buf = c->bufpos - c->sentlen;
+        if (n < in_buf) {
+            c->sentlen += n;
+            return;
+        }
+        n -= in_buf;
+        c->bufpos = c->sentlen = 0;
+    }
+    /* Also drops empty blocks at the head (a deferred length never set). */
+    while (c->reply_head && n >= c->reply_head->used - c->sentlen) {
+        reply_block *b = c->reply_head;
+        n -= b->used - c->sentlen;
+        c->sentlen = 0;
+        c->reply_head = b->next;
+        if (!c->reply_head) c->reply_tail = NULL;
+        c->reply_bytes -= b->size;
+        c->reply_blocks--;
+        zfree(b);
+    }
+    c->sentlen += n;
+}
+
 /*@ write-to-client */
-/* Writes what the client has pending with one writev() of the static
- * buffer and the blocks, at most NET_MAX_WRITES_PER_EVENT bytes per call.
- * Returns -1 when the client was freed. */
+/* Writes what the client has pending; see "The write loop, exactly" at
+ * the top of this file. Returns -1 when the client was freed. */
 static int write_to_client(client *c, int handler_installed) {
-    struct iovec iov[64];
+    struct iovec iov[NET_MAX_IOV_PER_WRITE];
     size_t total = 0;
     while (client_has_pending_replies(c) && total < NET_MAX_WRITES_PER_EVENT) {
         int iovcnt = 0;
-        size_t skip = c->sentlen;
-        if (c->bufpos > c->sentlen) {
+        size_t offered = 0, skip = c->sentlen;
+        if (c->bufpos) {
             iov[iovcnt].iov_base = c->buf + c->sentlen;
             iov[iovcnt++].iov_len = c->bufpos - c->sentlen;
             skip = 0;
-        } else if (c->bufpos) {
-            /* The static buffer is done; sentlen now counts into blocks. */
-            c->bufpos = c->sentlen = 0;
-            skip = 0;
         }
-        for (reply_block *b = c->reply_head; b && iovcnt < 64; b = b->next) {
-            if (b->used <= skip) {
-                skip -= b->used;
-                continue;
+        for (reply_block *b = c->reply_head; b && iovcnt < NET_MAX_IOV_PER_WRITE; b = b->next) {
+            if (b->used > skip) {
+                iov[iovcnt].iov_base = b->buf + skip;
+                iov[iovcnt++].iov_len = b->used - skip;
             }
-            iov[iovcnt].iov_base = b->buf + skip;
-            iov[iovcnt++].iov_len = b->used - skip;
             skip = 0;
         }
-        if (!iovcnt) break;
-        ssize_t n = writev(c->fd, iov, iovcnt);
+        for (int i = 0; i < iovcnt; i++) offered += iov[i].iov_len;
+        ssize_t n = iovcnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, iovcnt);
         server.stat_total_writes++;
         if (n <= 0) {
             if (n == -1 && (errno == EAGAIN || errno == EINTR)) break;
@@ -449,42 +610,8 @@ static int write_to_client(client *c, int handler_installed) {
         }
         total += (size_t)n;
         server.stat_net_output_bytes += n;
-        /* Advance: the static buffer first, then whole blocks. */
-        size_t left = (size_t)n;
-        if (c->bufpos > c->sentlen) {
-            size_t in_buf = c->bufpos - c->sentlen;
-            if (left < in_buf) {
-                c->sentlen += left;
-                continue;
-            }
-            left -= in_buf;
-            c->bufpos = c->sentlen = 0;
-        }
-        while (c->reply_head && left) {
-            reply_block *b = c->reply_head;
-            size_t rest = b->used - c->sentlen;
-            if (left < rest) {
-                c->sentlen += left;
-                left = 0;
-                break;
-            }
-            left -= rest;
-            c->sentlen = 0;
-            c->reply_head = b->next;
-            if (!c->reply_head) c->reply_tail = NULL;
-            c->reply_bytes -= b->size;
-            c->reply_blocks--;
-            zfree(b);
-        }
-        /* Drop fully sent empty blocks at the head (e.g. used == 0). */
-        while (c->reply_head && c->reply_head->used == 0 && c->reply_head->size) {
-            reply_block *b = c->reply_head;
-            c->reply_head = b->next;
-            if (!c->reply_head) c->reply_tail = NULL;
-            c->reply_bytes -= b->size;
-            c->reply_blocks--;
-            zfree(b);
-        }
+        consume_written(c, (size_t)n);
+        if ((size_t)n < offered) break; /* the send buffer is full */
     }
     if (total) c->last_interaction = util_mstime();
     if (!client_has_pending_replies(c)) {
@@ -502,12 +629,14 @@ static int write_to_client(client *c, int handler_installed) {
 }
 /*@ end */
 
+/* AE_WRITABLE: the socket took only part of the output last time. */
 static void client_write_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)fd, (void)mask;
     server_phase(PHASE_WRITE);
     write_to_client(data, 1);
 }
 
+/* before_sleep's write pass over the clients that have replies queued. */
 int networking_handle_pending_writes(void) {
     int processed = 0;
     server_phase(PHASE_WRITE);
@@ -528,6 +657,8 @@ int networking_handle_pending_writes(void) {
 
 /* ------------------------------------------------------------------ cron */
 
+/* Per client, once per cron tick: the idle timeout, the reply buffer's
+ * size (reply_buffer_cron) and the soft output-buffer limit. */
 void networking_clients_cron(void) {
     long long now = util_mstime();
     for (client *c = server.clients, *next; c; c = next) {
@@ -537,12 +668,7 @@ void networking_clients_cron(void) {
             client_free(c);
             continue;
         }
-        /* Give back a large query buffer once the client is idle. */
-        if (c->qb_len == 0 && c->qb_cap > 4 * CLIENT_IOBUF_LEN) {
-            zfree(c->querybuf);
-            c->querybuf = NULL;
-            c->qb_cap = 0;
-        }
+        reply_buffer_cron(c, now);
         if (c->reply_head) client_check_output_limits(c);
     }
 }
@@ -554,13 +680,16 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
     int mask = c->fd != -1 ? ae_get_file_mask(server.el, c->fd) : 0, e = 0;
     if (mask & AE_READABLE) events[e++] = 'r';
     if (mask & AE_WRITABLE) events[e++] = 'w';
+    /* Memory the client holds: the shared query buffer is not its own. */
+    size_t rbs = c->buf ? c->buf_size : 0;
+    size_t qbuf_mem = c->querybuf == thread_shared_qb ? 0 : c->qb_cap;
     int n = snprintf(buf, len,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
                      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
                      "oll=%ld omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                      (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, c->db ? c->db->id : 0, c->qb_len,
-                     c->qb_cap - c->qb_len, c->qb_cap, c->querybuf_peak, c->bufpos, c->reply_blocks,
-                     c->reply_bytes, sizeof(*c) + c->qb_cap + c->reply_bytes, events, cmd, c->resp);
+                     c->qb_cap - c->qb_len, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
+                     sizeof(*c) + qbuf_mem + rbs + c->reply_bytes, events, cmd, c->resp);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }

@@ -1,12 +1,12 @@
 /* networking.h — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients); steps 4 and 5 route reads and writes through the
- * I/O threads from here. Owns: the client lifecycle and the flow of bytes
- * between a socket and the command dispatcher.
- * Threads: main thread only in step 0.
- * Valkey: src/networking.c (acceptTcpHandler, readQueryFromClient,
+ * Step 0; steps 4 and 5 route reads and writes through the I/O threads
+ * from here. Owns the client lifecycle and the flow of bytes between a
+ * socket and the command dispatcher (networking.c opens with the rules).
+ * Threads: main only in step 0.
+ * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
  * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
- * freeClient).
+ * freeClient); src/socket.c (connSocketAcceptHandler).
  */
 #ifndef SOLOIST_NETWORKING_H
 #define SOLOIST_NETWORKING_H
@@ -14,23 +14,25 @@
 #include "ae.h"
 #include "client.h"
 
-/* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client after this
- * many bytes in one event so one large reply cannot starve the others. */
+/* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client once this
+ * many bytes went out in one event so one large reply cannot starve the
+ * others. */
 #define NET_MAX_WRITES_PER_EVENT (64 * 1024)
-/* Valkey: MAX_ACCEPTS_PER_CALL. */
-#define NET_MAX_ACCEPTS_PER_CALL 1000
+/* Chunks (buf, then blocks) one writev carries; a block holds at least
+ * 16 KB, so 64 of them cover the 64 KB per event many times over. */
+#define NET_MAX_IOV_PER_WRITE 64
 
 client *client_create(int fd);
 void client_free(client *c);
 /* Marks the client to be closed at the next safe point (before sleep). */
 void client_close_async(client *c);
 /* Queues the client for the write pass in before_sleep (idempotent). */
-void client_install_write_handler(client *c);
+void client_queue_pending_write(client *c);
 /* Closes the client (async) when its output buffer passed
  * client-output-buffer-limit; returns 1 if it did. */
 int client_check_output_limits(client *c);
 int client_has_pending_replies(const client *c);
-/* Bytes held for output (static buffer + blocks), for INFO/CLIENT LIST. */
+/* Bytes held in reply blocks (client-output-buffer-limit, INFO, CLIENT LIST). */
 size_t client_output_bytes(const client *c);
 
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask);

@@ -1,11 +1,42 @@
-/* reply.c — building replies in RESP2 or RESP3 (step 0; steps 5 and 7
- * build on it). See reply.h for the contract.
+/* reply.c — building replies in RESP2 or RESP3.
  *
- * Where bytes go: first into the client's static buffer c->buf, and once
- * that is full (or once a block exists — order must be kept) into the last
- * reply block, then into new blocks of at least CLIENT_REPLY_CHUNK bytes.
- * Valkey: src/networking.c _addReplyToBuffer and _addReplyProtoToList.
- * Threads: main thread only, while it owns the client.
+ * Step 0; steps 5 and 7 build on it. Owns how reply bytes are appended to
+ * a client (its reply buffer buf and the block list after it) and the
+ * encoding of every reply type for the protocol the client chose with
+ * HELLO. networking.c owns sending them.
+ * Threads: main only, while it owns the client (from step 4: while the
+ * client's io state is idle).
+ * Valkey: src/networking.c _addReplyToBuffer, _addReplyProtoToList,
+ * addReplyDeferredLen; Redis 7 src/server.c clientsCronResizeOutputBuffer.
+ *
+ * WHERE REPLY BYTES GO
+ *
+ * Every reply ends in reply_proto(), which appends raw bytes: into buf
+ * while the block list is empty and buf has room, and the rest into the
+ * last block, then into new blocks of at least CLIENT_REPLY_CHUNK bytes.
+ * Once a block exists nothing more goes into buf until all is written,
+ * so the bytes leave in the order they were appended. What is pending is
+ * buf[sentlen, bufpos) then the blocks; networking.c's essay gives the
+ * invariants of sentlen and how a partial write advances them.
+ *
+ * THE REPLY BUFFER'S LIFE
+ *
+ * A client has no reply buffer until its first reply: a connection that
+ * never speaks costs no reply memory. The first append allocates buf_size
+ * bytes (CLIENT_REPLY_MIN, 1 KB, the first time). The cron then sizes it
+ * to the client's recent need, as Redis 7 does (Redis pull request #9822):
+ * buf_peak records the most bytes buf held; once per tick, a buffer whose
+ * peak stayed under half its size shrinks to the peak (never below
+ * CLIENT_REPLY_MIN), and one that filled up doubles (never above
+ * CLIENT_REPLY_CHUNK); the peak restarts every REPLY_PEAK_WINDOW_MS. A
+ * client that has nothing pending and has been quiet for
+ * CLIENT_IDLE_RELEASE_MS gives the buffer back; buf_size remembers the
+ * size for the next reply. The cron resizes or frees only an empty buffer
+ * (bufpos == 0), so no pending byte ever moves.
+ *
+ * A deferred length (SCAN, KEYS) is an empty block reserved in the list
+ * and filled when the count is known; it also forces what follows into
+ * the list, so the order holds.
  */
 #include "reply.h"
 
@@ -28,14 +59,24 @@ const char *const ERR_NOT_FLOAT = "value is not a valid float";
 const char *const ERR_SYNTAX = "syntax error";
 const char *const ERR_OVERFLOW = "increment or decrement would overflow";
 
+/* How long buf_peak collects before the cron starts a new window
+ * (Redis 7's reply-buffer-peak-reset-time default). */
+#define REPLY_PEAK_WINDOW_MS 5000
+
 /*@ reply-append */
-/* Appends to the static buffer while no block exists; returns bytes taken. */
+/* Appends to buf while no block exists, allocating buf on first use;
+ * returns the bytes taken. */
 static size_t append_to_buffer(client *c, const char *s, size_t len) {
     if (c->reply_head) return 0; /* bytes after a block must follow it */
-    size_t room = sizeof(c->buf) - c->bufpos;
+    if (!c->buf) {
+        if (!c->buf_size) c->buf_size = CLIENT_REPLY_MIN;
+        c->buf = zmalloc(c->buf_size);
+    }
+    size_t room = c->buf_size - c->bufpos;
     size_t n = len < room ? len : room;
     memcpy(c->buf + c->bufpos, s, n);
     c->bufpos += n;
+    if (c->bufpos > c->buf_peak) c->buf_peak = c->bufpos;
     return n;
 }
 
@@ -68,11 +109,38 @@ static void append_to_list(client *c, const char *s, size_t len) {
 
 void reply_proto(client *c, const char *s, size_t len) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
-    client_install_write_handler(c);
+    client_queue_pending_write(c);
     size_t n = append_to_buffer(c, s, len);
     if (n < len) {
         append_to_list(c, s + n, len - n);
         client_check_output_limits(c);
+    }
+}
+/*@ end */
+
+/*@ reply-buffer-cron */
+void reply_buffer_cron(client *c, long long now) {
+    if (c->bufpos || c->reply_head) return; /* bytes pending: leave buf alone */
+    if (c->buf && now - c->last_interaction >= CLIENT_IDLE_RELEASE_MS) {
+        zfree(c->buf);
+        c->buf = NULL;
+        c->buf_peak = 0;
+        return;
+    }
+    size_t size = c->buf_size ? c->buf_size : CLIENT_REPLY_MIN, want = size;
+    if (c->buf_peak < size / 2 && size / 2 >= CLIENT_REPLY_MIN)
+        want = c->buf_peak + 1 > CLIENT_REPLY_MIN ? c->buf_peak + 1 : CLIENT_REPLY_MIN;
+    else if (c->buf_peak >= size && size < CLIENT_REPLY_CHUNK)
+        want = size * 2 < CLIENT_REPLY_CHUNK ? size * 2 : CLIENT_REPLY_CHUNK;
+    if (now - c->buf_peak_since >= REPLY_PEAK_WINDOW_MS) {
+        c->buf_peak = 0;
+        c->buf_peak_since = now;
+    }
+    if (want != size) {
+        /* Empty, so nothing to copy: the next reply allocates the new size. */
+        zfree(c->buf);
+        c->buf = NULL;
+        c->buf_size = want;
     }
 }
 /*@ end */
@@ -234,11 +302,11 @@ void reply_help(client *c, const char *const *lines) {
 /*@ reply-deferred */
 /* A deferred length is an empty reply block placed in the list; the
  * setter writes the header into it (Valkey: addReplyDeferredLen). The
- * static buffer can never hold the placeholder, so anything after it goes
+ * reply buffer can never hold the placeholder, so anything after it goes
  * to the list too, in order. */
 void *reply_deferred_len(client *c) {
     if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
-    client_install_write_handler(c);
+    client_queue_pending_write(c);
     reply_block *b = zmalloc(sizeof(*b) + 32);
     b->next = NULL;
     b->size = 32;

@@ -1,13 +1,10 @@
 /* reply.h — building replies in RESP2 or RESP3.
  *
- * Step 0 (clients), grown in steps 5 and 7. Owns: the client's reply
- * buffers — the static buffer c->buf[c->bufpos] and the list of reply
- * blocks after it — and the encoding of every reply type for the
- * protocol the client chose with HELLO (c->resp, 2 or 3).
- * Threads: every function here runs on the main thread only, while the
- * main thread owns the client (its io_write_state is IDLE). Step 5's
- * watermark lets main keep appending while a worker writes the part
- * before the watermark; see networking.c.
+ * Step 0; steps 5 and 7 build on it. Owns how reply bytes are appended to
+ * a client (buf, then the block list) and the encoding of every reply
+ * type for the client's protocol (c->resp, 2 or 3). reply.c opens with
+ * the rules.
+ * Threads: main only, while it owns the client.
  * Valkey: src/networking.c addReply*, _addReplyToBufferOrList.
  */
 #ifndef SOLOIST_REPLY_H
@@ -64,6 +61,10 @@ void reply_help(struct client *c, const char *const *lines);
 void *reply_deferred_len(struct client *c);
 void reply_set_deferred_array_len(struct client *c, void *node, long n);
 void reply_set_deferred_map_len(struct client *c, void *node, long n);
+
+/* The cron's look at one client's reply buffer: resize it to its recent
+ * peak, or free it once the client is idle (see reply.c). */
+void reply_buffer_cron(struct client *c, long long now_ms);
 
 /* Common replies with Valkey's exact texts. */
 extern const char *const ERR_WRONGTYPE;   /* "-WRONGTYPE Operation against a key holding the wrong kind of value" */

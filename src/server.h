@@ -50,6 +50,7 @@ struct server {
     int tcpkeepalive;          /* seconds */
     int maxidletime;           /* "timeout", seconds; 0 = never */
     int maxclients;
+    int max_new_conns_per_cycle; /* accepts per readable event on a listener */
     char *requirepass;         /* NULL = no password */
     int protected_mode;
     long long proto_max_bulk_len;

@@ -561,6 +561,110 @@ def h_loadgen_sanity(run, lines, bench):
     return []
 
 
+# ------------------------------------------ the connection path (F0.40-49)
+
+IDLE_MOMENTS = {"connected": "connected, silent",
+                "after_ping": "after one PING each, then idle"}
+
+
+def h_idle_memory(run, lines, bench):
+    """bench/idle_memory.py: RSS growth per idle connection, one run per
+    server; F0.40-42 for silent connections, F0.43-44 after one PING."""
+    base = base_conditions(run)
+    cells = side_by_side(lines, ("moment",))
+    rows, cmd = [], "make findings BENCH=idle_memory"
+    for moment, first in (("connected", 40), ("after_ping", 43)):
+        if (moment,) not in cells:
+            continue
+        sides = {k: v[0] for k, v in cells[(moment,)].items()}
+        a, b = sides["soloist"], sides["redis"]
+        cfg = ["%d connections" % a["connections"], IDLE_MOMENTS[moment],
+               "idle %s s before the reading" % a["idle_s"] if moment == "after_ping" else "read 0.5 s after the last accept",
+               "RSS growth over the RSS after one throwaway PING", "--maxclients %d" % a["maxclients"],
+               "one run per server"]
+        ratio = a["bytes_per_conn"] / b["bytes_per_conn"]
+        fig = lambda ln: "**%s B** per connection (RSS %.1f → %.1f MB)" % (
+            "{:,.0f}".format(ln["bytes_per_conn"]), ln["rss_base_bytes"] / 2**20, ln["rss_bytes"] / 2**20)
+        if moment == "connected":
+            rows.append(Row("F0.40", "resident memory per idle connection, %s: %s" % (
+                IDLE_MOMENTS[moment], a_label([a])), fig(a), dict(base, config=cfg), cmd, run.rel(bench)))
+            rows.append(Row("F0.41", "resident memory per idle connection, %s: redis-server 7.0" % IDLE_MOMENTS[moment],
+                            fig(b), dict(base, config=cfg), cmd, run.rel(bench)))
+            rows.append(Row("F0.42", "idle connection memory, %s: soloist / redis-server 7.0" % IDLE_MOMENTS[moment],
+                            "**%s**" % fmt_ratio(ratio), dict(base, config=cfg), cmd, run.rel(bench)))
+        else:
+            rows.append(Row("F0.43", "resident memory per idle connection, %s" % IDLE_MOMENTS[moment],
+                            "%s %s; redis-server 7.0 %s" % (a_label([a]), fig(a), fig(b)),
+                            dict(base, config=cfg), cmd, run.rel(bench)))
+            rows.append(Row("F0.44", "idle connection memory, %s: soloist / redis-server 7.0" % IDLE_MOMENTS[moment],
+                            "**%s**" % fmt_ratio(ratio), dict(base, config=cfg), cmd, run.rel(bench)))
+    return rows
+
+
+P1_TESTS = ("GET", "SET", "PING")
+
+
+def h_p1_anatomy(run, lines, bench):
+    """bench/p1_anatomy.py: per-request counts at P=1 on both sides."""
+    base = base_conditions(run)
+    cells = side_by_side(lines, ("test", "side"))
+    tests = [t for t in P1_TESTS if (t, "server") in cells and (t, "client") in cells]
+    if not tests:
+        return []
+    def one(t, side, srv):
+        """The median pass of a cell, field by field."""
+        runs = cells[(t, side)][srv]
+        med = {k: statistics.median(r[k] for r in runs)
+               for k in ("requests_per_wakeup", "context_switches_per_request", "cpu_us_per_request",
+                         "total_syscalls_per_request", "single_event_wakeup_share", "wakes_other_per_request")}
+        kinds = {k for r in runs for k in r["per_request"]}
+        med["per_request"] = {k: statistics.median(r["per_request"].get(k, 0) for r in runs) for k in kinds}
+        med["passes"] = len(runs)
+        return dict(runs[0], **med)
+
+    ln = one(tests[0], "server", "soloist")
+    cfg = ["redis-benchmark, 50 clients, P=1, %d requests per cell" % ln["requests"],
+           "median of %d passes, servers alternated" % ln["passes"],
+           "GET/SET/PING_MBULK", "perf stat syscall tracepoints on the server pid and on redis-benchmark",
+           "io-threads 1", placement_cfg(ln, base["cores"])]
+    cmd, src = "make findings BENCH=p1_anatomy", run.rel(bench)
+
+    def kinds(d):
+        per = dict(d["per_request"])
+        wait = per.pop("epoll_wait", 0) + per.pop("epoll_pwait", 0)
+        parts = ["epoll_wait %.3f" % wait] + ["%s %.2f" % (k, v) for k, v in sorted(per.items()) if v >= 0.01]
+        return "%s (all %.2f)" % (", ".join(parts), d["total_syscalls_per_request"])
+
+    rows = []
+    for rid, side, who in (("F0.45", "server", "the server's"), ("F0.46", "client", "redis-benchmark's")):
+        a, b = one("GET", side, "soloist"), one("GET", side, "redis")
+        rows.append(Row(rid, "GET at P=1: %s system calls per request, by kind" % who,
+                        "soloist: %s; redis-server 7.0: %s" % (kinds(a), kinds(b)),
+                        dict(base, config=cfg), cmd, src))
+    fig = "; ".join("%s **%.1f** vs %.1f (one ready client in %.0f%% vs %.0f%% of wake-ups)" % (
+        t, one(t, "server", "soloist")["requests_per_wakeup"], one(t, "server", "redis")["requests_per_wakeup"],
+        100 * one(t, "server", "soloist")["single_event_wakeup_share"],
+        100 * one(t, "server", "redis")["single_event_wakeup_share"]) for t in tests)
+    rows.append(Row("F0.47", "P=1: requests per epoll wake-up of the server, soloist vs redis-server 7.0",
+                    fig, dict(base, config=cfg), cmd, src))
+    fig = "; ".join("%s **%.3f** vs %.3f" % (t, one(t, "client", "soloist")["wakes_other_per_request"],
+                                              one(t, "client", "redis")["wakes_other_per_request"]) for t in tests)
+    rows.append(Row("F0.48", "P=1: wake-ups redis-benchmark performs per request (its sendto finding the "
+                    "server asleep in epoll_wait), against soloist vs against redis-server 7.0",
+                    fig, dict(base, config=cfg), cmd, src))
+    fig = "; ".join("%s client %.3f vs %.3f cs, %.1f vs %.1f µs; server %.3f vs %.3f cs" % (
+        t, one(t, "client", "soloist")["context_switches_per_request"],
+        one(t, "client", "redis")["context_switches_per_request"],
+        one(t, "client", "soloist")["cpu_us_per_request"], one(t, "client", "redis")["cpu_us_per_request"],
+        one(t, "server", "soloist")["context_switches_per_request"],
+        one(t, "server", "redis")["context_switches_per_request"]) for t in tests)
+    rows.append(Row("F0.49", "P=1: context switches and CPU per request, against soloist vs against "
+                    "redis-server 7.0", fig, dict(base, config=cfg), cmd, src,
+                    "these move with how client and server interleave on the cores; "
+                    "system calls per request by kind (F0.45, F0.46) do not"))
+    return rows
+
+
 def h_generic(run, lines, bench):
     base = base_conditions(run)
     rows = []
@@ -584,6 +688,8 @@ HANDLERS = {
     "phase_shares": h_phase_shares,
     "write_timing": h_write_timing,
     "loadgen_sanity": h_loadgen_sanity,
+    "idle_memory": h_idle_memory,
+    "p1_anatomy": h_p1_anatomy,
 }
 
 

@@ -123,6 +123,42 @@ class TimeoutTest(unittest.TestCase):
             c.close()
 
 
+class IdleBuffersTest(unittest.TestCase):
+    """A connection's buffers as CLIENT LIST shows them: none before it
+    speaks, a 1 KB reply buffer after its first reply, none again once it
+    has been idle for 2 s (the cron gives the buffer back)."""
+
+    def test_reply_buffer_comes_and_goes(self):
+        s = Server().start()
+        try:
+            if s.kind == "redis":
+                self.skipTest("redis-server 7.0 keeps a reply buffer for every client")
+            watcher, idle = s.conn(), s.conn()
+
+            def fields_of(conn_id):
+                text = harness.parse(watcher.request("CLIENT", "LIST")).decode()
+                for line in text.splitlines():
+                    f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+                    if f["id"] == conn_id:
+                        return f
+                self.fail("client id=%s not in CLIENT LIST" % conn_id)
+
+            conn_id = str(harness.parse(idle.request("CLIENT", "ID")))
+            f = fields_of(conn_id)
+            self.assertEqual((f["qbuf"], f["qbuf-free"]), ("0", "0"))
+            self.assertEqual(f["rbs"], "1024")  # CLIENT ID's reply allocated it
+            deadline = time.monotonic() + 5
+            while fields_of(conn_id)["rbs"] != "0":
+                self.assertLess(time.monotonic(), deadline, "reply buffer not given back")
+                time.sleep(0.2)
+            self.assertEqual(idle.request("PING"), b"+PONG\r\n")
+            self.assertEqual(fields_of(conn_id)["rbs"], "1024")
+            watcher.close()
+            idle.close()
+        finally:
+            s.stop()
+
+
 class ExpiryTest(unittest.TestCase):
     def test_active_expiry(self):
         with Server() as s:

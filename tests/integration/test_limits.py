@@ -217,5 +217,92 @@ class DefaultsTest(unittest.TestCase):
             s.stop()
 
 
+def non_loopback_ipv4():
+    """An IPv4 address of this host outside 127.0.0.0/8, or None."""
+    import fcntl
+    import struct
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for _idx, name in socket.if_nameindex():
+            try:
+                req = struct.pack("256s", name.encode()[:15])
+                addr = socket.inet_ntoa(fcntl.ioctl(s.fileno(), 0x8915, req)[20:24])  # SIOCGIFADDR
+            except OSError:
+                continue
+            if not addr.startswith("127."):
+                return addr
+    finally:
+        s.close()
+    return None
+
+
+# Valkey's refusal (clientAcceptHandler, src/networking.c), byte for byte.
+PROTECTED_MODE_DENIED = (
+    b"-DENIED Running in protected mode because protected mode is enabled and no password is set for the "
+    b"default user. In this mode connections are only accepted from the loopback interface. If you want to "
+    b"connect from external computers, you may adopt one of the following solutions: 1) Just disable "
+    b"protected mode sending the command 'CONFIG SET protected-mode no' from the loopback interface by "
+    b"connecting from the same host the server is running, however MAKE SURE it's not publicly accessible "
+    b"from internet if you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can "
+    b"just disable the protected mode by editing the configuration file, and setting the protected mode "
+    b"option to 'no', and then restarting the server. 3) If you started the server manually just for "
+    b"testing, restart it with the '--protected-mode no' option. 4) Set up an authentication password for "
+    b"the default user. NOTE: You only need to do one of the above things in order for the server to start "
+    b"accepting connections from the outside.\r\n")
+
+
+class ProtectedModeTest(unittest.TestCase):
+    """A peer outside loopback meets protected mode: Valkey's text, then
+    the connection closes. Needs a second interface on this host."""
+
+    def test_denied_text_from_a_non_loopback_peer(self):
+        addr = non_loopback_ipv4()
+        if addr is None:
+            self.skipTest("no IPv4 address outside loopback on this host")
+        s = Server(bind=False, extra=["--bind", "0.0.0.0"]).start()
+        try:
+            if s.kind == "redis":
+                self.skipTest("Redis 7.0's refusal names Redis; Valkey's text is the reference")
+            c = Conn(s.port, host=addr)
+            c.sock.settimeout(5)
+            closed, got = False, b""
+            while not closed:
+                chunk = c.sock.recv(4096)
+                closed = not chunk
+                got += chunk
+            c.close()
+            self.assertEqual(got, PROTECTED_MODE_DENIED)
+            # Loopback is still served, and the refusal was counted.
+            c = s.conn()
+            self.assertEqual(c.request("PING"), b"+PONG\r\n")
+            self.assertIn(b"rejected_connections:1", c.request("INFO", "stats"))
+            c.close()
+        finally:
+            s.stop()
+
+
+class AcceptBatchTest(unittest.TestCase):
+    """max-new-connections-per-cycle: Valkey's name, default and range;
+    a burst larger than one batch is still accepted, over several turns."""
+
+    def test_config_and_burst(self):
+        s = Server().start()
+        try:
+            c = s.conn()
+            self.assertEqual(c.request("CONFIG", "GET", "max-new-connections-per-cycle"),
+                             b"*2\r\n$29\r\nmax-new-connections-per-cycle\r\n$2\r\n10\r\n")
+            self.assertTrue(c.request("CONFIG", "SET", "max-new-connections-per-cycle", "0").startswith(b"-ERR"))
+            self.assertTrue(c.request("CONFIG", "SET", "max-new-connections-per-cycle", "1001").startswith(b"-ERR"))
+            self.assertEqual(c.request("CONFIG", "SET", "max-new-connections-per-cycle", "1"), b"+OK\r\n")
+            burst = [s.conn() for _ in range(40)]
+            for b in burst:
+                self.assertEqual(b.request("PING"), b"+PONG\r\n")
+            for b in burst:
+                b.close()
+            c.close()
+        finally:
+            s.stop()
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -157,6 +157,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     zfree(take_reply(tc));
+    zfree(tc->buf);
     zfree(tc);
     db_release(&tdb);
     return 0;

@@ -1,0 +1,316 @@
+/* test_networking.c — the connection path (step 0, src/networking.c and
+ * src/reply.c): the lazy life of a client's buffers and the bytes that
+ * cross them.
+ *
+ * Each test runs the real server loop (server_init on an ephemeral
+ * loopback port, which no test uses) with clients on socketpairs: the
+ * test writes a request into one end, turns the loop without waiting, and
+ * reads the reply from the same end. Nothing here blocks or sleeps; every
+ * exchange gives up after a bounded number of loop turns.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ae.h"
+#include "client.h"
+#include "config.h"
+#include "networking.h"
+#include "reply.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* One connected client: c is the server's side, peer the test's. */
+typedef struct conn {
+    client *c;
+    int peer;
+} conn;
+
+static conn open_conn(void) {
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    conn k = {client_create(sv[0]), sv[1]};
+    assert_non_null(k.c);
+    return k;
+}
+
+static void close_conn(conn *k) {
+    client_free(k->c);
+    close(k->peer);
+}
+
+static void turn(void) {
+    ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP);
+}
+
+static void send_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n == -1 && errno == EAGAIN) {
+            turn(); /* the server drains its side */
+            continue;
+        }
+        assert_true(n > 0);
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Turns the loop until want bytes came back (or 10000 turns passed);
+ * returns them NUL-terminated, zmalloc'd. */
+static char *recv_n(int fd, size_t want) {
+    char *out = zmalloc(want + 1);
+    size_t got = 0;
+    for (int i = 0; i < 10000 && got < want; i++) {
+        turn();
+        ssize_t n = read(fd, out + got, want - got);
+        if (n > 0) got += (size_t)n;
+    }
+    assert_int_equal(got, want);
+    out[got] = '\0';
+    return out;
+}
+
+static void expect_reply(int fd, const char *want) {
+    char *got = recv_n(fd, strlen(want));
+    assert_string_equal(got, want);
+    zfree(got);
+}
+
+static void roundtrip(conn *k, const char *req, const char *want) {
+    send_all(k->peer, req, strlen(req));
+    expect_reply(k->peer, want);
+}
+
+static int setup(void **state) {
+    (void)state;
+    config_init_defaults();
+    server.port = 0;
+    server.verbosity = LL_WARNING;
+    assert_int_equal(server_init(), 0);
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    server_destroy();
+    config_free_all();
+    return 0;
+}
+
+/* A connection that never spoke holds neither buffer. */
+static void test_new_client_holds_no_buffers(void **state) {
+    (void)state;
+    conn k = open_conn();
+    assert_null(k.c->querybuf);
+    assert_null(k.c->buf);
+    assert_int_equal(k.c->qb_cap, 0);
+    close_conn(&k);
+}
+
+/* The first read borrows the shared query buffer and gives it back; the
+ * first reply allocates the reply buffer at its smallest size. */
+static void test_first_read_and_reply(void **state) {
+    (void)state;
+    conn k = open_conn();
+    roundtrip(&k, "*1\r\n$4\r\nPING\r\n", "+PONG\r\n");
+    assert_null(k.c->querybuf);
+    assert_int_equal(k.c->qb_cap, 0);
+    assert_non_null(k.c->buf);
+    assert_int_equal(k.c->buf_size, CLIENT_REPLY_MIN);
+    assert_int_equal(k.c->bufpos, 0);
+    close_conn(&k);
+}
+
+/* The cron takes the reply buffer from a client quiet for long enough,
+ * keeps it from one that is not, and a later reply allocates it again. */
+static void test_idle_client_gives_buffers_back(void **state) {
+    (void)state;
+    conn k = open_conn();
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
+    assert_non_null(k.c->buf);
+    networking_clients_cron();
+    assert_non_null(k.c->buf); /* just spoke */
+    k.c->last_interaction = util_mstime() - CLIENT_IDLE_RELEASE_MS - 1;
+    networking_clients_cron();
+    assert_null(k.c->buf);
+    assert_null(k.c->querybuf);
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
+    assert_non_null(k.c->buf);
+    close_conn(&k);
+}
+
+/* A's request stops mid-argument; B's read then reuses the shared buffer.
+ * A must have kept a private copy of its partial bytes. */
+static void test_partial_request_survives_shared_buffer_reuse(void **state) {
+    (void)state;
+    conn a = open_conn(), b = open_conn();
+    roundtrip(&a, "*3\r\n$3\r\nSET\r\n$10\r\nkkkkkkkkkk\r\n$5\r\nvalue\r\n", "+OK\r\n");
+    const char *head = "*2\r\n$3\r\nGET\r\n$10\r\nkkkkkkk";
+    send_all(a.peer, head, strlen(head));
+    for (int i = 0; i < 10; i++) turn();
+    /* The key's first bytes wait, unparsed, in A's private buffer. */
+    assert_non_null(a.c->querybuf);
+    assert_true(a.c->qb_len >= 7);
+    assert_memory_equal(a.c->querybuf + a.c->qb_len - 7, "kkkkkkk", 7);
+    /* B's read fills the shared buffer with bytes that would make A's
+     * key "xxxxxxxkkk" were A still pointing at it. */
+    roundtrip(&b, "*2\r\n$3\r\nGET\r\n$10\r\nxxxxxxxxxx\r\n", "$-1\r\n");
+    roundtrip(&a, "kkk\r\n", "$5\r\nvalue\r\n");
+    assert_null(a.c->querybuf); /* complete again: private buffer freed */
+    close_conn(&a);
+    close_conn(&b);
+}
+
+/* A request split at every byte still parses (each read ends partial). */
+static void test_request_byte_by_byte(void **state) {
+    (void)state;
+    conn k = open_conn();
+    const char *echo = "*2\r\n$4\r\nECHO\r\n$5\r\nhello\r\n";
+    for (const char *p = echo; *p; p++) {
+        send_all(k.peer, p, 1);
+        turn();
+    }
+    expect_reply(k.peer, "$5\r\nhello\r\n");
+    close_conn(&k);
+}
+
+/* Builds "*N\r\n" + N bulks, the first being cmd, the rest arg_i. */
+static char *build_request(const char *cmd, int nargs, size_t arglen, size_t *len) {
+    size_t cap = 64 + (size_t)nargs * (arglen + 32);
+    char *r = zmalloc(cap), *p = r;
+    p += sprintf(p, "*%d\r\n$%zu\r\n%s\r\n", nargs + 1, strlen(cmd), cmd);
+    for (int i = 0; i < nargs; i++) {
+        p += sprintf(p, "$%zu\r\n", arglen);
+        memset(p, 'a' + i % 26, arglen);
+        p += arglen;
+        memcpy(p, "\r\n", 2);
+        p += 2;
+    }
+    *len = (size_t)(p - r);
+    return r;
+}
+
+/* A big bulk argument (read into a private buffer sized for it) and a
+ * command with many arguments; then a reply far larger than the reply
+ * buffer, which travels in blocks. */
+static void test_big_argv_and_big_reply(void **state) {
+    (void)state;
+    conn k = open_conn();
+    size_t vlen = 300 * 1024, len;
+    char *val = zmalloc(vlen);
+    for (size_t i = 0; i < vlen; i++) val[i] = (char)('a' + i % 26);
+    char *req = zmalloc(vlen + 64);
+    len = (size_t)sprintf(req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n", vlen);
+    memcpy(req + len, val, vlen);
+    memcpy(req + len + vlen, "\r\n", 2);
+    /* The first 100 KB: after the first read the payload goes straight
+     * into the argument's object, so no query buffer holds it. */
+    send_all(k.peer, req, len + 100 * 1024);
+    for (int i = 0; i < 50; i++) turn();
+    assert_null(k.c->querybuf);
+    assert_true(k.c->querybuf_peak <= CLIENT_IOBUF_LEN); /* never held in a buffer */
+    send_all(k.peer, req + len + 100 * 1024, vlen - 100 * 1024 + 2);
+    expect_reply(k.peer, "+OK\r\n");
+    assert_null(k.c->querybuf);
+
+    char *many = build_request("DEL", 1000, 8, &len);
+    send_all(k.peer, many, len);
+    expect_reply(k.peer, ":0\r\n");
+    zfree(many);
+
+    send_all(k.peer, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 22);
+    char hdr[32];
+    int hl = sprintf(hdr, "$%zu\r\n", vlen);
+    char *got = recv_n(k.peer, (size_t)hl + vlen + 2);
+    assert_memory_equal(got, hdr, (size_t)hl);
+    assert_memory_equal(got + hl, val, vlen);
+    assert_memory_equal(got + hl + vlen, "\r\n", 2);
+    assert_null(k.c->reply_head); /* all written: blocks freed */
+    assert_int_equal(k.c->reply_bytes, 0);
+    zfree(got);
+    zfree(req);
+    zfree(val);
+    close_conn(&k);
+}
+
+/* A pipeline whose replies overflow the reply buffer comes back whole
+ * and in order. */
+static void test_pipeline_overflowing_reply_buffer(void **state) {
+    (void)state;
+    conn k = open_conn();
+    static char req[16384], want[16384];
+    size_t rl = 0, wl = 0;
+    for (int i = 0; i < 200; i++) {
+        char arg[32];
+        int al = sprintf(arg, "message-%03d", i);
+        rl += (size_t)sprintf(req + rl, "*2\r\n$4\r\nECHO\r\n$%d\r\n%s\r\n", al, arg);
+        wl += (size_t)sprintf(want + wl, "$%d\r\n%s\r\n", al, arg);
+        assert_true(rl < sizeof(req) - 64 && wl < sizeof(want) - 64);
+    }
+    assert_true(wl > CLIENT_REPLY_MIN);
+    send_all(k.peer, req, rl);
+    expect_reply(k.peer, want);
+    close_conn(&k);
+}
+
+/* The cron grows a buffer that filled up and shrinks one that is mostly
+ * empty, as Redis 7 does, between CLIENT_REPLY_MIN and CLIENT_REPLY_CHUNK. */
+static void test_reply_buffer_follows_peak(void **state) {
+    (void)state;
+    client *c = client_create(-1);
+    long long now = util_mstime();
+    c->last_interaction = now;
+    char blob[3000];
+    memset(blob, 'x', sizeof(blob));
+    reply_proto(c, blob, sizeof(blob)); /* fills the 1 KB buffer, rest to a block */
+    assert_int_equal(c->buf_peak, CLIENT_REPLY_MIN);
+    assert_non_null(c->reply_head);
+    reply_buffer_cron(c, now); /* bytes pending: untouched */
+    assert_int_equal(c->buf_size, CLIENT_REPLY_MIN);
+    /* Pretend it was written. */
+    c->bufpos = c->sentlen = 0;
+    zfree(c->reply_head);
+    c->reply_head = c->reply_tail = NULL;
+    c->reply_bytes = 0;
+    c->reply_blocks = 0;
+    reply_buffer_cron(c, now);
+    assert_int_equal(c->buf_size, 2 * CLIENT_REPLY_MIN);
+    for (int i = 0; i < 10; i++) {
+        c->buf_peak = CLIENT_REPLY_CHUNK; /* keeps filling */
+        reply_buffer_cron(c, now);
+    }
+    assert_int_equal(c->buf_size, CLIENT_REPLY_CHUNK);
+    reply_proto(c, "+OK\r\n", 5);
+    assert_non_null(c->buf);
+    c->bufpos = 0;
+    c->buf_peak = 5;
+    reply_buffer_cron(c, now);
+    assert_int_equal(c->buf_size, CLIENT_REPLY_MIN);
+    assert_null(c->buf); /* freed empty; the next reply allocates 1 KB */
+    client_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_new_client_holds_no_buffers),
+        cmocka_unit_test(test_first_read_and_reply),
+        cmocka_unit_test(test_idle_client_gives_buffers_back),
+        cmocka_unit_test(test_partial_request_survives_shared_buffer_reuse),
+        cmocka_unit_test(test_request_byte_by_byte),
+        cmocka_unit_test(test_big_argv_and_big_reply),
+        cmocka_unit_test(test_pipeline_overflowing_reply_buffer),
+        cmocka_unit_test(test_reply_buffer_follows_peak),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
