@@ -33,7 +33,7 @@ PATTERNS = [
      r"|\b(?:several|other|another) engineers?\b"
      r"|(?<![\w/])\.team\b", 0),
     ("how it was made: the machines and tools", r"\bdevice (?:tool|machine|time|budget|lease)\b|\blends? one\b"
-     r"|\blent\b|\b(?:Claude|ChatGPT|LLM|AI assistant)\b", 0),
+     r"|\b(?:machine|device|box|GPU|host)s? (?:was |were |is )?lent\b|\blent (?:a |us |to us |this )?(?:machine|device|box|GPU)\b|\b(?:Claude|ChatGPT|LLM|AI assistant)\b", 0),
 ]
 # An upstream project's issue or pull request is a source, cited as such.
 UPSTREAM = re.compile(r"(?:Valkey|Redis|valkey-io/valkey|redis/redis|HdrHistogram|cmocka|glibc|Linux)[^.\n]{0,40}$", re.I)
@@ -61,12 +61,14 @@ def tracked():
 LEGIT = ["a printed seed (SEED=N replays it)", "hashtable_set_hash_seed(seed)", "the seeds in corpus/resp remain",
          "Valkey issue #2065 says so", "Valkey's issue #1201 sweeps the rate", "start_new_session=True",
          "written by `make anchors-lock`", "written by the SIGINT handler", "the design, in soloist's words",
-         "wd.session(\"POST\", \"/url\")", "sb_rng_seed(&r, seed)", "# Written by bench/run.py", "helpers"]
+         "wd.session(\"POST\", \"/url\")", "sb_rng_seed(&r, seed)", "# Written by bench/run.py", "helpers",
+         "the shared buffer is lent to at most one client"]
 OFFENDERS = ["see DESIGN.md", "../shared/seeds/000.txt", "perf-anchors.md", "the seed's command lines",
              "the seeds' benchmarks", "test_ref_prints_the_seed_pin", "soloist-bench (issue 4). Owns",
              "work item 7", "(written by the load generator's author.)", "Written from the design.",
              "the integrator removes it", "the lead's server.c", "where the device tool lends one",
-             "shared by several engineers", "the helper brief", "the session's notes"]
+             "shared by several engineers", "the helper brief", "the session's notes",
+             "when a machine was lent", "the task was lent a machine"]
 selftest = []
 for t in LEGIT:
     bad = [label for label, rx in [(l, re.compile(r, fl)) for l, r, fl in PATTERNS]
