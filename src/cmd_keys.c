@@ -347,6 +347,15 @@ static void persist_command(client *c) {
  * to the new name; an existing destination is replaced (RENAME) or left
  * alone (RENAMENX: 0). Renaming a key to itself changes nothing, but the
  * key must still exist. Valkey: renameGenericCommand. */
+static int same_name(const obj *a, const obj *b) { return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0; }
+
+static void reply_renamed(client *c, int nx, int renamed) {
+    if (nx)
+        reply_long_long(c, renamed);
+    else
+        reply_ok(c); /* RENAME has only the one success reply */
+}
+
 static void rename_generic(client *c, int nx) {
     obj *from = c->argv[1], *to = c->argv[2];
     obj *val = db_lookup_write(c->db, from);
@@ -354,16 +363,13 @@ static void rename_generic(client *c, int nx) {
         reply_error(c, "no such key");
         return;
     }
-    if (from->len == to->len && memcmp(from->ptr, to->ptr, from->len) == 0) {
-        if (nx)
-            reply_long_long(c, 0);
-        else
-            reply_ok(c);
+    if (same_name(from, to)) {
+        reply_renamed(c, nx, 0);
         return;
     }
     if (db_lookup_write(c->db, to)) {
         if (nx) {
-            reply_long_long(c, 0);
+            reply_renamed(c, nx, 0);
             return;
         }
         db_delete(c->db, to);
@@ -373,10 +379,7 @@ static void rename_generic(client *c, int nx) {
     db_add(c->db, to, val);
     if (expire != -1) db_set_expire(c->db, to, expire);
     db_delete(c->db, from);
-    if (nx)
-        reply_long_long(c, 1);
-    else
-        reply_ok(c);
+    reply_renamed(c, nx, 1);
 }
 /*@ end */
 
@@ -401,7 +404,7 @@ static void copy_command(client *c) {
         }
     }
     obj *from = c->argv[1], *to = c->argv[2];
-    if (from->len == to->len && memcmp(from->ptr, to->ptr, from->len) == 0) {
+    if (same_name(from, to)) {
         reply_error(c, "source and destination objects are the same");
         return;
     }
@@ -410,17 +413,16 @@ static void copy_command(client *c) {
         reply_long_long(c, 0);
         return;
     }
+    int exists = db_lookup_write(c->db, to) != NULL;
+    if (exists && !replace) {
+        reply_long_long(c, 0);
+        return;
+    }
     if (val->type != OBJ_STRING) { /* no other type can be copied yet */
         reply_error(c, "unknown type object");
         return;
     }
-    if (db_lookup_write(c->db, to)) {
-        if (!replace) {
-            reply_long_long(c, 0);
-            return;
-        }
-        db_delete(c->db, to);
-    }
+    if (exists) db_delete(c->db, to);
     long long expire = db_get_expire(c->db, from);
     db_add(c->db, to, obj_create_string(val->ptr, val->len));
     if (expire != -1) db_set_expire(c->db, to, expire);
