@@ -52,6 +52,14 @@ typedef struct parsed_cmd {
 #define CLIENT_CLOSE_ASAP (1u << 1)        /* close before anything else */
 #define CLIENT_PENDING_WRITE (1u << 2)     /* in server.clients_pending_write */
 #define CLIENT_PROTECTED (1u << 3)         /* do not free while a command runs */
+/* CLIENT REPLY (Valkey's flags of the same names): OFF drops every reply
+ * until CLIENT REPLY ON; SKIP_NEXT, set by CLIENT REPLY SKIP, becomes SKIP
+ * once that command is done, and SKIP drops the next command's replies. */
+#define CLIENT_REPLY_OFF (1u << 4)
+#define CLIENT_REPLY_SKIP_NEXT (1u << 5)
+#define CLIENT_REPLY_SKIP (1u << 6)
+/* Replies are not appended while any of these is set (reply.c). */
+#define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 
 typedef struct client {
     uint64_t id;
@@ -61,6 +69,7 @@ typedef struct client {
     int authenticated;  /* 1 when no password is set or AUTH succeeded */
     struct db *db;
     char *name;         /* CLIENT SETNAME, or NULL */
+    char *lib_name, *lib_ver; /* CLIENT SETINFO LIB-NAME / LIB-VER, or NULL */
     char addr[64];      /* "ip:port" of the peer */
     char laddr[64];     /* "ip:port" of our end */
     long long ctime;            /* ms, when connected */
@@ -107,5 +116,13 @@ typedef struct client {
     struct client *prev, *next;
     struct client *next_pending_write;
 } client;
+
+/* Called once each command is done, whatever its outcome (Valkey: the
+ * end of resetClient): a SKIP covers exactly the command after CLIENT
+ * REPLY SKIP. */
+static inline void client_command_done(client *c) {
+    c->flags &= ~CLIENT_REPLY_SKIP;
+    if (c->flags & CLIENT_REPLY_SKIP_NEXT) c->flags = (c->flags & ~CLIENT_REPLY_SKIP_NEXT) | CLIENT_REPLY_SKIP;
+}
 
 #endif

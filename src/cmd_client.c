@@ -1,7 +1,9 @@
 /* cmd_client.c — the CLIENT command and its subcommands.
  *
  * Step 0 (server layer). Owns: client_commands[] — CLIENT ID, GETNAME,
- * SETNAME, LIST, INFO, KILL, SETINFO, NO-EVICT, NO-TOUCH, HELP.
+ * SETNAME, LIST, INFO, KILL, REPLY, SETINFO, NO-EVICT, NO-TOUCH, HELP.
+ * CLIENT REPLY only sets the client's flags (client.h); reply.c drops
+ * what a flagged client would have been sent.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: clientCommand in src/networking.c.
  */
@@ -19,22 +21,43 @@
 
 static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
 
+/* Valkey's validateClientAttr: a name or library field is printable
+ * ASCII without spaces, so a CLIENT LIST line can be split on spaces. */
+static int valid_client_attr(const obj *o) {
+    for (size_t i = 0; i < o->len; i++)
+        if (o->ptr[i] < '!' || o->ptr[i] > '~') return 0;
+    return 1;
+}
+
+/* Replaces *field with a copy of o, or with NULL when o is empty. */
+static void set_client_attr(char **field, const obj *o) {
+    zfree(*field);
+    *field = o->len ? zstrndup(o->ptr, o->len) : NULL;
+}
+
+static size_t attr_len(const char *s) { return s ? strlen(s) : 0; }
+
 /* Replies with one CLIENT LIST line per client that `only` selects: all
- * clients when only == NULL and ids == NULL, one client (CLIENT INFO, no
- * trailing newline) when only != NULL, or the clients whose ids are in
- * ids[0..nids) (CLIENT LIST ID ...), in the order given. */
+ * clients when only == NULL and ids == NULL, one client (CLIENT INFO)
+ * when only != NULL, or the clients whose ids are in ids[0..nids) (CLIENT
+ * LIST ID ...), in the order given. Each line ends in a newline, CLIENT
+ * INFO's too, as in Valkey. lib-name and lib-ver follow resp=, where
+ * Valkey prints them. */
 static void client_list_reply(client *c, client *only, const long long *ids, int nids) {
     size_t cap = 512, len = 0;
     char *out = zmalloc(cap);
     for (int i = 0; i < (ids ? nids : 1); i++) {
         for (client *x = server.clients; x; x = x->next) {
             if ((only && x != only) || (ids && (long long)x->id != ids[i])) continue;
-            if (cap - len < 600) out = zrealloc(out, cap *= 2);
+            /* The fixed fields fit in 600 bytes; the three free-form ones
+             * are as long as the client made them. */
+            size_t need = 600 + attr_len(x->name) + attr_len(x->lib_name) + attr_len(x->lib_ver);
+            while (cap - len < need) out = zrealloc(out, cap *= 2);
             len += client_info_string(x, out + len, cap - len);
-            out[len++] = '\n';
+            len += (size_t)snprintf(out + len, cap - len, " lib-name=%s lib-ver=%s\n", x->lib_name ? x->lib_name : "",
+                                    x->lib_ver ? x->lib_ver : "");
         }
     }
-    if (only && len) len--; /* CLIENT INFO: one line, no trailing newline */
     reply_verbatim(c, out, len, "txt");
     zfree(out);
 }
@@ -127,15 +150,11 @@ static void client_command(client *c) {
         else
             reply_null(c);
     } else if (arg_is(sub, "setname") && c->argc == 3) {
-        obj *name = c->argv[2];
-        for (size_t i = 0; i < name->len; i++) {
-            if (name->ptr[i] < '!' || name->ptr[i] > '~') {
-                reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
-                return;
-            }
+        if (!valid_client_attr(c->argv[2])) {
+            reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+            return;
         }
-        zfree(c->name);
-        c->name = name->len ? zstrndup(name->ptr, name->len) : NULL;
+        set_client_attr(&c->name, c->argv[2]);
         reply_ok(c);
     } else if (arg_is(sub, "list")) {
         if (c->argc == 4 && arg_is(c->argv[2], "type")) {
@@ -173,13 +192,38 @@ static void client_command(client *c) {
     } else if (arg_is(sub, "kill") && c->argc >= 3) {
         client_kill(c);
     } else if (arg_is(sub, "setinfo") && c->argc == 4) {
-        /* Accepted for client libraries (redis-py, go-redis) that send it. */
-        if (!arg_is(c->argv[2], "lib-name") && !arg_is(c->argv[2], "lib-ver")) {
+        /* Client libraries (redis-py, go-redis, valkey-glide) send these
+         * on connect; CLIENT LIST shows them. */
+        char **field = arg_is(c->argv[2], "lib-name") ? &c->lib_name
+                       : arg_is(c->argv[2], "lib-ver") ? &c->lib_ver
+                                                        : NULL;
+        if (!field) {
             reply_error_format(c, "Unrecognized option '%s'", c->argv[2]->ptr);
             return;
         }
+        if (!valid_client_attr(c->argv[3])) {
+            reply_error_format(c, "%s cannot contain spaces, newlines or special characters.", c->argv[2]->ptr);
+            return;
+        }
+        set_client_attr(field, c->argv[3]);
         reply_ok(c);
+    } else if (arg_is(sub, "reply") && c->argc == 3) {
+        /* OFF and SKIP answer nothing, not even to themselves: OFF is set
+         * before any reply could be appended, and SKIP never replies. */
+        if (arg_is(c->argv[2], "on")) {
+            c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
+            reply_ok(c);
+        } else if (arg_is(c->argv[2], "off")) {
+            c->flags |= CLIENT_REPLY_OFF;
+        } else if (arg_is(c->argv[2], "skip")) {
+            if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+        }
     } else if ((arg_is(sub, "no-evict") || arg_is(sub, "no-touch")) && c->argc == 3) {
+        /* Accepted for clients that set them; soloist evicts no client
+         * and keeps no LRU/LFU clock, so neither mode changes anything
+         * and neither is remembered. */
         if (arg_is(c->argv[2], "on") || arg_is(c->argv[2], "off"))
             reply_ok(c);
         else
@@ -193,7 +237,12 @@ static void client_command(client *c) {
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
             "LIST [TYPE normal]", "    Return information about client connections.",
+            "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
             "SETNAME <name>", "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>", "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.", "    * LIB-VER: the client lib version.",
+            "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
             NULL,
         };
         reply_help(c, help);
@@ -211,6 +260,7 @@ command client_subcommands[] = {
     SUB("client|setname", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the connection name."),
     SUB("client|list", client_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Lists open connections."),
     SUB("client|info", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns information about the connection."),
+    SUB("client|reply", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Instructs the server whether to reply to commands."),
     SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Terminates open connections."),
     SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets information specific to the client or connection."),
     SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the client eviction mode of the connection."),

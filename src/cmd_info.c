@@ -113,13 +113,17 @@ static void gen_info(text *t, int argc, obj **argv) {
     SECTION("server", 1) {
         struct utsname u;
         uname(&u);
+        /* Valkey's order: redis_version first (the Redis version a client
+         * may gate features on, 7.2.4 in Valkey 8 and 9), then server_name
+         * and the server's own version (Valkey: valkey_version), and the
+         * mode under Valkey's name server_mode (Redis: redis_mode). */
         text_printf(t,
-                    "# Server\r\nredis_version:%s\r\nvalkey_version:%s\r\nsoloist_version:%s\r\nserver_name:soloist\r\n"
-                    "redis_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
+                    "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\n"
+                    "server_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
                     "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
                     "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
                     "configured_hz:%d\r\nexecutable:soloist-server\r\nconfig_file:%s\r\nio_threads_active:0\r\n",
-                    SOLOIST_COMPAT_VERSION, SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine,
+                    SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine,
                     (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid,
                     server.runid, server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
                     server.configfile ? server.configfile : "");

@@ -2,15 +2,17 @@
  *
  * Step 0 (commands layer). Owns: keys_commands[] — DEL UNLINK
  * EXISTS TYPE KEYS SCAN RANDOMKEY EXPIRE PEXPIRE EXPIREAT PEXPIREAT
- * EXPIRETIME PEXPIRETIME TTL PTTL PERSIST DBSIZE FLUSHDB FLUSHALL — and
- * their replies. The expiry mechanism itself (lazy: db.c, active:
- * expire.c) is not here; these are the commands that set and read TTLs.
+ * EXPIRETIME PEXPIRETIME TTL PTTL PERSIST RENAME RENAMENX COPY DBSIZE
+ * FLUSHDB FLUSHALL — and their replies. The expiry mechanism itself
+ * (lazy: db.c, active: expire.c) is not here; these are the commands that
+ * set, read and carry TTLs.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/db.c (delGenericCommand, existsCommand, typeCommand,
- * keysCommand, scanGenericCommand, randomkeyCommand, dbsizeCommand,
- * flushdbCommand, flushallCommand), src/expire.c (expireGenericCommand,
- * ttlGenericCommand, persistCommand). Replies and errors are Valkey's, checked
- * against Redis 7.0 by the differential tests.
+ * keysCommand, scanGenericCommand, randomkeyCommand, renameGenericCommand,
+ * copyCommand, dbsizeCommand, flushdbCommand, flushallCommand),
+ * src/expire.c (expireGenericCommand, ttlGenericCommand, persistCommand).
+ * Replies and errors are Valkey's; the differential suite checks them
+ * against Redis 7.0 and lists where the two differ.
  */
 #include <errno.h>
 #include <limits.h>
@@ -338,6 +340,95 @@ static void persist_command(client *c) {
     reply_long_long(c, removed);
 }
 
+/* ---- RENAME RENAMENX COPY -------------------------------------------------------- */
+
+/*@ rename */
+/* RENAME and RENAMENX move the value object itself (no copy) and its TTL
+ * to the new name; an existing destination is replaced (RENAME) or left
+ * alone (RENAMENX: 0). Renaming a key to itself changes nothing, but the
+ * key must still exist. Valkey: renameGenericCommand. */
+static int same_name(const obj *a, const obj *b) { return a->len == b->len && memcmp(a->ptr, b->ptr, a->len) == 0; }
+
+static void reply_renamed(client *c, int nx, int renamed) {
+    if (nx)
+        reply_long_long(c, renamed);
+    else
+        reply_ok(c); /* RENAME has only the one success reply */
+}
+
+static void rename_generic(client *c, int nx) {
+    obj *from = c->argv[1], *to = c->argv[2];
+    obj *val = db_lookup_write(c->db, from);
+    if (!val) {
+        reply_error(c, "no such key");
+        return;
+    }
+    if (same_name(from, to)) {
+        reply_renamed(c, nx, 0);
+        return;
+    }
+    if (db_lookup_write(c->db, to)) {
+        if (nx) {
+            reply_renamed(c, nx, 0);
+            return;
+        }
+        db_delete(c->db, to);
+    }
+    long long expire = db_get_expire(c->db, from);
+    obj_incr_ref(val); /* the new key's reference; deleting `from` drops the old one */
+    db_add(c->db, to, val);
+    if (expire != -1) db_set_expire(c->db, to, expire);
+    db_delete(c->db, from);
+    reply_renamed(c, nx, 1);
+}
+/*@ end */
+
+static void rename_command(client *c) { rename_generic(c, 0); }
+static void renamenx_command(client *c) { rename_generic(c, 1); }
+
+/* COPY source destination [DB index] [REPLACE]. soloist serves database 0
+ * alone, so DB accepts 0 and answers any other index as SELECT does, with
+ * Valkey's error for a database the server does not have. The copy is a
+ * new object (a string's bytes, duplicated), with the source's TTL.
+ * Valkey: copyCommand. */
+static void copy_command(client *c) {
+    int replace = 0;
+    for (int j = 3; j < c->argc; j++) {
+        if (!strcasecmp(c->argv[j]->ptr, "replace")) {
+            replace = 1;
+        } else if (!strcasecmp(c->argv[j]->ptr, "db") && j + 1 < c->argc) {
+            if (!commands_db_index_or_reply(c, c->argv[++j])) return;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    obj *from = c->argv[1], *to = c->argv[2];
+    if (same_name(from, to)) {
+        reply_error(c, "source and destination objects are the same");
+        return;
+    }
+    obj *val = db_lookup_read(c->db, from);
+    if (!val) {
+        reply_long_long(c, 0);
+        return;
+    }
+    int exists = db_lookup_write(c->db, to) != NULL;
+    if (exists && !replace) {
+        reply_long_long(c, 0);
+        return;
+    }
+    if (val->type != OBJ_STRING) { /* no other type can be copied yet */
+        reply_error(c, "unknown type object");
+        return;
+    }
+    if (exists) db_delete(c->db, to);
+    long long expire = db_get_expire(c->db, from);
+    db_add(c->db, to, obj_create_string(val->ptr, val->len));
+    if (expire != -1) db_set_expire(c->db, to, expire);
+    reply_long_long(c, 1);
+}
+
 /* ---- DBSIZE FLUSHDB FLUSHALL ------------------------------------------------------ */
 
 static void dbsize_command(client *c) { reply_long_long(c, (long long)db_size(c->db)); }
@@ -388,6 +479,9 @@ command keys_commands[] = {
     {"pttl", pttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in milliseconds of a key.", 0,
      0, 0, 0},
     {"persist", persist_command, 2, W | F, 1, 1, 1, "generic", "Removes the expiration time of a key.", 0, 0, 0, 0},
+    {"rename", rename_command, 3, W, 1, 2, 1, "generic", "Renames a key and overwrites the destination.", 0, 0, 0, 0},
+    {"renamenx", renamenx_command, 3, W | F, 1, 2, 1, "generic", "Renames a key only when the target key name doesn't exist.", 0, 0, 0, 0},
+    {"copy", copy_command, -3, W | CMD_DENYOOM, 1, 2, 1, "generic", "Copies the value of a key to a new key.", 0, 0, 0, 0},
     {"dbsize", dbsize_command, 1, R | F, 0, 0, 0, "server", "Returns the number of keys in the database.", 0, 0, 0,
      0},
     {"flushdb", flush_generic, -1, W, 0, 0, 0, "server", "Remove all keys from the current database.", 0, 0, 0, 0},

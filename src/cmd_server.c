@@ -1,11 +1,12 @@
 /* cmd_server.c — connection and server commands.
  *
  * Step 0 (server layer). Owns: server_commands[] — PING ECHO QUIT HELLO
- * AUTH SELECT SHUTDOWN — and their replies. CLIENT, CONFIG, INFO and
+ * AUTH SELECT TIME SHUTDOWN — and their replies. CLIENT, CONFIG, INFO and
  * COMMAND live in cmd_client.c, cmd_config.c and cmd_info.c.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: pingCommand, echoCommand (src/server.c), helloCommand
- * (src/networking.c), authCommand (src/acl.c), selectCommand (src/db.c).
+ * (src/networking.c), authCommand (src/acl.c), selectCommand (src/db.c),
+ * timeCommand (src/server.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,18 +42,7 @@ static void quit_command(client *c) {
 }
 
 static void select_command(client *c) {
-    long long id;
-    if (!obj_get_ll(c->argv[1], &id) || id < -2147483648LL || id > 2147483647LL) {
-        reply_error(c, ERR_NOT_INT);
-        return;
-    }
-    /* soloist serves database 0 only (README.md, Non-goals). Valkey
-     * gives this error for any index it does not have. */
-    if (id != 0) {
-        reply_error(c, "DB index is out of range");
-        return;
-    }
-    reply_ok(c);
+    if (commands_db_index_or_reply(c, c->argv[1])) reply_ok(c);
 }
 
 /* 1 when the password matches; constant time in the password's length,
@@ -163,6 +153,14 @@ static void hello_command(client *c) {
     reply_array_len(c, 0);
 }
 
+/* TIME: the wall clock as two bulk strings, seconds and microseconds. */
+static void time_command(client *c) {
+    long long us = util_ustime();
+    reply_array_len(c, 2);
+    reply_bulk_ll(c, us / 1000000);
+    reply_bulk_ll(c, us % 1000000);
+}
+
 static void shutdown_command(client *c) {
     for (int j = 1; j < c->argc; j++) {
         if (!arg_is(c->argv[j], "NOSAVE") && !arg_is(c->argv[j], "SAVE") && !arg_is(c->argv[j], "NOW") &&
@@ -188,6 +186,7 @@ command server_commands[] = {
     {"select", select_command, 2, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection", "Changes the selected database.", 0, 0, 0, 0},
     {"auth", auth_command, -2, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "Authenticates the connection.", 0, 0, 0, 0},
     {"hello", hello_command, -1, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "Handshakes with the server.", 0, 0, 0, 0},
+    {"time", time_command, 1, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns the server time.", 0, 0, 0, 0},
     {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "Synchronously saves the database(s) to disk and shuts down the server.", 0, 0, 0, 0},
     {0},
 };

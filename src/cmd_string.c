@@ -2,19 +2,25 @@
  *
  * Step 0 (commands layer). Owns: string_commands[] — GET SET SETNX
  * SETEX PSETEX GETSET GETDEL GETEX MGET MSET MSETNX INCR DECR INCRBY
- * DECRBY INCRBYFLOAT APPEND STRLEN GETRANGE SETRANGE — and their replies.
+ * DECRBY INCRBYFLOAT APPEND STRLEN GETRANGE (and its old name SUBSTR)
+ * SETRANGE LCS, and the bitmap commands GETBIT SETBIT BITCOUNT — and
+ * their replies.
  * Threads: main thread only: every command here runs on the soloist and
  * touches the keyspace through db.h. Arity is checked by the dispatcher
  * before a proc runs.
  * Valkey: src/t_string.c (setGenericCommand, getExpireMillisecondsOrReply,
  * parseExtendedStringArgumentsOrReply, getexCommand, incrDecrCommand,
- * appendCommand, setrangeCommand, getrangeCommand, msetGenericCommand).
+ * appendCommand, setrangeCommand, getrangeCommand, msetGenericCommand,
+ * lcsCommand), src/bitops.c (getbitCommand, setbitCommand,
+ * bitcountCommand).
  * Replies and error texts are checked against Redis 7.0 (the oracle of
  * soloist's differential tests); where Valkey 8 answers differently the
  * comment says so.
  */
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -24,6 +30,7 @@
 #include "reply.h"
 #include "server.h"
 #include "util.h"
+#include "zmalloc.h"
 
 /* ---- shared helpers ------------------------------------------------------ */
 
@@ -413,32 +420,32 @@ static void strlen_command(client *c) {
     reply_long_long(c, (long long)o->len);
 }
 
+/* Valkey's range rule for GETRANGE and BITCOUNT: a negative index
+ * counts from the end, then both are clamped into [0, len-1]. Two
+ * negative indexes in reverse order are empty before clamping could turn
+ * them into a one-element range (GETRANGE k -1 -5). 0 when the range is
+ * empty. */
+static int clamp_range(long long *start, long long *end, long long len) {
+    if (*start < 0 && *end < 0 && *start > *end) return 0;
+    if (*start < 0) *start += len;
+    if (*end < 0) *end += len;
+    if (*start < 0) *start = 0;
+    if (*end < 0) *end = 0;
+    if (*end >= len) *end = len - 1;
+    return len > 0 && *start <= *end;
+}
+
 /*@ getrange */
+/* GETRANGE and its old name SUBSTR. */
 static void getrange_command(client *c) {
     long long start, end;
     if (!get_ll_or_reply(c, c->argv[2], &start) || !get_ll_or_reply(c, c->argv[3], &end)) return;
     obj *o = db_lookup_read(c->db, c->argv[1]);
-    if (!o) {
-        reply_bulk_buf(c, "", 0);
-        return;
-    }
-    if (o->type != OBJ_STRING) {
+    if (o && o->type != OBJ_STRING) {
         reply_error(c, ERR_WRONGTYPE);
         return;
     }
-    long long len = (long long)o->len;
-    /* Both negative and reversed: empty, before the clamping below could
-     * turn them into a one-byte range (GETRANGE k -1 -5). */
-    if (start < 0 && end < 0 && start > end) {
-        reply_bulk_buf(c, "", 0);
-        return;
-    }
-    if (start < 0) start += len;
-    if (end < 0) end += len;
-    if (start < 0) start = 0;
-    if (end < 0) end = 0;
-    if (end >= len) end = len - 1;
-    if (len == 0 || start > end)
+    if (!o || !clamp_range(&start, &end, (long long)o->len))
         reply_bulk_buf(c, "", 0);
     else
         reply_bulk_buf(c, o->ptr + start, (size_t)(end - start + 1));
@@ -480,6 +487,269 @@ static void setrange_command(client *c) {
     memcpy(o->ptr + offset, val->ptr, val->len);
     reply_long_long(c, (long long)o->len);
 }
+
+/* ---- bits: GETBIT SETBIT BITCOUNT ---------------------------------------- */
+
+/* A string is a bitmap whose bit 0 is the most significant bit of its
+ * first byte; bits past the end read as 0. Valkey: src/bitops.c. */
+
+/* Valkey's getBitOffsetFromArgument: a non-negative integer whose byte
+ * stays below proto-max-bulk-len (so SETBIT can never build a string
+ * larger than any other command could). */
+static int get_bit_offset_or_reply(client *c, const obj *o, uint64_t *offset) {
+    long long v;
+    if (!obj_get_ll(o, &v) || v < 0 || (v >> 3) >= server.proto_max_bulk_len) {
+        reply_error(c, "bit offset is not an integer or out of range");
+        return 0;
+    }
+    *offset = (uint64_t)v;
+    return 1;
+}
+
+static int bit_at(const obj *o, uint64_t offset) {
+    uint64_t byte = offset >> 3;
+    return byte < o->len && (((unsigned char)o->ptr[byte] >> (7 - (offset & 7))) & 1);
+}
+
+static void getbit_command(client *c) {
+    uint64_t offset;
+    if (!get_bit_offset_or_reply(c, c->argv[2], &offset)) return;
+    obj *o = db_lookup_read(c->db, c->argv[1]);
+    if (o && o->type != OBJ_STRING) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    reply_long_long(c, o ? bit_at(o, offset) : 0);
+}
+
+/*@ setbit */
+/* SETBIT key offset 0|1: replies the bit's old value. The string grows
+ * with zero bytes to reach the offset (Valkey: lookupStringForBitCommand),
+ * so a large offset allocates up to proto-max-bulk-len at once. */
+static void setbit_command(client *c) {
+    uint64_t offset;
+    long long on;
+    if (!get_bit_offset_or_reply(c, c->argv[2], &offset)) return;
+    if (!obj_get_ll(c->argv[3], &on) || (on & ~1)) {
+        reply_error(c, "bit is not an integer or out of range");
+        return;
+    }
+    size_t need = (size_t)(offset >> 3) + 1;
+    obj *o = db_lookup_write(c->db, c->argv[1]);
+    if (o && o->type != OBJ_STRING) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    if (!o) {
+        o = obj_create_raw(need);
+        memset(o->ptr, 0, need);
+        db_add(c->db, c->argv[1], o);
+    } else {
+        o = db_unshare_string(c->db, c->argv[1], need > o->len ? need : o->len);
+    }
+    int old = bit_at(o, offset);
+    unsigned char mask = (unsigned char)(1u << (7 - (offset & 7)));
+    if (on)
+        o->ptr[offset >> 3] |= (char)mask;
+    else
+        o->ptr[offset >> 3] &= (char)~mask;
+    reply_long_long(c, old);
+}
+/*@ end */
+
+/* BITCOUNT key [start [end [BYTE|BIT]]]. As in Valkey, the arguments are
+ * checked before the key is looked up, and `start` alone counts to the
+ * end of the string; Redis 7.0 looked the key up first and required both
+ * (tests/integration/deliberate_differences.txt lists both). */
+static void bitcount_command(client *c) {
+    long long start = 0, end = -1;
+    int in_bits = 0;
+    if (c->argc > 5) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (c->argc >= 3 && !get_ll_or_reply(c, c->argv[2], &start)) return;
+    if (c->argc == 5) {
+        if (!strcasecmp(c->argv[4]->ptr, "bit")) {
+            in_bits = 1;
+        } else if (strcasecmp(c->argv[4]->ptr, "byte")) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (c->argc >= 4 && !get_ll_or_reply(c, c->argv[3], &end)) return;
+
+    obj *o = db_lookup_read(c->db, c->argv[1]);
+    if (o && o->type != OBJ_STRING) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    long long len = o ? (long long)o->len * (in_bits ? 8 : 1) : 0;
+    if (c->argc < 4) end = len - 1;
+    if (!o || !clamp_range(&start, &end, len)) {
+        reply_long_long(c, 0);
+        return;
+    }
+    /* In BIT units the first and last bytes may be partly outside the
+     * range: count them whole, then take away the bits outside. */
+    unsigned char outside_first = 0, outside_last = 0;
+    if (in_bits) {
+        outside_first = (unsigned char)(0xff00u >> (start & 7)); /* bits before start */
+        outside_last = (unsigned char)((1u << (7 - (end & 7))) - 1); /* bits after end */
+        start >>= 3;
+        end >>= 3;
+    }
+    const unsigned char *p = (const unsigned char *)o->ptr;
+    long long count = util_popcount(p + start, (size_t)(end - start + 1));
+    unsigned char edges[2] = {(unsigned char)(p[start] & outside_first), (unsigned char)(p[end] & outside_last)};
+    reply_long_long(c, count - util_popcount(edges, 2));
+}
+
+/* ---- LCS ------------------------------------------------------------------ */
+
+/*@ lcs */
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
+ * common subsequence of two strings (missing keys are empty), by the
+ * textbook dynamic programme: t[i][j] is the LCS length of the first i
+ * bytes of a and the first j bytes of b. The table costs
+ * (|a|+1)(|b|+1) 32-bit cells; as in Valkey it may not exceed
+ * proto-max-bulk-len, so memory stays bounded by the same setting that
+ * bounds a string. Walking the table back from the corner yields the
+ * subsequence from its end, and with IDX the matching ranges, last first.
+ * Ties go the way Valkey's go (step in b), so the replies are the same. */
+static void lcs_command(client *c) {
+    obj *oa = db_lookup_read(c->db, c->argv[1]);
+    obj *ob = db_lookup_read(c->db, c->argv[2]);
+    if ((oa && oa->type != OBJ_STRING) || (ob && ob->type != OBJ_STRING)) {
+        reply_error(c, "The specified keys must contain string values");
+        return;
+    }
+    int getlen = 0, getidx = 0, withmatchlen = 0;
+    long long minmatchlen = 0;
+    for (int j = 3; j < c->argc; j++) {
+        const char *opt = c->argv[j]->ptr;
+        if (!strcasecmp(opt, "idx")) {
+            getidx = 1;
+        } else if (!strcasecmp(opt, "len")) {
+            getlen = 1;
+        } else if (!strcasecmp(opt, "withmatchlen")) {
+            withmatchlen = 1;
+        } else if (!strcasecmp(opt, "minmatchlen") && j + 1 < c->argc) {
+            if (!get_ll_or_reply(c, c->argv[++j], &minmatchlen)) return;
+            if (minmatchlen < 0) minmatchlen = 0;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (getlen && getidx) {
+        reply_error(c, "If you want both the length and indexes, please just use IDX.");
+        return;
+    }
+    const unsigned char *a = oa ? (const unsigned char *)oa->ptr : (const unsigned char *)"";
+    const unsigned char *b = ob ? (const unsigned char *)ob->ptr : (const unsigned char *)"";
+    size_t alen_z = oa ? oa->len : 0, blen_z = ob ? ob->len : 0;
+    if (alen_z >= UINT32_MAX - 1 || blen_z >= UINT32_MAX - 1) {
+        reply_error(c, "String too long for LCS");
+        return;
+    }
+    uint32_t alen = (uint32_t)alen_z, blen = (uint32_t)blen_z;
+    unsigned long long cells = (unsigned long long)(alen + 1) * (blen + 1);
+    unsigned long long bytes = cells * sizeof(uint32_t);
+    uint32_t *t = NULL;
+    if (bytes / sizeof(uint32_t) == cells && bytes < SIZE_MAX) {
+        if (bytes > (unsigned long long)server.proto_max_bulk_len) {
+            reply_error(c, "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
+            return;
+        }
+        /* malloc, not zmalloc: this allocation may fail without taking
+         * the server down (Valkey: ztrymalloc). */
+        t = malloc((size_t)bytes);
+    }
+    if (!t) {
+        reply_error(c, "Insufficient memory, failed allocating transient memory for LCS");
+        return;
+    }
+#define T(i, j) t[(size_t)(i) * (blen + 1) + (j)]
+    for (uint32_t i = 0; i <= alen; i++) {
+        for (uint32_t j = 0; j <= blen; j++) {
+            if (i == 0 || j == 0)
+                T(i, j) = 0;
+            else if (a[i - 1] == b[j - 1])
+                T(i, j) = T(i - 1, j - 1) + 1;
+            else
+                T(i, j) = T(i - 1, j) > T(i, j - 1) ? T(i - 1, j) : T(i, j - 1);
+        }
+    }
+    uint32_t len = T(alen, blen);
+    if (getlen) {
+        reply_long_long(c, len);
+        free(t);
+        return;
+    }
+
+    char *lcs = getidx ? NULL : zmalloc(len + 1); /* filled from its end */
+    void *nmatches_at = NULL;
+    long nmatches = 0;
+    if (getidx) {
+        reply_map_len(c, 2);
+        reply_bulk_cstr(c, "matches");
+        nmatches_at = reply_deferred_len(c);
+    }
+    /* The current run of matching bytes: a[astart..aend], b[bstart..bend]. */
+    int in_run = 0;
+    uint32_t astart = 0, aend = 0, bstart = 0, bend = 0, k = len;
+    uint32_t i = alen, j = blen;
+    while (i > 0 && j > 0) {
+        int run_ends = 0;
+        if (a[i - 1] == b[j - 1]) {
+            if (lcs) lcs[--k] = (char)a[i - 1];
+            if (!in_run) {
+                in_run = 1;
+                astart = aend = i - 1;
+                bstart = bend = j - 1;
+            } else if (astart == i && bstart == j) {
+                astart--; /* the run grows backwards */
+                bstart--;
+            } else {
+                run_ends = 1;
+            }
+            if (astart == 0 || bstart == 0) run_ends = 1; /* the walk ends here */
+            i--;
+            j--;
+        } else {
+            if (T(i - 1, j) > T(i, j - 1))
+                i--;
+            else
+                j--;
+            run_ends = in_run;
+        }
+        uint32_t run_len = aend - astart + 1;
+        if (run_ends && getidx && run_len >= minmatchlen) {
+            reply_array_len(c, 2 + withmatchlen);
+            reply_array_len(c, 2);
+            reply_long_long(c, astart);
+            reply_long_long(c, aend);
+            reply_array_len(c, 2);
+            reply_long_long(c, bstart);
+            reply_long_long(c, bend);
+            if (withmatchlen) reply_long_long(c, run_len);
+            nmatches++;
+        }
+        if (run_ends) in_run = 0;
+    }
+#undef T
+    free(t);
+    if (getidx) {
+        reply_bulk_cstr(c, "len");
+        reply_long_long(c, len);
+        reply_set_deferred_array_len(c, nmatches_at, nmatches);
+    } else {
+        reply_bulk_buf(c, lcs, len);
+        zfree(lcs);
+    }
+}
+/*@ end */
 
 /* ---- the table ------------------------------------------------------------------ */
 
@@ -530,6 +800,13 @@ command string_commands[] = {
     {"strlen", strlen_command, 2, R | F, 1, 1, 1, "string", "Returns the length of a string value.", 0, 0, 0, 0},
     {"getrange", getrange_command, 4, R, 1, 1, 1, "string", "Returns a substring of the string stored at a key.", 0,
      0, 0, 0},
+    {"substr", getrange_command, 4, R, 1, 1, 1, "string", "Returns a substring from a string value.", 0, 0, 0, 0},
+    {"lcs", lcs_command, -3, R, 1, 2, 1, "string", "Finds the longest common substring.", 0, 0, 0, 0},
+    {"getbit", getbit_command, 3, R | F, 1, 1, 1, "bitmap", "Returns a bit value by offset.", 0, 0, 0, 0},
+    {"setbit", setbit_command, 4, W | M, 1, 1, 1, "bitmap",
+     "Sets or clears the bit at offset of the string value. Creates the key if it doesn't exist.", 0, 0, 0, 0},
+    {"bitcount", bitcount_command, -2, R, 1, 1, 1, "bitmap",
+     "Counts the number of set bits (population counting) in a string.", 0, 0, 0, 0},
     {"setrange", setrange_command, 4, W | M, 1, 1, 1, "string",
      "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", 0, 0, 0,
      0},

@@ -7,14 +7,18 @@
  * Valkey: populateCommandTable / lookupCommand in src/server.c. Valkey
  * keeps commands in a dict; soloist's ~100 commands sit in a sorted array
  * searched by binary search, which is as fast at this size and needs
- * nothing but qsort and bsearch.
+ * nothing but qsort and bsearch. Also the argument check that more than
+ * one module shares (a database index).
  */
 #include "commands.h"
 
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "object.h"
+#include "reply.h"
 #include "zmalloc.h"
 
 static command **index_;
@@ -86,3 +90,20 @@ command *commands_lookup_subcommand(const command *parent, const char *name, siz
 command *commands_next(size_t *cursor) { return *cursor < index_len ? index_[(*cursor)++] : NULL; }
 
 size_t commands_count(void) { return index_len; }
+
+int commands_db_index_or_reply(struct client *c, const obj *idx) {
+    long long id;
+    if (!obj_get_ll(idx, &id)) {
+        reply_error(c, ERR_NOT_INT);
+        return 0;
+    }
+    if (id < INT_MIN || id > INT_MAX) {
+        reply_error_format(c, "value is out of range, value must between %d and %d", INT_MIN, INT_MAX);
+        return 0;
+    }
+    if (id != 0) {
+        reply_error(c, "DB index is out of range");
+        return 0;
+    }
+    return 1;
+}

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 struct client;
+struct obj;
 typedef void command_proc(struct client *c);
 
 /* Flags, named as Valkey names them in COMMAND INFO. */
@@ -72,5 +73,12 @@ command *commands_lookup(const char *name, size_t len);
 /* Iterates all commands: call with *cursor = 0 until it returns NULL. */
 command *commands_next(size_t *cursor);
 size_t commands_count(void);
+
+/* A database index as SELECT and COPY ... DB take it (Valkey:
+ * getIntFromObjectOrReply, then selectDb's range check). soloist serves
+ * database 0 alone, so any other index gets Valkey's reply for a database
+ * the server does not have. 1 for index 0; otherwise replies the error
+ * and returns 0. */
+int commands_db_index_or_reply(struct client *c, const struct obj *idx);
 
 #endif

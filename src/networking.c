@@ -242,6 +242,8 @@ void client_free(client *c) {
     zfree(c->buf);
     if (c->querybuf != thread_shared_qb) zfree(c->querybuf);
     zfree(c->name);
+    zfree(c->lib_name);
+    zfree(c->lib_ver);
     zfree(c);
 }
 
@@ -445,6 +447,7 @@ static void run_queued_commands(client *c) {
         c->argv = pc->argv;
         pc->argv = NULL;
         process_command(c);
+        client_command_done(c);
         if (c->argv) free_argv(c->argc, c->argv);
         c->argc = 0;
         c->argv = NULL;

@@ -108,7 +108,7 @@ static void append_to_list(client *c, const char *s, size_t len) {
 }
 
 void reply_proto(client *c, const char *s, size_t len) {
-    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return;
+    if (c->flags & CLIENT_DROPS_REPLIES) return;
     client_queue_pending_write(c);
     size_t n = append_to_buffer(c, s, len);
     if (n < len) {
@@ -305,7 +305,7 @@ void reply_help(client *c, const char *const *lines) {
  * reply buffer can never hold the placeholder, so anything after it goes
  * to the list too, in order. */
 void *reply_deferred_len(client *c) {
-    if (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) return NULL;
+    if (c->flags & CLIENT_DROPS_REPLIES) return NULL;
     client_queue_pending_write(c);
     reply_block *b = zmalloc(sizeof(*b) + 32);
     b->next = NULL;

@@ -277,3 +277,19 @@ void util_random_bytes(void *buf, size_t len) {
             strerror(errno));
     exit(1);
 }
+
+/* Eight bytes per step through memcpy (no alignment assumption; compilers
+ * turn it into one load) and the compiler's popcount builtin. Valkey's
+ * serverPopcount unrolls a table lookup and adds an AVX2 path; soloist
+ * keeps the plain loop. */
+long long util_popcount(const void *p, size_t n) {
+    const unsigned char *s = p;
+    long long bits = 0;
+    for (; n >= 8; s += 8, n -= 8) {
+        uint64_t w;
+        memcpy(&w, s, 8);
+        bits += __builtin_popcountll(w);
+    }
+    while (n--) bits += __builtin_popcount(*s++);
+    return bits;
+}

@@ -29,6 +29,9 @@ size_t util_ld_to_string(char *buf, size_t len, long double v);
 size_t util_d_to_string(char *buf, size_t len, double v);
 /* Parses memory sizes as CONFIG does: "1gb", "512mb", "100k", "42". */
 int util_parse_memory(const char *s, long long *out);
+/* The number of bits set in the n bytes at p (BITCOUNT; Valkey's
+ * serverPopcount). Any alignment; eight bytes at a time. */
+long long util_popcount(const void *p, size_t n);
 
 /* Fills buf with len bytes from the kernel's random source: getrandom(2),
  * or /dev/urandom where that system call is missing or refused (an old

@@ -29,6 +29,11 @@ Transcript format (tests/integration/transcripts/*.txt), one item a line:
                             10000 calls); compare the union of keys
       @then-closed          after the reply both connections must close
                             (QUIT); both are then reopened
+      @no-reply             neither server may reply (CLIENT REPLY OFF or
+                            SKIP): nothing may arrive within
+                            NO_REPLY_WAIT; inside @pipeline the command's
+                            reply is simply not read, so a stray reply
+                            shifts every later comparison
       @expect 'REGEX'       both replies must match REGEX (a Python re,
                             searched in the reply bytes; single quotes keep
                             its backslashes); the two replies are then not
@@ -77,6 +82,7 @@ TRANSCRIPTS = os.path.join(HERE, "transcripts")
 DELIBERATE = os.path.join(HERE, "deliberate_differences.txt")
 MAX_SCAN_CALLS = 10000
 MAX_REPORTED_PER_REPEAT = 5
+NO_REPLY_WAIT = 0.2  # seconds; a later stray reply still fails the next compare
 
 
 # ---------------------------------------------------------------- parsing
@@ -160,7 +166,7 @@ class Step:
 
 
 MODS_NOARG = {"@unordered", "@ttl-approx", "@ignore-reply", "@scan",
-              "@then-closed"}
+              "@then-closed", "@no-reply"}
 MODS_ARG = {"@approx", "@expect"}
 
 
@@ -184,7 +190,7 @@ def parse_command_line(line, lineno):
         raise TranscriptError("modifiers without a command")
     # The command's text as shown and as matched by deliberate entries:
     # the line without its modifiers.
-    shown = re.sub(r'^(\s*@(unordered|ttl-approx|ignore-reply|scan|then-closed)\s+'
+    shown = re.sub(r'^(\s*@(unordered|ttl-approx|ignore-reply|scan|then-closed|no-reply)\s+'
                    r'|\s*@(approx|expect)\s+("[^"]*"|\'[^\']*\'|\S+)\s+)+', "", text)
     return Step("cmd", lineno, shown.strip(), args=toks, mods=mods)
 
@@ -319,12 +325,12 @@ class Side:
             self.conn.close()
             self.conn = None
 
-    def read(self):
+    def read(self, timeout=None):
         """One reply's bytes, or a '<closed>'/'<timeout>' marker string."""
         if self.conn is None or self.conn.closed:
             return "<closed>"
         try:
-            return self.conn.read_reply()
+            return self.conn.read_reply(timeout)
         except ConnectionClosed:
             return "<closed>"
         except ReplyTimeout:
@@ -519,6 +525,8 @@ class Runner:
     def do_cmd(self, st):
         if "@scan" in st.mods:
             return self.do_scan(st)
+        if "@no-reply" in st.mods:
+            return self.do_no_reply(st)
         data = encode(*st.args)
         self.a.send(data)
         ra = self.a.read()
@@ -527,6 +535,18 @@ class Runner:
         self.compare(st, st.text, st.mods, ra, rb)
         if "@then-closed" in st.mods:
             self.check_closed(st, st.text)
+
+    def do_no_reply(self, st):
+        data = encode(*st.args)
+        self.a.send(data)
+        self.b.send(data)
+        ra = self.a.read(NO_REPLY_WAIT)
+        rb = self.b.read(NO_REPLY_WAIT)
+        self.compared += 1
+        if ra != "<timeout>" or rb != "<timeout>":
+            self.failures += 1
+            self.p("  UNEXPECTED REPLY %s:%d: %s\n      soloist: %s\n      oracle:  %s"
+                   % (self.tr.name, st.lineno, st.text[:300], show(ra), show(rb)))
 
     def scan_union(self, side, args):
         cursor = b"0"
@@ -555,11 +575,12 @@ class Runner:
 
     def do_pipeline(self, st):
         data = b"".join(encode(*c.args) for c in st.cmds)
+        answered = [c for c in st.cmds if "@no-reply" not in c.mods]
         self.a.send(data)
-        ras = [self.a.read() for _ in st.cmds]
+        ras = [self.a.read() for _ in answered]
         self.b.send(data)
-        rbs = [self.b.read() for _ in st.cmds]
-        for c, ra, rb in zip(st.cmds, ras, rbs):
+        rbs = [self.b.read() for _ in answered]
+        for c, ra, rb in zip(answered, ras, rbs):
             self.compare(c, c.text, c.mods, ra, rb)
 
     def do_repeat(self, st):

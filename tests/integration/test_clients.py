@@ -104,6 +104,25 @@ class ClientsTest(harness.ServerTestCase):
                                    "SKIPME", "no"), b":1\r\n")
         self.assertTrue(a.wait_closed(5))
 
+    def test_setinfo_shown_to_other_clients(self):
+        """CLIENT SETINFO's LIB-NAME and LIB-VER appear after resp= in
+        every CLIENT LIST line (empty until set; an empty value clears)."""
+        if self.server.kind == "redis":
+            self.skipTest("Redis 7.0 has no CLIENT SETINFO")
+        a, b = self.conn(), self.conn()
+        ida = parse(a.request("CLIENT", "ID"))
+        self.assertEqual(a.request("CLIENT", "SETINFO", "LIB-NAME", "redis-py"), b"+OK\r\n")
+        self.assertEqual(a.request("CLIENT", "SETINFO", "lib-ver", "5.0.1"), b"+OK\r\n")
+        mine = [x for x in client_list(b) if x["id"] == str(ida)][0]
+        self.assertEqual((mine["lib-name"], mine["lib-ver"]), ("redis-py", "5.0.1"))
+        self.assertRegex(parse(b.request("CLIENT", "LIST", "ID", str(ida))).decode(),
+                         r" resp=2 lib-name=redis-py lib-ver=5\.0\.1\n$")
+        a.request("CLIENT", "SETINFO", "lib-ver", "")
+        mine = [x for x in client_list(b) if x["id"] == str(ida)][0]
+        self.assertEqual(mine["lib-ver"], "")
+        others = [x for x in client_list(b) if x["id"] != str(ida)]
+        self.assertTrue(all(x["lib-name"] == "" for x in others))
+
     def test_protocol_is_per_connection(self):
         a, b = self.conn(), self.conn()
         self.assertEqual(a.request("HELLO", "3")[:1], b"%")

@@ -212,6 +212,18 @@ class InfoTest(unittest.TestCase):
         for k in ("uptime_in_seconds", "arch_bits", "multiplexing_api"):
             self.assertIn(k, f)
 
+    def test_server_identity_fields(self):
+        """What client libraries read to tell servers apart: as Valkey,
+        redis_version (the Redis version it is compatible with, 7.2.4)
+        comes first, then server_name and the server's own version, and
+        the mode is server_mode (Valkey's name for redis_mode)."""
+        if self.server.kind == "redis":
+            self.skipTest("soloist only")
+        text = info(self.c, "server")
+        self.assertRegex(text, r"^# Server\r\nredis_version:7\.2\.4\r\nserver_name:soloist\r\n"
+                               r"soloist_version:\d+\.\d+\.\d+\r\nserver_mode:standalone\r\n")
+        self.assertNotIn("valkey_version", text)
+
     def test_clients_and_stats(self):
         c2 = self.server.conn()
         c2.request("PING")

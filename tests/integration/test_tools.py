@@ -81,6 +81,40 @@ class ToolsTest(harness.ServerTestCase):
         r = self.cli(stdin=b"SET s1 1\nINCR s1\nGET s1\n")
         self.assertEqual(r.stdout, b"OK\n2\n2\n")
 
+    def test_cli_newer_commands(self):
+        """TIME, RENAME/RENAMENX/COPY, the bitmap commands, SUBSTR, LCS,
+        CONFIG with several pairs and patterns, as redis-cli prints them."""
+        time_out = self.cli("TIME").stdout
+        self.assertRegex(time_out, rb"^\d{10}\n\d{1,6}\n$")
+        cases = [
+            (["SET", "k1", "ohmytext"], b"OK\n"),
+            (["SET", "k2", "mynewtext"], b"OK\n"),
+            (["LCS", "k1", "k2"], b"mytext\n"),
+            (["LCS", "k1", "k2", "LEN"], b"6\n"),
+            (["LCS", "k1", "k2", "IDX", "MINMATCHLEN", "2"],
+             b"matches\n4\n7\n5\n8\n2\n3\n0\n1\nlen\n6\n"),
+            (["SUBSTR", "k1", "0", "1"], b"oh\n"),
+            (["SETBIT", "b", "7", "1"], b"0\n"),
+            (["GETBIT", "b", "7"], b"1\n"),
+            (["BITCOUNT", "b"], b"1\n"),
+            (["BITCOUNT", "b", "0", "6", "BIT"], b"0\n"),
+            (["RENAME", "k1", "k3"], b"OK\n"),
+            (["RENAMENX", "k3", "k2"], b"0\n"),
+            (["COPY", "k3", "k4"], b"1\n"),
+            (["GET", "k4"], b"ohmytext\n"),
+            (["CLIENT", "NO-EVICT", "on"], b"OK\n"),
+            (["CONFIG", "SET", "timeout", "0", "maxclients", "10000"], b"OK\n"),
+        ]
+        for args, want in cases:
+            r = self.cli(*args)
+            self.assertEqual(r.stdout, want, "redis-cli %s: %r %r"
+                             % (" ".join(args), r.stdout, r.stderr))
+        lines = self.cli("CONFIG", "GET", "timeout", "maxclient*", "timeout").stdout.split(b"\n")
+        self.assertEqual(sorted(zip(lines[0:-1:2], lines[1::2])),
+                         [(b"maxclients", b"10000"), (b"timeout", b"0")])
+        if self.server.kind != "redis":  # Redis 7.0 has no CLIENT SETINFO
+            self.assertEqual(self.cli("CLIENT", "SETINFO", "lib-name", "cli").stdout, b"OK\n")
+
     def test_cli_pipe_mass_insert(self):
         n = 100000
         data = b"".join(harness.encode("SET", "key:%d" % i, "value:%d" % i)
@@ -144,7 +178,12 @@ class ToolsTest(harness.ServerTestCase):
             read_until(rb"\(nil\)\r\n.*" + prompt)
             del out[:]
             os.write(fd, b"NOSUCH\r")
-            read_until(rb"\(error\) ERR unknown command 'NOSUCH'")
+            read_until(rb"\(error\) ERR unknown command 'NOSUCH'[^\n]*\n" + prompt)
+            del out[:]
+            # redis-cli 7.0 waits for a reply after CLIENT REPLY OFF or
+            # SKIP (against Redis too); the transcripts drive those.
+            os.write(fd, b"CLIENT REPLY ON\r")
+            read_until(rb"OK\r\n.*" + prompt)
             os.write(fd, b"quit\r")
             deadline = time.monotonic() + 10 * SLOW
             status = None

@@ -4,7 +4,7 @@ Owns nothing: pure functions of a random.Random, so a printed seed replays
 the same bytes. Three kinds of output:
 
 - commands(): valid requests from the server's own command table (the
-  string, keyspace, connection and server commands of src/*_cmds.c) with
+  string, keyspace, connection and server commands of src/cmd_*.c) with
   arguments drawn to hurt: empty strings, binary bytes with CR/LF/NUL,
   numbers at and past the 64-bit limits, huge counts and offsets, odd
   option combinations, wrong arities and unknown names. Nothing that may
@@ -114,11 +114,27 @@ def _client(rng):
     return ["CLIENT", sub]
 
 
+def _bit_offset(rng):
+    # Up to a 4 MB string; 2^32 is one past what proto-max-bulk-len allows
+    # (SETRANGE already builds 512 MB strings now and then).
+    return rng.choice([num(rng), str(rng.randint(0, 100000)), "33554431", "4294967296", "-1", "x"])
+
+
+def _lcs_opts(rng):
+    return rng.choice([[], ["LEN"], ["IDX"], ["IDX", "WITHMATCHLEN"], ["IDX", "MINMATCHLEN", num(rng)],
+                       ["LEN", "IDX"], ["MINMATCHLEN"], ["BOGUS"]])
+
+
 def _config(rng):
     r = rng.random()
     if r < 0.5:
-        return ["CONFIG", "GET", rng.choice(["*", "hz", "maxclients", "*max*", "nosuch", "port", "save",
-                                             "client-output-buffer-limit", "bind"])]
+        return ["CONFIG", "GET"] + [rng.choice(["*", "hz", "maxclients", "*max*", "nosuch", "port", "save",
+                                                "client-output-buffer-limit", "bind", "HZ"])
+                                    for _ in range(rng.choice([1, 1, 2, 3]))]
+    if r < 0.6:
+        # several pairs: all or nothing (duplicates and unknown names refused)
+        return ["CONFIG", "SET", "hz", rng.choice(["10", "x"]), rng.choice(["tcp-keepalive", "hz", "nosuch"]),
+                rng.choice(["300", "y"])]
     if r < 0.85:
         name, vals = rng.choice([
             ("hz", ["1", "10", "50", "100", "0", "-1", "abc", "2147483647"]),
@@ -136,12 +152,14 @@ def _config(rng):
 
 # The commands command() knows how to build, and those never sent: they
 # end the connection or the server, block, or change what a reply means
-# for the rest of the connection (MULTI, SUBSCRIBE, MONITOR).
+# for the rest of the connection (MULTI, SUBSCRIBE, MONITOR; CLIENT REPLY,
+# which _client() never builds, is of that kind too).
 KNOWN = {"get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", "mget", "mset", "msetnx",
          "del", "unlink", "exists", "type", "incr", "decr", "incrby", "decrby", "incrbyfloat", "append",
          "strlen", "getrange", "setrange", "expire", "pexpire", "expireat", "pexpireat", "ttl", "pttl",
          "expiretime", "pexpiretime", "persist", "keys", "scan", "randomkey", "dbsize", "flushdb", "flushall",
-         "ping", "echo", "select", "auth", "hello", "client", "command", "config", "info"}
+         "ping", "echo", "select", "auth", "hello", "client", "command", "config", "info", "time", "rename",
+         "renamenx", "copy", "getbit", "setbit", "bitcount", "substr", "lcs"}
 NEVER = {"shutdown", "quit", "debug", "monitor", "subscribe", "psubscribe", "ssubscribe", "unsubscribe",
          "punsubscribe", "sunsubscribe", "multi", "exec", "discard", "watch", "unwatch", "sync", "psync",
          "replicaof", "slaveof", "failover", "wait", "waitaof", "reset", "save", "bgsave", "bgrewriteaof",
@@ -196,6 +214,15 @@ def command(rng):
                                                   "536870911", "-1"]), v()]),
         (3, lambda: [rng.choice(["EXPIRE", "PEXPIRE", "EXPIREAT", "PEXPIREAT"]), k(), n()] + _expire_opts(rng)),
         (2, lambda: [rng.choice(["TTL", "PTTL", "EXPIRETIME", "PEXPIRETIME", "PERSIST"]), k()]),
+        (1, lambda: [rng.choice(["RENAME", "RENAMENX"]), k(), k()]),
+        (1, lambda: ["COPY", k(), k()] + rng.choice([[], ["REPLACE"], ["DB", "0"], ["DB", "1"], ["DB", n()],
+                                                     ["DB"], ["REPLACE", "DB", "0"], ["BOGUS"]])),
+        (2, lambda: ["GETBIT", k(), _bit_offset(rng)]),
+        (2, lambda: ["SETBIT", k(), _bit_offset(rng), rng.choice(["0", "1", "1", "2", "-1", "x"])]),
+        (2, lambda: ["BITCOUNT", k()] + rng.choice([[], [n()], [n(), n()], [n(), n(), "BIT"], [n(), n(), "BYTE"],
+                                                    [n(), n(), "bogus"]])),
+        (1, lambda: ["SUBSTR", k(), n(), n()]),
+        (0.5, lambda: ["LCS", k(), k()] + _lcs_opts(rng)),
         (1, lambda: ["KEYS", pattern(rng)]),
         (2, lambda: ["SCAN", rng.choice(["0", n()])] + rng.choice([[], ["MATCH", pattern(rng)], ["COUNT", n()],
                                                                     ["TYPE", rng.choice(["string", "zset", "x"])],
@@ -206,6 +233,7 @@ def command(rng):
         (0.2, lambda: ["FLUSHALL"] + rng.choice([[], ["SYNC"]])),
         (3, lambda: ["PING"] + rng.choice([[], [v()], [v(), v()]])),
         (2, lambda: ["ECHO", v()]),
+        (0.5, lambda: ["TIME"]),
         (1, lambda: ["SELECT", rng.choice(["0", "1", "-1", "abc", "16"])]),
         (1, lambda: ["AUTH"] + rng.choice([["pw"], ["default", "pw"], [], ["a", "b", "c"]])),
         (1, lambda: ["HELLO"] + rng.choice([[], ["2"], ["3"], ["3"], ["4"], ["abc"], ["3", "SETNAME", "x"],

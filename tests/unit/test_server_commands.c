@@ -1,0 +1,287 @@
+/* test_server_commands.c — the connection and server commands (step 0,
+ * src/cmd_client.c, cmd_server.c, cmd_config.c, cmd_info.c) through the
+ * dispatcher (process_command), on a fake client (fd -1) whose replies
+ * are read back from its buffers.
+ *
+ * CLIENT REPLY is tested the way networking.c runs commands: each command
+ * goes through process_command and then client_command_done, so SKIP
+ * covers exactly the command after it. The differential suite
+ * (tests/integration/transcripts/17-client-reply-time.txt) checks the
+ * same against a real connection.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "client.h"
+#include "commands.h"
+#include "config.h"
+#include "db.h"
+#include "object.h"
+#include "reply.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+static db tdb;
+static client *tc;
+
+static int setup(void **state) {
+    (void)state;
+    config_init_defaults();
+    commands_init();
+    db_init(&tdb, 0);
+    tc = zcalloc(sizeof(*tc));
+    tc->fd = -1;
+    tc->resp = 2;
+    tc->authenticated = 1;
+    tc->db = &tdb;
+    return 0;
+}
+
+/* Everything the client was sent since the last call, zmalloc'd. */
+static char *take_reply(client *c) {
+    size_t len = c->bufpos;
+    for (reply_block *b = c->reply_head; b; b = b->next) len += b->used;
+    char *out = zmalloc(len + 1);
+    memcpy(out, c->buf, c->bufpos);
+    size_t off = c->bufpos;
+    for (reply_block *b = c->reply_head, *next; b; b = next) {
+        next = b->next;
+        memcpy(out + off, b->buf, b->used);
+        off += b->used;
+        zfree(b);
+    }
+    out[len] = '\0';
+    c->bufpos = 0;
+    c->reply_head = c->reply_tail = NULL;
+    c->reply_bytes = 0;
+    c->reply_blocks = 0;
+    return out;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    zfree(take_reply(tc));
+    zfree(tc->name);
+    zfree(tc->lib_name);
+    zfree(tc->lib_ver);
+    zfree(tc);
+    db_release(&tdb);
+    config_free_all();
+    return 0;
+}
+
+/* Runs one command as networking.c does: the dispatcher, then the
+ * end-of-command bookkeeping. */
+static void run_args(int argc, const char *const *args) {
+    obj *argv[32];
+    for (int i = 0; i < argc; i++) argv[i] = obj_create_string(args[i], strlen(args[i]));
+    tc->argc = argc;
+    tc->argv = argv;
+    process_command(tc);
+    client_command_done(tc);
+    for (int i = 0; i < argc; i++) obj_decr_ref(argv[i]);
+    tc->argv = NULL;
+    tc->argc = 0;
+}
+
+/* The same for a command whose words are split on spaces. */
+static void run(const char *line) {
+    const char *args[32];
+    int argc = 0;
+    char *copy = zstrdup(line);
+    for (char *tok = strtok(copy, " "); tok && argc < 32; tok = strtok(NULL, " ")) args[argc++] = tok;
+    run_args(argc, args);
+    zfree(copy);
+}
+
+static void expect_reply(const char *want) {
+    char *got = take_reply(tc);
+    if (strcmp(got, want)) {
+        char msg[1024];
+        snprintf(msg, sizeof(msg), "got <%s> want <%s>", got, want);
+        zfree(got);
+        fail_msg("%s", msg);
+    }
+    zfree(got);
+}
+
+/* Runs a sequence of commands and checks what the client received for
+ * all of them together. */
+static void expect(const char *const *lines, const char *want) {
+    for (; *lines; lines++) run(*lines);
+    expect_reply(want);
+}
+
+#define EXPECT(want, ...) expect((const char *const[]){__VA_ARGS__, NULL}, want)
+
+static void test_client_reply_off_on(void **state) {
+    (void)state;
+    long long errors = server.stat_total_error_replies;
+    /* OFF: nothing at all, errors included, until ON answers +OK */
+    EXPECT("", "CLIENT REPLY OFF", "SET a 1", "GET a", "NOSUCH", "GET", "CLIENT REPLY SKIP");
+    assert_true(tc->flags & CLIENT_REPLY_OFF);
+    assert_false(tc->flags & (CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT)); /* SKIP while OFF: ignored */
+    /* the two errors were counted though not sent, as in Valkey */
+    assert_int_equal(server.stat_total_error_replies - errors, 2);
+    EXPECT("+OK\r\n$1\r\n1\r\n", "CLIENT REPLY ON", "GET a");
+    assert_false(tc->flags & (CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP | CLIENT_REPLY_SKIP_NEXT));
+}
+
+static void test_client_reply_skip(void **state) {
+    (void)state;
+    /* SKIP: no reply for itself nor for the one command after it */
+    EXPECT("+OK\r\n:2\r\n", "SET a 0", "CLIENT REPLY SKIP", "INCR a", "INCR a");
+    EXPECT("+PONG\r\n", "CLIENT REPLY SKIP", "NOSUCH", "PING");
+    EXPECT("+PONG\r\n", "CLIENT REPLY SKIP", "GET", "PING");
+    /* the second SKIP is the skipped command, and skips the next */
+    EXPECT("+PONG\r\n", "CLIENT REPLY SKIP", "CLIENT REPLY SKIP", "PING", "PING");
+    /* ON right after SKIP is answered and clears it */
+    EXPECT("+OK\r\n+PONG\r\n", "CLIENT REPLY SKIP", "CLIENT REPLY ON", "PING");
+    EXPECT("-ERR syntax error\r\n", "CLIENT REPLY maybe");
+    EXPECT("-ERR wrong number of arguments for 'client|reply' command\r\n", "CLIENT REPLY");
+}
+
+static void test_client_reply_drops_deferred_replies(void **state) {
+    (void)state;
+    /* KEYS builds its reply around a deferred length; while OFF nothing
+     * of it, placeholder included, may reach the buffers. */
+    EXPECT("+OK\r\n", "SET k 1", "CLIENT REPLY OFF", "KEYS *");
+    assert_null(tc->reply_head);
+    assert_int_equal(tc->bufpos, 0);
+    EXPECT("+OK\r\n*1\r\n$1\r\nk\r\n", "CLIENT REPLY ON", "KEYS *");
+}
+
+/* CLIENT INFO and CLIENT LIST show SETINFO's fields after resp=. The
+ * fake client is linked into server.clients for the listing. */
+static void test_client_setinfo(void **state) {
+    (void)state;
+    EXPECT("+OK\r\n+OK\r\n", "CLIENT SETINFO lib-name redis-py", "CLIENT SETINFO LIB-VER 5.0.1");
+    assert_string_equal(tc->lib_name, "redis-py");
+    assert_string_equal(tc->lib_ver, "5.0.1");
+    EXPECT("-ERR Unrecognized option 'lib-foo'\r\n", "CLIENT SETINFO lib-foo x");
+    EXPECT("-ERR wrong number of arguments for 'client|setinfo' command\r\n", "CLIENT SETINFO lib-name");
+
+    /* a value with a byte outside '!'..'~' is refused, naming the option as typed */
+    run_args(4, (const char *const[]){"CLIENT", "SETINFO", "Lib-Ver", "1 0"});
+    expect_reply("-ERR Lib-Ver cannot contain spaces, newlines or special characters.\r\n");
+    assert_string_equal(tc->lib_ver, "5.0.1");
+
+    server.clients = tc;
+    run("CLIENT INFO");
+    char *info = take_reply(tc);
+    server.clients = NULL;
+    assert_non_null(strstr(info, " resp=2 lib-name=redis-py lib-ver=5.0.1\n\r\n"));
+    assert_true(strncmp(info, "$", 1) == 0 && strstr(info, "\r\nid=") != NULL);
+    zfree(info);
+
+    /* an empty value clears the field */
+    run_args(4, (const char *const[]){"CLIENT", "SETINFO", "lib-name", ""});
+    expect_reply("+OK\r\n");
+    assert_null(tc->lib_name);
+}
+
+static void test_client_no_evict_no_touch(void **state) {
+    (void)state;
+    EXPECT("+OK\r\n+OK\r\n+OK\r\n+OK\r\n", "CLIENT NO-EVICT on", "CLIENT NO-EVICT OFF", "CLIENT NO-TOUCH ON",
+           "CLIENT NO-TOUCH off");
+    EXPECT("-ERR syntax error\r\n-ERR syntax error\r\n", "CLIENT NO-EVICT maybe", "CLIENT NO-TOUCH 1");
+    EXPECT("-ERR wrong number of arguments for 'client|no-touch' command\r\n", "CLIENT NO-TOUCH");
+}
+
+static void test_time(void **state) {
+    (void)state;
+    long long before = util_ustime();
+    run("TIME");
+    long long after = util_ustime();
+    char *got = take_reply(tc);
+    long long sec = 0, usec = 0;
+    int n = sscanf(got, "*2\r\n$%*d\r\n%lld\r\n$%*d\r\n%lld\r\n", &sec, &usec);
+    assert_int_equal(n, 2);
+    assert_true(usec >= 0 && usec < 1000000);
+    long long t = sec * 1000000 + usec;
+    assert_true(t >= before && t <= after);
+    zfree(got);
+    EXPECT("-ERR wrong number of arguments for 'time' command\r\n", "TIME x");
+}
+
+/* Recorded from redis-server 7.0.15 except SELECT 1 and COPY ... DB 1,
+ * which soloist (one database) answers as Valkey answers an index past
+ * its last database. */
+static void test_database_index(void **state) {
+    (void)state;
+    EXPECT("+OK\r\n", "SELECT 0");
+    EXPECT("-ERR DB index is out of range\r\n", "SELECT 1");
+    EXPECT("-ERR DB index is out of range\r\n", "SELECT -1");
+    EXPECT("-ERR value is not an integer or out of range\r\n", "SELECT x");
+    EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n", "SELECT 2147483648");
+    EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n", "SELECT -2147483649");
+    EXPECT("+OK\r\n:1\r\n", "SET s v", "COPY s t DB 0");
+    EXPECT("-ERR DB index is out of range\r\n", "COPY s u DB 1");
+    EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n",
+           "COPY s u DB 99999999999");
+    EXPECT(":0\r\n", "EXISTS u");
+}
+
+/* CONFIG GET with several names and patterns answers each parameter once,
+ * under the spelling first asked for (Valkey: configGetCommand). */
+static void test_config_get_several(void **state) {
+    (void)state;
+    EXPECT("*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n", "CONFIG GET timeout time* TIMEOUT");
+    EXPECT("*2\r\n$7\r\nTIMEOUT\r\n$1\r\n0\r\n", "CONFIG GET TIMEOUT timeout");
+    EXPECT("*4\r\n$7\r\ntimeout\r\n$1\r\n0\r\n$10\r\nmaxclients\r\n$5\r\n10000\r\n",
+           "CONFIG GET timeout nosuch maxclients");
+    EXPECT("*0\r\n", "CONFIG GET nosuch nosuch2");
+    /* CONFIG SET: all or nothing */
+    EXPECT("-ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into "
+           "an integer\r\n",
+           "CONFIG SET timeout 100 maxclients abc");
+    EXPECT("*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n", "CONFIG GET timeout");
+    EXPECT("-ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - duplicate parameter\r\n",
+           "CONFIG SET timeout 1 TIMEOUT 2");
+    EXPECT("-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
+           "CONFIG SET timeout 1 nosuch 2");
+    EXPECT("-ERR syntax error\r\n", "CONFIG SET timeout 1 maxclients");
+    EXPECT("+OK\r\n*4\r\n$7\r\ntimeout\r\n$2\r\n10\r\n$18\r\nproto-max-bulk-len\r\n$7\r\n1048576\r\n",
+           "CONFIG SET timeout 10 proto-max-bulk-len 1mb", "CONFIG GET timeout proto-max-bulk-len");
+}
+
+/* INFO server opens as Valkey's does: redis_version (the Redis version
+ * clients gate features on), server_name, the server's own version, then
+ * server_mode. */
+static void test_info_server_identity(void **state) {
+    (void)state;
+    run("INFO server");
+    char *got = take_reply(tc);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\nserver_mode:standalone\r\n",
+             SOLOIST_COMPAT_VERSION, SOLOIST_VERSION);
+    char *body = strstr(got, "\r\n");
+    assert_non_null(body);
+    assert_true(strncmp(body + 2, want, strlen(want)) == 0);
+    assert_null(strstr(got, "valkey_version"));
+    zfree(got);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_client_reply_off_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_reply_skip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_reply_drops_deferred_replies, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_setinfo, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_no_evict_no_touch, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_time, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_database_index, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_get_several, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_info_server_identity, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
