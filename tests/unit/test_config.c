@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "client.h"
+#include "reply_capture.h"
 #include "commands.h"
 #include "config.h"
 #include "object.h"
@@ -129,16 +130,7 @@ static char *run_config(int resp, const char *line) {
     c->argc = argc;
     c->argv = argv;
     config_commands[0].proc(c); /* cmd_config.c's CONFIG entry */
-    size_t len = c->bufpos;
-    for (reply_block *b = c->reply_head; b; b = b->next) len += b->used;
-    char *out = zmalloc(len + 1);
-    memcpy(out, c->buf, c->bufpos);
-    size_t off = c->bufpos;
-    for (reply_block *b = c->reply_head; b; b = b->next) {
-        memcpy(out + off, b->buf, b->used);
-        off += b->used;
-    }
-    out[len] = '\0';
+    char *out = take_reply(c);
     for (int i = 0; i < argc; i++) obj_decr_ref(argv[i]);
     c->argv = NULL;
     free_fake_client(c);

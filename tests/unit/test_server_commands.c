@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "client.h"
+#include "reply_capture.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -45,33 +46,13 @@ static int setup(void **state) {
     return 0;
 }
 
-/* Everything the client was sent since the last call, zmalloc'd. */
-static char *take_reply(client *c) {
-    size_t len = c->bufpos;
-    for (reply_block *b = c->reply_head; b; b = b->next) len += b->used;
-    char *out = zmalloc(len + 1);
-    memcpy(out, c->buf, c->bufpos);
-    size_t off = c->bufpos;
-    for (reply_block *b = c->reply_head, *next; b; b = next) {
-        next = b->next;
-        memcpy(out + off, b->buf, b->used);
-        off += b->used;
-        zfree(b);
-    }
-    out[len] = '\0';
-    c->bufpos = 0;
-    c->reply_head = c->reply_tail = NULL;
-    c->reply_bytes = 0;
-    c->reply_blocks = 0;
-    return out;
-}
-
 static int teardown(void **state) {
     (void)state;
     zfree(take_reply(tc));
     zfree(tc->name);
     zfree(tc->lib_name);
     zfree(tc->lib_ver);
+    zfree(tc->buf); /* the reply buffer, allocated by the first reply */
     zfree(tc);
     db_release(&tdb);
     config_free_all();
