@@ -264,7 +264,7 @@ static void *mpsc_consumer_main(void *arg) {
 
 static void run_producers(const char *name, bool use_send) {
     test_start();
-    mpsc_run r = {.q = new_queue(), .items = TEST_ITEMS(200000), .seed = test_seed(name), .use_send = use_send};
+    mpsc_run r = {.q = new_queue(), .items = TEST_ITEMS(500000), .seed = test_seed(name), .use_send = use_send};
     r.payload = calloc(PRODUCERS * r.items, sizeof *r.payload);
     assert_non_null(r.payload);
     producer_arg args[PRODUCERS];
