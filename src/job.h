@@ -87,6 +87,14 @@ typedef enum job_request {
     JOB_REQ_COUNT
 } job_request;
 
+/* The routing above as bit sets, which io_threads checks on the way in
+ * and on the way out: bit t is set when a request of type t may travel
+ * through that inbox. */
+#define JOB_SHARED_INBOX_TYPES                                                                   \
+    ((1u << JOB_REQ_READ_CLIENT) | (1u << JOB_REQ_WRITE_CLIENT) | (1u << JOB_REQ_FREE_OBJ) |    \
+     (1u << JOB_REQ_ACCEPT) | (1u << JOB_REQ_POLL))
+#define JOB_PRIVATE_INBOX_TYPES ((1u << JOB_REQ_FREE_ARGV) | (1u << JOB_REQ_POLL))
+
 /* Worker -> main, through the shared outbox: the client is handed back
  * (an ACCEPT's completion comes back as a READ_CLIENT result, as in
  * Valkey). Jobs that hand nothing back (the frees, POLL) have no result:

@@ -35,7 +35,7 @@
 #endif
 #endif
 #ifdef TEST_SANITIZED
-#define TEST_ITEMS(n) ((n) / 8)
+#define TEST_ITEMS(n) ((n) / 4)
 #else
 #define TEST_ITEMS(n) (n)
 #endif
