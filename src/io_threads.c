@@ -99,8 +99,9 @@ static struct {
     _Alignas(CACHE_LINE_SIZE) io_job_proc *proc[JOB_REQ_COUNT];
 } handlers;
 
-/* Static so the compiler aligns them to their lines; a private inbox no
- * pool uses is never touched, so its pages are never even mapped in. */
+/* Static, so the compiler aligns them to their lines. A private inbox no
+ * pool uses is never touched, so it costs address space, not memory: the
+ * kernel backs a page of zeroed static storage only once it is written. */
 static spmc_queue shared_inbox;
 static mpsc_queue shared_outbox;
 static io_worker workers[IO_THREADS_MAX]; /* [0] unused: thread 0 is main */

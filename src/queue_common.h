@@ -20,10 +20,10 @@
  *     tail - head == 0     means empty, and
  *     tail - head == size  means full,
  *
- * with no wasted slot and no separate count, and both sides of every
- * comparison are plain unsigned arithmetic, correct even across a wrap of
- * size_t (which a 64-bit counter at a billion items a second reaches in
- * centuries). A counter is written by one side only, and each queue says
+ * with no wasted slot and no separate count. The subtraction is unsigned,
+ * so it stays right even when a counter wraps past SIZE_MAX to 0 (which a
+ * 64-bit counter at a billion items a second does after centuries; the
+ * tests start the counters just below it to see that it holds). A counter is written by one side only, and each queue says
  * which; the other side reads it and may keep a private, possibly stale
  * copy (a "cache" of the opposite index). A stale copy is always safe in
  * one direction: head and tail only grow, so an old head makes the queue

@@ -86,7 +86,9 @@ static inline size_t mpsc_spilled(const mpsc_producer *p) {
     return p->spill_end - p->spill_first;
 }
 
-/* Frees p's spill list and forgets what it held. */
+/* Frees p's spill list and forgets what it held, ticket included. Only
+ * for a producer with nothing spilled, or when the queue itself is being
+ * discarded: a reserved position nobody fills stops the consumer there. */
 void mpsc_producer_reset(mpsc_producer *p);
 
 /* Consumer. Moves up to max items, in position order, into out and
