@@ -55,10 +55,12 @@
  * job and its publication are one store, and an empty slot can be told
  * from a full one by its value alone (0, which no job can be, because no
  * job's pointer is NULL). Eight jobs share a 64-byte cache line, so one
- * line moving from core to core carries up to eight of them. And the
- * worker learns what to do from a three-bit number that selects a case
- * the code lists, never from a function pointer that came through memory
- * another thread wrote. (Valkey 8.0's queues carried a {handler, data}
+ * line moving from core to core carries up to eight of them (in the SPSC
+ * and MPSC rings; queue_spmc.c says why the shared inbox gives each job a
+ * line of its own). And the
+ * worker learns what to do from a three-bit number that picks one of the
+ * handlers registered before it started, never from a function pointer
+ * carried in the job itself. (Valkey 8.0's queues carried a {handler, data}
  * pair per job, 16 bytes; the lock-free queues of Valkey 9.1 went to one
  * word.)
  *

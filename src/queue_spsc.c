@@ -21,10 +21,10 @@
  * Publishing in batches. spsc_enqueue writes the slot with a plain store
  * and moves only the private tail_local. spsc_commit then makes every
  * item written since the last commit visible with one release store to
- * tail. Main enqueues a FREE_ARGV for each command it runs and commits
- * once per event-loop iteration, so a burst of frees costs one store to a
- * shared line, and one transfer of that line to the worker, not one per
- * item. The consumer mirrors it: spsc_dequeue_batch takes up to `max`
+ * tail. Main enqueues a FREE_ARGV each time it is done with arguments a
+ * worker parsed, and commits once per event-loop iteration, so a burst of
+ * frees costs one store to a shared line, and one transfer of that line
+ * to the worker, not one per item. The consumer mirrors it: spsc_dequeue_batch takes up to `max`
  * items and returns their slots with one release store to head.
  *
  * Happens-before. Two edges make the plain slot accesses race-free:
