@@ -18,6 +18,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "io_threads.h"
 #include "queue_mpsc.h"
@@ -312,6 +313,47 @@ static void test_park_refused_shared(void **state) {
     free(r);
 }
 
+static clockid_t worker_clock;
+
+/* Notes the CPU-time clock of the thread that runs it. (No cmocka assert
+ * on a worker: a failing one would jump out of another thread's stack.) */
+static void h_clock(void *payload) {
+    h_note(payload);
+    if (pthread_getcpuclockid(pthread_self(), &worker_clock) != 0) abort();
+}
+
+static long long cpu_ms(clockid_t clock) {
+    struct timespec ts;
+    assert_int_equal(clock_gettime(clock, &ts), 0);
+    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* CPU time the worker uses during `ms` of wall time. */
+static long long worker_cpu_during(int ms) {
+    long long before = cpu_ms(worker_clock);
+    usleep((useconds_t)ms * 1000);
+    return cpu_ms(worker_clock) - before;
+}
+
+/* A parked worker sleeps in the kernel: it uses no CPU at all. (An active
+ * one with nothing to do spins on its mutex instead; how much that costs
+ * depends on the machine, so it is printed, not checked.) */
+static void test_parked_worker_costs_nothing(void **state) {
+    (void)state;
+    record r[1] = {{0}};
+    io_threads_set_handler(JOB_REQ_FREE_ARGV, h_clock);
+    io_threads_init(2);
+    assert_true(io_threads_set_active(2));
+    assert_true(io_threads_submit_to(1, job_encode(r, JOB_REQ_FREE_ARGV)));
+    io_threads_drain();
+    long long active = worker_cpu_during(100);
+    assert_true(io_threads_set_active(1));
+    long long parked = worker_cpu_during(200);
+    printf("test_parked_worker_costs_nothing: idle worker CPU, active %lld ms in 100 ms, parked %lld ms in 200 ms\n",
+           active, parked);
+    assert_true(parked <= 5);
+}
+
 /* Shutdown joins parked and active workers alike; a pool can start again. */
 static void test_restart(void **state) {
     (void)state;
@@ -340,6 +382,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_results_spill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_park_refused_private, setup, teardown),
         cmocka_unit_test_setup_teardown(test_park_refused_shared, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_parked_worker_costs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
