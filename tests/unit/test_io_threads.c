@@ -8,7 +8,7 @@
  * and only after a commit; drain waits for every handler and makes its
  * writes visible; results come back once each, in each worker's order,
  * even past a full outbox (the spill path); parking is refused while it
- * would strand a job.
+ * would strand a job; a parked worker uses no CPU.
  */
 #include <stdarg.h>
 #include <stddef.h>
