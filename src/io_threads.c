@@ -34,10 +34,10 @@
  * worker is inactive. An idle worker locks and at once unlocks it: if main
  * holds it, the worker sleeps in the kernel until main unlocks it (that
  * is the whole wake-up), and costs nothing meanwhile; if main does not,
- * the pair costs a few tens of nanoseconds and the loop goes round again.
- * The mutex is the state: there is no flag to check and no wake-up to
- * lose, and each mutex is locked and unlocked by the same thread, as
- * POSIX requires. The price is that an *active* worker with nothing to do
+ * the pair is cheap (no other thread wants the mutex) and the loop goes
+ * round again. The mutex is the state: there is no flag to check and no
+ * wake-up to lose, and every lock is undone by the thread that took it,
+ * as POSIX requires. The price is that an *active* worker with nothing to do
  * spins at full speed on its lock, so an idle pool is cheap only if the
  * scaling policy parks its idle workers. Workers are numbered so the
  * active ones are always 1 .. active - 1: main wakes upwards and parks
