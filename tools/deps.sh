@@ -4,7 +4,7 @@
 #   tools/deps.sh check-build  only what compiling needs; never installs
 set -u
 BUILD_PKGS="build-essential pkg-config libcmocka-dev"
-TEST_PKGS="python3 redis-tools redis-server libck-dev pandoc graphviz gnuplot-nox lcov chromium chromium-driver valgrind clang libclang-rt-dev"
+TEST_PKGS="python3 redis-tools redis-server libck-dev pandoc graphviz gnuplot-nox lcov chromium chromium-driver valgrind clang libclang-rt-dev spin"
 missing() {
   local out=""
   for p in "$@"; do

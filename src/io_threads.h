@@ -1,0 +1,100 @@
+/* io_threads.h — the pool of I/O threads: workers, inboxes, the outbox.
+ *
+ * Step 3 (threads layer). Owns: the worker threads and their loop, the
+ * three kinds of queue between them and main (one shared inbox, one
+ * private inbox per worker, one shared outbox), the mutex each worker
+ * parks on, the submitted/finished counters, and the table of job
+ * handlers. It knows no client and no keyspace: a job is a word (job.h)
+ * and a handler is a function pointer registered per job type.
+ * Threads: every function is for the main thread, except those marked
+ * "Worker" (for the handlers a worker runs) and io_thread_id (any thread).
+ * Valkey: src/io_threads.c (initIOThreads, createIOThread, IOThreadMain,
+ * commitIOJobs, drainIOThreadsQueue, getPendingIOThreadsJobs,
+ * sendToMainThread, shutdownIOThread). io_threads.c explains the loop.
+ */
+#ifndef SOLOIST_IO_THREADS_H
+#define SOLOIST_IO_THREADS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "job.h"
+
+/* The most threads a pool may have, counting main: Valkey 8.0's bound
+ * (IO_THREADS_MAX_NUM), the same as io-threads' in config.h. */
+#define IO_THREADS_MAX 128
+
+/* How many private-inbox jobs a worker takes at once (Valkey's BATCH_SIZE). */
+#define IO_BATCH_SIZE 32
+
+/* What a worker runs for one job: the job's payload pointer. */
+typedef void io_job_proc(void *payload);
+
+/* Sets the handler for one request type. Only while no pool is running,
+ * so that workers read the table without a lock (pthread_create orders
+ * the table's writes before anything a worker does). NULL unsets it; a
+ * worker that meets a job with no handler aborts. */
+void io_threads_set_handler(job_request type, io_job_proc *proc);
+
+/* Starts a pool of num threads counting main: num - 1 workers, all born
+ * inactive (parked); only main is active. num == 1 starts no thread and
+ * every submit says no. 1 <= num <= IO_THREADS_MAX; no pool may be
+ * running. */
+void io_threads_init(int num);
+
+/* Drains the pool, stops and joins every worker. Results nobody took
+ * (io_threads_take_results) are dropped with the outbox. */
+void io_threads_shutdown(void);
+
+/* Threads in the pool counting main (0 when none is running), and how
+ * many of them are active: main and workers 1 .. active - 1. */
+int io_threads_num(void);
+int io_threads_active(void);
+
+/* Wakes or parks workers until `active` threads (counting main) are
+ * active, one at a time. Waking always succeeds; parking worker t is
+ * refused while its private inbox holds jobs, and parking the last worker
+ * while the shared inbox holds jobs, since no one would run them: then
+ * returns false, with as many active as it got to. */
+bool io_threads_set_active(int active);
+
+/* Puts a request on the shared inbox, for whichever active worker is free
+ * first. False (do the work on main) when no worker is active or the
+ * inbox is full. job's type must be one of JOB_SHARED_INBOX_TYPES. */
+bool io_threads_submit(job_word job);
+
+/* Puts a request on worker tid's private inbox, unpublished until the
+ * next io_threads_commit. False (do it on main) when tid is not active or
+ * its inbox is full. job's type must be one of JOB_PRIVATE_INBOX_TYPES. */
+bool io_threads_submit_to(int tid, job_word job);
+
+/* Publishes every private inbox's submitted jobs: call once per event-
+ * loop iteration, before sleeping. */
+void io_threads_commit(void);
+
+/* Jobs submitted and not yet finished by a worker (those not yet
+ * committed included). When it reads 0, everything the handlers did is
+ * visible to the caller. */
+size_t io_threads_pending(void);
+
+/* Jobs on the shared inbox that no worker has taken yet: the queue depth
+ * the scaling policy samples. */
+size_t io_threads_queued(void);
+
+/* Commits, then waits (spinning) until every submitted job has finished.
+ * Results the jobs sent are then in the outbox or on their way to it
+ * (a worker's spilled results go in as main makes room). */
+void io_threads_drain(void);
+
+/* Moves up to max results, each worker's in the order it sent them, into
+ * out; returns how many. */
+size_t io_threads_take_results(job_word *out, size_t max);
+
+/* Worker. Sends a result (a job_result job word) to main; never blocks. */
+void io_threads_send_result(job_word result);
+
+/* Any thread: 0 on main (and any thread not in the pool), else the
+ * worker's number, 1 .. num - 1. */
+int io_thread_id(void);
+
+#endif

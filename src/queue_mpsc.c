@@ -1,0 +1,196 @@
+/* queue_mpsc.c — the multi-producer, single-consumer ring.
+ *
+ * Step 2 (threads layer). Any number of producer threads, one consumer
+ * (see queue_mpsc.h); in io_threads, every worker sends its results to
+ * main through it.
+ * Valkey: mpscEnqueue and mpscDequeueBatch in src/queues.c; the spill list
+ * follows sendToMainThread and flushPendingIOResponses in io_threads.c.
+ *
+ * Who owns what. The consumer owns head and tail_cache. The producers
+ * share tail, which each advances with an atomic fetch-and-add to reserve
+ * one position, and head_cache, a recent value of head that any producer
+ * may refresh for the others. Each slot is written twice a lap: by the
+ * producer that reserved its position (the item), then by the consumer
+ * (back to 0). At all times
+ *
+ *     head_cache <= head <= every reserved, unwritten position
+ *     a position p is written only once p < head + MPSC_QUEUE_SIZE
+ *
+ * and tail may run ahead of head + MPSC_QUEUE_SIZE: producers keep
+ * reserving while the ring is full.
+ *
+ * Reserve first, check second. A producer cannot look for room and then
+ * take it, because another producer may take it in between; the fetch-
+ * and-add hands out distinct positions without a lock, and only then
+ * does the producer learn whether its position's slot is free yet. If it
+ * is not, the position cannot be given back: others may hold the ones
+ * after it, and the consumer reads positions in order, so a position
+ * nobody fills would stop it for good. The producer keeps the position in
+ * its ticket and fills it on a later try, with its oldest unsent item.
+ *
+ * Never blocking. A worker that waited for room in a full outbox could
+ * wait for main while main waits for it (draining the pool waits for every
+ * worker's jobs), and would hold up its other jobs besides. So a worker
+ * uses mpsc_send, which never waits: what does not fit goes into the
+ * worker's spill list, and the worker retries it later (mpsc_flush, when
+ * it has nothing else to do). A new item never overtakes a spilled one,
+ * so each producer's items reach the consumer in the order it sent them.
+ *
+ * In order, through holes. The consumer stops at the first position whose
+ * slot is still 0 (reserved, not yet written), even if later slots are
+ * full: taking them would move head past the hole, and the slow producer
+ * would then write into a slot the consumer has left behind. The price is
+ * that a producer preempted between its reservation and its store holds
+ * back everyone after it until it runs again.
+ *
+ * Happens-before. Two edges, as in the SPSC ring, but on different
+ * fields:
+ *
+ *   (1) item to consumer: what the producer wrote before sending (the
+ *       client its job worked on) happens before its release store of the
+ *       item into the slot, which the consumer's acquire load of that slot
+ *       reads. The counters carry nothing here: tail counts reservations,
+ *       not items written.
+ *   (2) slot back to producers: the consumer's load of an item and its
+ *       store of 0 into the slot happen before its release store of head,
+ *       which a producer's acquire load of head reads, either directly or
+ *       through head_cache: the producer that loaded head stores it into
+ *       head_cache with release, and another producer's acquire load of
+ *       head_cache extends the edge to it (happens-before is transitive).
+ *       Without (2), the consumer's 0 could land after the next lap's
+ *       item and erase it.
+ *
+ * head_cache may move backwards (two producers store the heads they read
+ * in the other order); an old head only makes the ring look fuller, so
+ * the producer rereads head itself before it reports "full".
+ */
+#include "queue_mpsc.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MPSC_MASK ((size_t)MPSC_QUEUE_SIZE - 1)
+
+void mpsc_init(mpsc_queue *q) {
+    atomic_init(&q->head, 0);
+    q->tail_cache = 0;
+    atomic_init(&q->tail, 0);
+    atomic_init(&q->head_cache, 0);
+    for (size_t i = 0; i < MPSC_QUEUE_SIZE; i++) atomic_init(&q->slot[i], 0);
+}
+
+/*@ mpsc-enqueue */
+bool mpsc_enqueue(mpsc_queue *q, mpsc_ticket *t, uintptr_t item) {
+    assert(item != 0);
+    size_t pos = t->index;
+    if (!t->reserved)
+        /* Relaxed: the fetch-and-add only has to hand out each position
+         * once, which its atomicity does; the item is published by the
+         * slot's own store below. */
+        pos = atomic_fetch_add_explicit(&q->tail, 1, memory_order_relaxed);
+
+    /* Acquire pairs with the release store of head_cache below, made by
+     * whichever producer refreshed it (edge 2, relayed). */
+    size_t head = atomic_load_explicit(&q->head_cache, memory_order_acquire);
+    if (pos - head >= MPSC_QUEUE_SIZE) {
+        /* Acquire pairs with the release store of head in
+         * mpsc_dequeue_batch (edge 2): the consumer is done with the
+         * slots below it. */
+        head = atomic_load_explicit(&q->head, memory_order_acquire);
+        /* Release passes that edge on to the producers that read
+         * head_cache instead of head. */
+        atomic_store_explicit(&q->head_cache, head, memory_order_release);
+        if (pos - head >= MPSC_QUEUE_SIZE) {
+            t->index = pos;
+            t->reserved = true;
+            return false;
+        }
+    }
+    /* Release pairs with the acquire load of the slot in
+     * mpsc_dequeue_batch (edge 1). */
+    atomic_store_explicit(&q->slot[pos & MPSC_MASK], item, memory_order_release);
+    t->reserved = false;
+    return true;
+}
+/*@ end */
+
+/* Appends item to p's spill list, making room by moving the live items
+ * to the front or, if that is not enough, by doubling the array. */
+static void spill_push(mpsc_producer *p, uintptr_t item) {
+    if (p->spill_end == p->spill_cap) {
+        size_t len = mpsc_spilled(p);
+        if (p->spill_first > len) {
+            memmove(p->spill, p->spill + p->spill_first, len * sizeof *p->spill);
+        } else {
+            size_t cap = p->spill_cap ? 2 * p->spill_cap : 64;
+            uintptr_t *grown = malloc(cap * sizeof *grown);
+            if (!grown) {
+                fprintf(stderr, "mpsc: out of memory spilling %zu items\n", len + 1);
+                abort();
+            }
+            if (len) memcpy(grown, p->spill + p->spill_first, len * sizeof *grown);
+            free(p->spill);
+            p->spill = grown;
+            p->spill_cap = cap;
+        }
+        p->spill_first = 0;
+        p->spill_end = len;
+    }
+    p->spill[p->spill_end++] = item;
+}
+
+/*@ mpsc-send */
+void mpsc_send(mpsc_queue *q, mpsc_producer *p, uintptr_t item) {
+    /* Older items first: try the spilled ones, and only if they all went
+     * in may this one try the ring. If this one's try fails, its ticket
+     * holds a position, and this item, first in the list, will fill it. */
+    if (mpsc_flush(q, p) && mpsc_enqueue(q, &p->ticket, item)) return;
+    spill_push(p, item);
+}
+/*@ end */
+
+bool mpsc_flush(mpsc_queue *q, mpsc_producer *p) {
+    for (; p->spill_first < p->spill_end; p->spill_first++)
+        if (!mpsc_enqueue(q, &p->ticket, p->spill[p->spill_first])) return false;
+    p->spill_first = p->spill_end = 0;
+    return true;
+}
+
+void mpsc_producer_reset(mpsc_producer *p) {
+    free(p->spill);
+    *p = (mpsc_producer){0};
+}
+
+/*@ mpsc-dequeue-batch */
+size_t mpsc_dequeue_batch(mpsc_queue *q, uintptr_t *out, size_t max) {
+    /* Relaxed: the consumer reads back its own store. */
+    size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
+    if (head == q->tail_cache) {
+        /* Relaxed: tail says how many positions were reserved, not which
+         * were written; the slots say that, each with its own acquire. */
+        q->tail_cache = atomic_load_explicit(&q->tail, memory_order_relaxed);
+        if (head == q->tail_cache) return 0;
+    }
+    size_t n = q->tail_cache - head;
+    if (n > max) n = max;
+    size_t taken = 0;
+    for (; taken < n; taken++) {
+        _Atomic uintptr_t *slot = &q->slot[(head + taken) & MPSC_MASK];
+        /* Acquire pairs with the release store in mpsc_enqueue (edge 1):
+         * what the producer wrote before sending is visible to us. */
+        uintptr_t item = atomic_load_explicit(slot, memory_order_acquire);
+        if (item == 0) break; /* reserved, not yet written: keep order */
+        out[taken] = item;
+        /* Relaxed: the release store of head below orders it before any
+         * producer's next write to this slot (edge 2). */
+        atomic_store_explicit(slot, 0, memory_order_relaxed);
+    }
+    if (taken > 0)
+        /* Release pairs with the producers' acquire loads of head (and,
+         * relayed, of head_cache) in mpsc_enqueue (edge 2). */
+        atomic_store_explicit(&q->head, head + taken, memory_order_release);
+    return taken;
+}
+/*@ end */
