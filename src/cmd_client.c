@@ -252,8 +252,8 @@ static void client_command(client *c) {
     }
 }
 
-/* Subcommands: name, proc (the container's), arity, flags, keys, group. */
-#define SUB(name, proc, arity, flags, summary) {name, proc, arity, flags, 0, 0, 0, "connection", summary, 0, 0, 0, 0}
+/* Subcommands: name, proc (the container's), arity, flags, summary. */
+#define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "connection", summary)
 command client_subcommands[] = {
     SUB("client|id", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the unique client ID of the connection."),
     SUB("client|getname", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the name of the connection."),

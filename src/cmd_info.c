@@ -318,8 +318,8 @@ static void command_command(client *c) {
     }
 }
 
-/* Subcommands: name, proc (the container's), arity, flags, keys, group. */
-#define SUB(name, proc, arity, flags, summary) {name, proc, arity, flags, 0, 0, 0, "server", summary, 0, 0, 0, 0}
+/* Subcommands: name, proc (the container's), arity, flags, summary. */
+#define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "server", summary)
 command command_subcommands[] = {
     SUB("command|count", command_command, 2, CMD_STALE | CMD_LOADING, "Returns a count of commands."),
     SUB("command|info", command_command, -2, CMD_STALE | CMD_LOADING, "Returns information about one, multiple or all commands."),

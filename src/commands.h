@@ -61,6 +61,10 @@ extern command info_commands[];   /* cmd_info.c: INFO, COMMAND */
 extern command client_subcommands[];  /* cmd_client.c */
 extern command command_subcommands[]; /* cmd_info.c */
 extern command config_subcommands[];  /* cmd_config.c */
+/* One entry of a subcommand table: no keys, no statistics yet. */
+#define SUBCOMMAND(name, proc, arity, flags, group, summary) \
+    {name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0}
+
 /* The subcommand table of a container, or NULL for a plain command. */
 command *commands_subcommands(const command *parent);
 /* Looks up argv[1] among a container's subcommands; NULL when unknown. */
