@@ -18,7 +18,8 @@ src/server.c@phase-totals; every line carries them in "definitions"):
            I/O threads take reads, parsing, writes and the poll
 
 Beside them: loop turns per request (the phase clock reads the thread CPU
-clock twice a turn, so this is what that costs per request) and the main
+clock twice on one turn in 16, so a sixteenth of twice this is what that
+costs per request) and the main
 thread's CPU from INFO cpu (used_cpu_*_main_thread) against busy wall
 time: busy wall above it is time the thread was preempted mid-phase.
 

@@ -77,7 +77,8 @@ static int wanted(int argc, obj **argv, const char *section, int in_default) {
 /*@ info-threads */
 /* soloist's own section: where the main thread's time goes. Each phase's
  * wall microseconds since start (or CONFIG RESETSTAT); poll is split into
- * the thread's CPU inside it and its wait (idle). busy is everything but
+ * the thread's CPU inside it (estimated from one loop turn in
+ * POLL_CPU_SAMPLE) and its wait (idle). busy is everything but
  * that wait, and the shares are shares of busy time; serial_share is
  * s = (exec + other) / busy, what no I/O thread can take away
  * (server.c@phase-totals defines them). */

@@ -82,14 +82,17 @@ void server_log(int level, const char *fmt, ...) {
  * clock on the main thread when step 4 hands the poll itself to an I/O
  * thread: then main's poll CPU is what waiting for that job costs it.
  *
- * Why that is affordable: the thread CPU clock has no vDSO fast path, so
- * each read is a system call (a few hundred ns: the bare system call
- * bench/write_cost.c measures, plus reading the scheduler's runtime) —
- * but it is read twice per loop turn, not per command, and a loaded turn
- * serves many requests (main_thread_poll_calls against
- * total_commands_processed says how many; bench/phase_shares.py prints
- * it). An idle server turns ten times a second, for cron. The reads sit
- * inside POLL, so their cost is charged to poll CPU, not hidden.
+ * What that costs, and why it is sampled: the thread CPU clock has no
+ * vDSO fast path, so each read is a real system call (a few hundred ns:
+ * the bare system call bench/write_cost.c measures, plus reading the
+ * scheduler's runtime). Read at both edges of every poll, it would add two
+ * system calls per loop turn — at depth 1 close to one per request, as
+ * many as the read or the write that serve it (bench/p1_anatomy.py counts
+ * them). So the CPU clock is read on one loop turn in POLL_CPU_SAMPLE
+ * (16), chosen by a counter, and that turn's poll CPU is counted sixteen
+ * times: an unbiased estimate of the poll's CPU, at a sixteenth of the
+ * cost, while the wall clock still times every turn. The reads sit inside
+ * POLL, so what they cost is charged to poll CPU, not hidden.
  *
  * What the totals mean (server_phase_totals):
  *   poll_wait = POLL's wall time off CPU;
@@ -112,28 +115,36 @@ static uint64_t thread_cpu_ns(void) {
 
 /*@ phase-clock */
 void server_phase(enum phase p) {
-    /* At POLL's edges the CPU clock is read inside the wall interval:
+    /* On a sampled turn the CPU clock is read inside POLL's wall interval:
      * after the wall clock going in, before it coming out. */
     uint64_t now, cpu = 0;
+    unsigned weight = 0;
     if (server.phase_now == PHASE_POLL) {
-        cpu = thread_cpu_ns();
+        if (server.poll_cpu_sampled) cpu = thread_cpu_ns();
         now = util_monotonic_ns();
+        weight = server.poll_cpu_sampled ? POLL_CPU_SAMPLE : 0;
     } else {
         now = util_monotonic_ns();
-        if (p == PHASE_POLL) cpu = thread_cpu_ns();
+        if (p == PHASE_POLL && server.phase_calls[PHASE_POLL] % POLL_CPU_SAMPLE == 0) {
+            cpu = thread_cpu_ns();
+            weight = POLL_CPU_SAMPLE;
+        }
     }
-    server_phase_at(p, now, cpu);
+    server_phase_at(p, now, cpu, weight);
 }
 
-void server_phase_at(enum phase p, uint64_t now, uint64_t cpu) {
+void server_phase_at(enum phase p, uint64_t now, uint64_t cpu, unsigned weight) {
     uint64_t wall = now - server.phase_since_ns;
     server.phase_ns[server.phase_now] += wall;
-    if (server.phase_now == PHASE_POLL) {
+    if (server.phase_now == PHASE_POLL && server.poll_cpu_sampled && weight) {
         /* Two clocks read a few ns apart: CPU time may not exceed wall. */
         uint64_t on_cpu = cpu > server.poll_cpu_since_ns ? cpu - server.poll_cpu_since_ns : 0;
-        server.poll_cpu_ns += on_cpu < wall ? on_cpu : wall;
+        server.poll_cpu_ns += (on_cpu < wall ? on_cpu : wall) * weight;
     }
-    if (p == PHASE_POLL) server.poll_cpu_since_ns = cpu;
+    if (p == PHASE_POLL) {
+        server.poll_cpu_sampled = weight != 0;
+        server.poll_cpu_since_ns = cpu;
+    }
     server.phase_calls[p]++;
     server.phase_now = p;
     server.phase_since_ns = now;
@@ -145,8 +156,11 @@ void server_phase_at(enum phase p, uint64_t now, uint64_t cpu) {
 phase_totals server_phase_totals(void) {
     phase_totals t = {0};
     for (int p = 0; p < PHASE_COUNT; p++) t.total_ns += server.phase_ns[p];
-    t.poll_cpu_ns = server.poll_cpu_ns;
-    t.poll_wait_ns = server.phase_ns[PHASE_POLL] - server.poll_cpu_ns;
+    /* An estimate from sampled turns may overshoot the poll's wall time
+     * by chance; it never means more than all of it. */
+    t.poll_cpu_ns = server.poll_cpu_ns < server.phase_ns[PHASE_POLL] ? server.poll_cpu_ns
+                                                                      : server.phase_ns[PHASE_POLL];
+    t.poll_wait_ns = server.phase_ns[PHASE_POLL] - t.poll_cpu_ns;
     t.busy_ns = t.total_ns - t.poll_wait_ns;
     t.serial_ns = server.phase_ns[PHASE_EXEC] + server.phase_ns[PHASE_OTHER];
     t.serial_share = t.busy_ns ? (double)t.serial_ns / (double)t.busy_ns : 0.0;

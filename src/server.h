@@ -99,14 +99,16 @@ struct server {
     } inst_metric[3]; /* commands, net input bytes, net output bytes */
 
     /* Phase clock: ns spent in each phase since start or RESETSTAT
-     * (wall clock), and the part of POLL's wall time the thread was on a
-     * CPU (thread CPU clock, read only when POLL begins and ends). */
+     * (wall clock), and an estimate of the part of POLL's wall time the
+     * thread was on a CPU (thread CPU clock, read where POLL begins and
+     * ends on one turn in POLL_CPU_SAMPLE, counted that many times). */
     uint64_t phase_ns[PHASE_COUNT];
     uint64_t phase_calls[PHASE_COUNT];
     enum phase phase_now;
     uint64_t phase_since_ns;
-    uint64_t poll_cpu_ns;       /* <= phase_ns[PHASE_POLL] */
+    uint64_t poll_cpu_ns;       /* estimate; server_phase_totals caps it at POLL's wall */
     uint64_t poll_cpu_since_ns; /* thread CPU clock when the running POLL began */
+    int poll_cpu_sampled;       /* the running POLL reads the CPU clock at its end */
     uint64_t exec_clock_ns; /* last clock reading in EXEC (call() measures from it) */
 };
 
@@ -121,14 +123,18 @@ void server_destroy(void);
 
 /* The main thread's phase clock: charges the time since the last switch
  * to the phase that was running and starts `p`. Cheap enough to stay on:
- * one clock_gettime through the vDSO, a few per request, plus one read
- * of the thread's CPU clock where POLL begins and ends (twice a loop
- * turn). */
+ * one clock_gettime through the vDSO, a few per request, plus two reads
+ * of the thread's CPU clock (a system call each) on one loop turn in
+ * POLL_CPU_SAMPLE. */
+#define POLL_CPU_SAMPLE 16
 void server_phase(enum phase p);
 /* server_phase with the clock readings given: now_ns (monotonic) and
- * cpu_ns (this thread's CPU clock; read only when POLL begins or ends).
- * server_phase calls it; tests drive it with made-up readings. */
-void server_phase_at(enum phase p, uint64_t now_ns, uint64_t cpu_ns);
+ * cpu_ns (this thread's CPU clock), which counts only where POLL begins
+ * or ends with weight > 0: the poll's CPU between a reading where it
+ * begins and one where it ends is counted weight times (server_phase
+ * passes POLL_CPU_SAMPLE on sampled turns and 0 on the others). Tests
+ * drive it with made-up readings. */
+void server_phase_at(enum phase p, uint64_t now_ns, uint64_t cpu_ns, unsigned weight);
 
 /* The phase clock's totals, defined once for INFO and the benchmarks.
  *   poll_wait = POLL's wall time the thread was off CPU (idle, waiting);

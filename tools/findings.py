@@ -404,7 +404,8 @@ def h_phase_shares(run, lines, bench):
                + "; busy %.2f µs/request" % med("busy_us_per_request"))
         turns = med("turns_per_request")
         if turns is not None:
-            fig += "; %.3f loop turns/request (2 thread-CPU clock reads each)" % turns
+            fig += ("; %.3f loop turns/request (the thread-CPU clock read twice on 1 turn in 16)"
+                    % turns)
         ratio = med("busy_wall_over_thread_cpu")
         if ratio is not None:
             fig += "; busy wall / main-thread CPU %.2f" % ratio

@@ -6,8 +6,10 @@
  * figure is known exactly: dropping poll CPU from busy time, or counting
  * it twice (once as poll CPU and again inside another phase or the wait),
  * changes a total these tests compare to the nanosecond. One test runs
- * the real clocks and checks lower bounds only (the thread burns CPU,
- * then sleeps), so a loaded machine cannot make it fail.
+ * the real clocks and checks bounds that a loaded machine cannot break
+ * (the thread burns CPU, then sleeps). Weight 1 in the made-up turns
+ * means "every turn sampled"; the sampling itself (one turn in
+ * POLL_CPU_SAMPLE, counted that many times) has tests of its own.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -27,6 +29,7 @@ static int reset(void **state) {
     memset(server.phase_ns, 0, sizeof(server.phase_ns));
     memset(server.phase_calls, 0, sizeof(server.phase_calls));
     server.poll_cpu_ns = server.poll_cpu_since_ns = 0;
+    server.poll_cpu_sampled = 0;
     server.phase_now = PHASE_OTHER;
     server.phase_since_ns = 0;
     return 0;
@@ -39,17 +42,17 @@ static int reset(void **state) {
 static uint64_t turn(uint64_t t, uint64_t *cpu, uint64_t other, uint64_t poll_wall, uint64_t poll_cpu,
                      uint64_t read, uint64_t exec, uint64_t write) {
     t += other;
-    server_phase_at(PHASE_POLL, t, *cpu);
+    server_phase_at(PHASE_POLL, t, *cpu, 1);
     t += poll_wall;
     *cpu += poll_cpu;
-    server_phase_at(PHASE_OTHER, t, *cpu);
-    server_phase_at(PHASE_READ, t, 0);
+    server_phase_at(PHASE_OTHER, t, *cpu, 1);
+    server_phase_at(PHASE_READ, t, 0, 1);
     t += read;
-    server_phase_at(PHASE_EXEC, t, 0);
+    server_phase_at(PHASE_EXEC, t, 0, 1);
     t += exec;
-    server_phase_at(PHASE_WRITE, t, 0);
+    server_phase_at(PHASE_WRITE, t, 0, 1);
     t += write;
-    server_phase_at(PHASE_OTHER, t, 0);
+    server_phase_at(PHASE_OTHER, t, 0, 1);
     return t;
 }
 
@@ -93,12 +96,12 @@ static void test_poll_cpu_accumulates_over_turns(void **state) {
  * server_phase passes elsewhere (0) leave poll CPU alone. */
 static void test_cpu_reading_counts_only_at_poll_edges(void **state) {
     (void)state;
-    server_phase_at(PHASE_READ, 100, 999999);
-    server_phase_at(PHASE_EXEC, 200, 0);
-    server_phase_at(PHASE_OTHER, 300, 777777);
+    server_phase_at(PHASE_READ, 100, 999999, 1);
+    server_phase_at(PHASE_EXEC, 200, 0, 1);
+    server_phase_at(PHASE_OTHER, 300, 777777, 1);
     assert_int_equal(server_phase_totals().poll_cpu_ns, 0);
-    server_phase_at(PHASE_POLL, 400, 1000);
-    server_phase_at(PHASE_OTHER, 900, 1300);
+    server_phase_at(PHASE_POLL, 400, 1000, 1);
+    server_phase_at(PHASE_OTHER, 900, 1300, 1);
     assert_int_equal(server_phase_totals().poll_cpu_ns, 300);
     assert_int_equal(server_phase_totals().poll_wait_ns, 200);
 }
@@ -107,12 +110,12 @@ static void test_cpu_reading_counts_only_at_poll_edges(void **state) {
  * poll's wall time, and a CPU clock that seems to go back counts 0. */
 static void test_poll_cpu_is_bounded_by_its_wall_time(void **state) {
     (void)state;
-    server_phase_at(PHASE_POLL, 1000, 50000);
-    server_phase_at(PHASE_OTHER, 1100, 50500); /* 500 ns CPU in 100 ns wall */
+    server_phase_at(PHASE_POLL, 1000, 50000, 1);
+    server_phase_at(PHASE_OTHER, 1100, 50500, 1); /* 500 ns CPU in 100 ns wall */
     assert_int_equal(server_phase_totals().poll_cpu_ns, 100);
     assert_int_equal(server_phase_totals().poll_wait_ns, 0);
-    server_phase_at(PHASE_POLL, 1200, 60000);
-    server_phase_at(PHASE_OTHER, 1300, 59000);
+    server_phase_at(PHASE_POLL, 1200, 60000, 1);
+    server_phase_at(PHASE_OTHER, 1300, 59000, 1);
     assert_int_equal(server_phase_totals().poll_cpu_ns, 100);
     assert_int_equal(server_phase_totals().poll_wait_ns, 100);
 }
@@ -147,26 +150,69 @@ static void spin_cpu(uint64_t ns) {
     while (thread_cpu() - start < ns) sink += 1;
 }
 
-/* The real clocks: server_phase reads the thread's CPU clock at both of
- * POLL's edges. The thread spins 5 ms before POLL (so a missing reading
- * going in would charge those to poll CPU), then inside POLL spins 2 ms
- * and sleeps 20 ms. CPU time is not inflated by a loaded machine, so the
- * upper bound on poll CPU is as safe as the lower bounds. */
+/* Sampling: a poll that began without a CPU reading (weight 0) adds no
+ * poll CPU, whatever its end passes; its wall time is still counted. */
+static void test_unsampled_turn_adds_no_poll_cpu(void **state) {
+    (void)state;
+    server_phase_at(PHASE_POLL, 100, 0, 0);
+    server_phase_at(PHASE_OTHER, 1100, 999, POLL_CPU_SAMPLE);
+    phase_totals pt = server_phase_totals();
+    assert_int_equal(server.phase_ns[PHASE_POLL], 1000);
+    assert_int_equal(pt.poll_cpu_ns, 0);
+    assert_int_equal(pt.poll_wait_ns, 1000);
+}
+
+/* A sampled turn stands for POLL_CPU_SAMPLE turns: its poll CPU counts
+ * that many times, and the next unsampled turns add only wall time. */
+static void test_sampled_turn_counts_for_the_sample(void **state) {
+    (void)state;
+    uint64_t t = 0;
+    server_phase_at(PHASE_POLL, t, 5000, POLL_CPU_SAMPLE);
+    server_phase_at(PHASE_OTHER, t += 1000, 5100, POLL_CPU_SAMPLE); /* 100 ns on CPU */
+    for (int i = 1; i < POLL_CPU_SAMPLE; i++) {
+        server_phase_at(PHASE_POLL, t += 10, 0, 0);
+        server_phase_at(PHASE_OTHER, t += 1000, 0, 0);
+    }
+    phase_totals pt = server_phase_totals();
+    assert_int_equal(server.phase_ns[PHASE_POLL], 1000 * POLL_CPU_SAMPLE);
+    assert_int_equal(pt.poll_cpu_ns, 100 * POLL_CPU_SAMPLE);
+    assert_int_equal(pt.poll_cpu_ns + pt.poll_wait_ns, server.phase_ns[PHASE_POLL]);
+}
+
+/* An estimate that overshoots the polls' wall time by chance is capped
+ * at it: poll CPU never exceeds the poll. */
+static void test_estimate_is_capped_at_poll_wall(void **state) {
+    (void)state;
+    server_phase_at(PHASE_POLL, 0, 0, POLL_CPU_SAMPLE);
+    server_phase_at(PHASE_OTHER, 1000, 900, POLL_CPU_SAMPLE); /* 900 x 16 > 1000 */
+    phase_totals pt = server_phase_totals();
+    assert_int_equal(pt.poll_cpu_ns, 1000);
+    assert_int_equal(pt.poll_wait_ns, 0);
+}
+
+/* The real clocks: server_phase samples the thread's CPU clock at POLL's
+ * edges on one turn in POLL_CPU_SAMPLE. Each of POLL_CPU_SAMPLE turns
+ * spins 1 ms before POLL (so a missing reading going in would charge it
+ * to poll CPU), then inside POLL spins 0.5 ms and sleeps 2 ms. The
+ * estimate must come out near 0.5 ms a turn; CPU time is not inflated by
+ * a loaded machine, so its upper bound is as safe as the lower ones. */
 static void test_real_clocks_split_spin_from_sleep(void **state) {
     (void)state;
     server.phase_since_ns = util_monotonic_ns(); /* the real clock from here */
-    spin_cpu(5000000);
-    server_phase(PHASE_POLL);
-    spin_cpu(2000000);
-    struct timespec nap = {0, 20 * 1000 * 1000};
-    while (nanosleep(&nap, &nap) == -1) {
+    for (int i = 0; i < POLL_CPU_SAMPLE; i++) {
+        spin_cpu(1000000);
+        server_phase(PHASE_POLL);
+        spin_cpu(500000);
+        struct timespec nap = {0, 2 * 1000 * 1000};
+        while (nanosleep(&nap, &nap) == -1) {
+        }
+        server_phase(PHASE_OTHER);
     }
-    server_phase(PHASE_OTHER);
     phase_totals pt = server_phase_totals();
-    assert_true(pt.poll_cpu_ns >= 2000000);
-    assert_true(pt.poll_cpu_ns < 3500000);
-    assert_true(pt.poll_wait_ns >= 15000000);
-    assert_true(server.phase_ns[PHASE_OTHER] >= 5000000);
+    assert_true(pt.poll_cpu_ns >= (uint64_t)POLL_CPU_SAMPLE * 500000);
+    assert_true(pt.poll_cpu_ns < (uint64_t)POLL_CPU_SAMPLE * 900000);
+    assert_true(pt.poll_wait_ns >= (uint64_t)POLL_CPU_SAMPLE * 1000000);
+    assert_true(server.phase_ns[PHASE_OTHER] >= (uint64_t)POLL_CPU_SAMPLE * 1000000);
     assert_int_equal(pt.poll_cpu_ns + pt.poll_wait_ns, server.phase_ns[PHASE_POLL]);
 }
 
@@ -178,6 +224,9 @@ int main(void) {
         cmocka_unit_test_setup(test_poll_cpu_is_bounded_by_its_wall_time, reset),
         cmocka_unit_test_setup(test_no_busy_time_gives_share_zero, reset),
         cmocka_unit_test_setup(test_reset_stats_clears_poll_cpu, reset),
+        cmocka_unit_test_setup(test_unsampled_turn_adds_no_poll_cpu, reset),
+        cmocka_unit_test_setup(test_sampled_turn_counts_for_the_sample, reset),
+        cmocka_unit_test_setup(test_estimate_is_capped_at_poll_wall, reset),
         cmocka_unit_test_setup(test_real_clocks_split_spin_from_sleep, reset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
