@@ -222,6 +222,7 @@ int io_threads_active(void) {
     return pool.active;
 }
 
+/*@ io-threads-set-active */
 bool io_threads_set_active(int active) {
     assert(pool.num > 0 && active >= 1 && active <= pool.num);
     while (pool.active < active) {
@@ -239,6 +240,7 @@ bool io_threads_set_active(int active) {
     }
     return true;
 }
+/*@ end */
 
 bool io_threads_submit(job_word job) {
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));

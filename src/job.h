@@ -79,6 +79,7 @@
  * threads are active; a worker's private inbox carries FREE_ARGV (it must
  * reach the thread that allocated the argv) and POLL when many are.
  * Valkey's values. */
+/*@ job-request */
 typedef enum job_request {
     JOB_REQ_READ_CLIENT = 0, /* payload: the client */
     JOB_REQ_WRITE_CLIENT = 1, /* payload: the client */
@@ -96,6 +97,7 @@ typedef enum job_request {
     ((1u << JOB_REQ_READ_CLIENT) | (1u << JOB_REQ_WRITE_CLIENT) | (1u << JOB_REQ_FREE_OBJ) |    \
      (1u << JOB_REQ_ACCEPT) | (1u << JOB_REQ_POLL))
 #define JOB_PRIVATE_INBOX_TYPES ((1u << JOB_REQ_FREE_ARGV) | (1u << JOB_REQ_POLL))
+/*@ end */
 
 /* Worker -> main, through the shared outbox: the client is handed back
  * (an ACCEPT's completion comes back as a READ_CLIENT result, as in
@@ -107,6 +109,7 @@ typedef enum job_result {
     JOB_RES_COUNT
 } job_result;
 
+/*@ job-budget */
 #define JOB_TYPE_BITS 3
 #define JOB_TYPE_MASK ((uintptr_t)((1u << JOB_TYPE_BITS) - 1)) /* 0x7 */
 
@@ -120,7 +123,9 @@ static_assert(JOB_RES_COUNT <= (1 << JOB_TYPE_BITS), "job_result must fit in JOB
 static_assert(_Alignof(max_align_t) >= (1 << JOB_TYPE_BITS), "malloc must align payloads to 8 bytes");
 /* A pointer round-trips through uintptr_t, and the word is one slot. */
 static_assert(sizeof(uintptr_t) == sizeof(void *), "a job is one pointer-sized word");
+/*@ end */
 
+/*@ job-word */
 /* A job: a payload pointer and a type in one word. Never 0. */
 typedef uintptr_t job_word;
 
@@ -141,5 +146,6 @@ static inline unsigned job_type(job_word job) {
 static inline void *job_ptr(job_word job) {
     return (void *)(job & ~JOB_TYPE_MASK);
 }
+/*@ end */
 
 #endif

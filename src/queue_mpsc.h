@@ -44,6 +44,7 @@ typedef struct mpsc_queue {
 static_assert(offsetof(mpsc_queue, tail) == 1 * CACHE_LINE_SIZE, "producer fields on their own line");
 static_assert(offsetof(mpsc_queue, slot) == 2 * CACHE_LINE_SIZE, "ring starts on its own line");
 
+/*@ mpsc-producer */
 /* A producer's claim on one position. Once a producer has reserved a
  * position it must fill exactly that one, however long the ring stays
  * full; the ticket remembers it between tries. */
@@ -62,6 +63,7 @@ typedef struct mpsc_producer {
     size_t spill_end;       /* one past the newest */
     size_t spill_cap;
 } mpsc_producer;
+/*@ end */
 
 /* Empties q. Not thread-safe: before any side uses it. */
 void mpsc_init(mpsc_queue *q);

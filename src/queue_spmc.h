@@ -23,6 +23,7 @@
 #define SPMC_QUEUE_SIZE 4096
 static_assert(QUEUE_IS_POW2(SPMC_QUEUE_SIZE), "SPMC_QUEUE_SIZE must be a power of two");
 
+/*@ spmc-cell */
 /* One slot with its own sequence number, padded to a whole line: two
  * consumers finishing with neighbouring cells at the same time never
  * write the same line. */
@@ -32,6 +33,7 @@ typedef struct spmc_cell {
 } spmc_cell;
 
 static_assert(sizeof(spmc_cell) == CACHE_LINE_SIZE, "a cell is one line");
+/*@ end */
 
 typedef struct spmc_queue {
     /* Line 0, the consumers': they claim positions by compare-and-swap on

@@ -22,6 +22,7 @@
 #define SPSC_QUEUE_SIZE 4096
 static_assert(QUEUE_IS_POW2(SPSC_QUEUE_SIZE), "SPSC_QUEUE_SIZE must be a power of two");
 
+/*@ spsc-queue */
 typedef struct spsc_queue {
     /* Line 0, the consumer's: it writes head, the producer only reads it. */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head; /* next position to read */
@@ -39,6 +40,7 @@ typedef struct spsc_queue {
 
 static_assert(offsetof(spsc_queue, tail) == 1 * CACHE_LINE_SIZE, "producer fields on their own line");
 static_assert(offsetof(spsc_queue, slot) == 2 * CACHE_LINE_SIZE, "ring starts on its own line");
+/*@ end */
 
 /* Empties q. Not thread-safe: before either side uses it. */
 void spsc_init(spsc_queue *q);
