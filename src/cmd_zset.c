@@ -547,8 +547,9 @@ static void zpop_generic(client *c, int max) {
         return;
     }
     if (c->argc == 3) {
-        if (!get_long_or_reply(c, c->argv[2], &count)) return;
-        if (count < 0) {
+        /* Valkey's getPositiveLongFromObjectOrReply: one message for
+         * "not a number" and "negative". */
+        if (!obj_get_ll(c->argv[2], &count) || count < 0) {
             reply_error(c, "value is out of range, must be positive");
             return;
         }
@@ -593,7 +594,7 @@ static const hashtable_type node_set_type = {.hash_key = pointer_hash};
 /*@ zrandmember-count */
 /* Valkey's zrandmemberWithCountCommand, case by case: a negative count
  * may repeat members; a count at least the set's size returns the whole
- * set in order; otherwise `count` distinct members, chosen by shuffling
+ * set, highest score first; otherwise `count` distinct members, chosen by shuffling
  * when they are most of the set and by sampling until enough distinct
  * ones were drawn when they are few. */
 static void zrandmember_with_count(client *c, long long count, int withscores) {
@@ -610,9 +611,9 @@ static void zrandmember_with_count(client *c, long long count, int withscores) {
         for (long long i = 0; i < -count; i++) range_emit(&r, zset_random(z));
         return;
     }
-    if (count >= size) {
+    if (count >= size) { /* from the highest: Valkey's zuiNext walks a sorted set backwards */
         range_begin(&r, (long)size);
-        for (zset_node *n = zset_first(z); n; n = zset_next(n)) range_emit(&r, n);
+        for (zset_node *n = zset_last(z); n; n = zset_prev(n)) range_emit(&r, n);
         return;
     }
     range_begin(&r, (long)count);

@@ -335,13 +335,14 @@ const cfg cfg_table[] = {
     /* Sorted sets: accepted with Valkey's defaults and checked as Valkey
      * checks them, but soloist has no small (listpack) encoding yet: every
      * sorted set is a skiplist and a member hashtable whatever its size,
-     * so nothing reads these values. The ziplist names are Valkey's
+     * so nothing reads these values. A value limit is a size in bytes
+     * ("1k" works), an entries limit a count. The ziplist names are Valkey's
      * aliases; each pair shares one value, and CONFIG GET shows both names
      * as Valkey does. */
     LLC("zset-max-listpack-entries", 0, cfg_zset_max_listpack_entries, 0, LONG_MAX, 128),
     LLC("zset-max-ziplist-entries", 0, cfg_zset_max_listpack_entries, 0, LONG_MAX, 128),
-    LLC("zset-max-listpack-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
-    LLC("zset-max-ziplist-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
+    MEMC("zset-max-listpack-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
+    MEMC("zset-max-ziplist-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
     /* Logging and process. */
     STRC("logfile", F_IMMUTABLE, server.logfile, "", NULL),
     ENUMC("loglevel", 0, server.verbosity, loglevel_enum, LL_NOTICE),
