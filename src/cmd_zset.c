@@ -83,11 +83,20 @@ static int parse_lex_bound(const obj *o, zset_lex_bound *b) {
     b->ptr = s + 1;
     b->len = o->len ? o->len - 1 : 0;
     switch (s[0]) {
-    case '+': b->kind = ZLEX_PLUS_INF; return s[1] == '\0';
-    case '-': b->kind = ZLEX_MINUS_INF; return s[1] == '\0';
-    case '(': b->kind = ZLEX_EXCLUSIVE; return 1;
-    case '[': b->kind = ZLEX_INCLUSIVE; return 1;
-    default: return 0;
+    case '+':
+        b->kind = ZLEX_PLUS_INF;
+        return s[1] == '\0';
+    case '-':
+        b->kind = ZLEX_MINUS_INF;
+        return s[1] == '\0';
+    case '(':
+        b->kind = ZLEX_EXCLUSIVE;
+        return 1;
+    case '[':
+        b->kind = ZLEX_INCLUSIVE;
+        return 1;
+    default:
+        return 0;
     }
 }
 
@@ -393,8 +402,7 @@ static void zrange_generic(client *c, enum range_type type, int direction) {
         if (arg_is(c->argv[j], "withscores")) {
             withscores = 1;
         } else if (arg_is(c->argv[j], "limit") && left >= 2) {
-            if (!get_long_or_reply(c, c->argv[j + 1], &offset) || !get_long_or_reply(c, c->argv[j + 2], &limit))
-                return;
+            if (!get_long_or_reply(c, c->argv[j + 1], &offset) || !get_long_or_reply(c, c->argv[j + 2], &limit)) return;
             j += 2;
         } else if (direction == DIRECTION_AUTO && arg_is(c->argv[j], "rev")) {
             direction = 1;
@@ -594,9 +602,9 @@ static const hashtable_type node_set_type = {.hash_key = pointer_hash};
 /*@ zrandmember-count */
 /* Valkey's zrandmemberWithCountCommand, case by case: a negative count
  * may repeat members; a count at least the set's size returns the whole
- * set, highest score first; otherwise `count` distinct members, chosen by shuffling
- * when they are most of the set and by sampling until enough distinct
- * ones were drawn when they are few. */
+ * set, highest score first; otherwise `count` distinct members, chosen by
+ * shuffling when they are most of the set and by drawing until enough
+ * distinct ones came up when they are few. */
 static void zrandmember_with_count(client *c, long long count, int withscores) {
     zset *z = lookup_read(c, reply_empty_array);
     if (!z) return;
@@ -749,7 +757,8 @@ static void zscan_command(client *c) {
 #define R CMD_READONLY
 #define M CMD_DENYOOM
 #define F CMD_FAST
-#define ZCMD(name, proc, arity, flags, summary) {name, proc, arity, flags, 1, 1, 1, "sorted-set", summary, 0, 0, 0, 0}
+#define ZCMD(name, proc, arity, flags, summary)                                                                        \
+    { name, proc, arity, flags, 1, 1, 1, "sorted-set", summary, 0, 0, 0, 0 }
 
 command zset_commands[] = {
     ZCMD("zadd", zadd_command, -4, W | M | F,
@@ -772,17 +781,18 @@ command zset_commands[] = {
     ZCMD("zrangebyscore", zrangebyscore_command, -4, R, "Returns members in a sorted set within a range of scores."),
     ZCMD("zrevrangebyscore", zrevrangebyscore_command, -4, R,
          "Returns members in a sorted set within a range of scores in reverse order."),
-    ZCMD("zrangebylex", zrangebylex_command, -4, R,
-         "Returns members in a sorted set within a lexicographical range."),
+    ZCMD("zrangebylex", zrangebylex_command, -4, R, "Returns members in a sorted set within a lexicographical range."),
     ZCMD("zrevrangebylex", zrevrangebylex_command, -4, R,
          "Returns members in a sorted set within a lexicographical range in reverse order."),
-    ZCMD("zcount", zcount_command, 4, R | F, "Returns the count of members in a sorted set that have scores within a range."),
+    ZCMD("zcount", zcount_command, 4, R | F,
+         "Returns the count of members in a sorted set that have scores within a range."),
     ZCMD("zlexcount", zlexcount_command, 4, R | F,
          "Returns the number of members in a sorted set within a lexicographical range."),
     ZCMD("zcard", zcard_command, 2, R | F, "Returns the number of members in a sorted set."),
     ZCMD("zscore", zscore_command, 3, R | F, "Returns the score of a member in a sorted set."),
     ZCMD("zmscore", zmscore_command, -3, R | F, "Returns the score of one or more members in a sorted set."),
-    ZCMD("zrank", zrank_command, -3, R | F, "Returns the index of a member in a sorted set ordered by ascending scores."),
+    ZCMD("zrank", zrank_command, -3, R | F,
+         "Returns the index of a member in a sorted set ordered by ascending scores."),
     ZCMD("zrevrank", zrevrank_command, -3, R | F,
          "Returns the index of a member in a sorted set ordered by descending scores."),
     ZCMD("zpopmin", zpopmin_command, -2, W | F,

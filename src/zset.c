@@ -72,8 +72,8 @@ struct zset_level {
 struct zset_node {
     double score;
     zset_node *backward;
-    size_t len;     /* member length in bytes */
-    int height;     /* levels this node is linked in */
+    size_t len;                /* member length in bytes */
+    int height;                /* levels this node is linked in */
     struct zset_level level[]; /* height of them, then the member bytes */
 };
 
@@ -272,8 +272,7 @@ static size_t zsl_rank(const zskiplist *zsl, double score, const char *member, s
             rank += n->level[i].span;
             n = n->level[i].forward;
         }
-        if (n != zsl->header && n->score == score && member_cmp(member_of(n), n->len, member, len) == 0)
-            return rank;
+        if (n != zsl->header && n->score == score && member_cmp(member_of(n), n->len, member, len) == 0) return rank;
     }
     return 0;
 }
@@ -341,8 +340,7 @@ obj *zset_object_dup(const obj *o) { return object_wrap(zset_dup(zset_of(o))); }
 /* ---- members ---------------------------------------------------------------------- */
 
 /*@ zset-add */
-int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags,
-             double *newscore) {
+int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags, double *newscore) {
     *out_flags = 0;
     if (isnan(score)) {
         *out_flags = ZADD_OUT_NAN;
@@ -496,8 +494,7 @@ zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) {
     if (!lex_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward &&
-               !zset_lex_gte_min(member_of(n->level[i].forward), n->level[i].forward->len, r))
+        while (n->level[i].forward && !zset_lex_gte_min(member_of(n->level[i].forward), n->level[i].forward->len, r))
             n = n->level[i].forward;
     n = n->level[0].forward;
     return zset_lex_lte_max(member_of(n), n->len, r) ? n : NULL;
@@ -588,13 +585,13 @@ size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
 
 /* ---- verification ------------------------------------------------------------------------------ */
 
-#define VERIFY(cond, ...)                                                                                        \
-    do {                                                                                                         \
-        if (!(cond)) {                                                                                           \
-            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                        \
-            fputc('\n', stderr);                                                                                 \
-            return 0;                                                                                            \
-        }                                                                                                        \
+#define VERIFY(cond, ...)                                                                                              \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                              \
+            fputc('\n', stderr);                                                                                       \
+            return 0;                                                                                                  \
+        }                                                                                                              \
     } while (0)
 
 /*@ zset-verify */
@@ -623,7 +620,7 @@ int zset_verify(zset *z) {
     /* Each level: a sub-list of level 0 whose spans are rank differences. */
     for (int i = 0; i < zsl->level; i++) {
         const zset_node *n = zsl->header;
-        size_t rank = 0;    /* rank of n */
+        size_t rank = 0;                  /* rank of n */
         const zset_node *w = zsl->header; /* level-0 walker */
         for (;;) {
             const zset_node *f = n->level[i].forward;
@@ -640,8 +637,8 @@ int zset_verify(zset *z) {
             }
             w = f;
             steps++;
-            VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank,
-                   n->level[i].span, steps);
+            VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank, n->level[i].span,
+                   steps);
             rank += steps;
             n = f;
         }

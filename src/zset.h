@@ -53,8 +53,8 @@ size_t zset_length(const zset *z);
 /* --- The value object (OBJ_ZSET) ----------------------------------------------
  * A sorted set as the keyspace stores it: an obj whose ptr is the zset.
  * Its free function reaches object.c through obj_free_hook. */
-obj *zset_object_create(void);           /* an empty set, refcount 1 */
-obj *zset_object_dup(const obj *o);      /* a deep copy (COPY) */
+obj *zset_object_create(void);      /* an empty set, refcount 1 */
+obj *zset_object_dup(const obj *o); /* a deep copy (COPY) */
 static inline zset *zset_of(const obj *o) { return (zset *)(void *)o->ptr; }
 
 /* --- Members ----------------------------------------------------------------
@@ -72,10 +72,9 @@ static inline zset *zset_of(const obj *o) { return (zset *)(void *)o->ptr; }
 #define ZADD_OUT_NAN (1 << 1)     /* the resulting score is NaN */
 #define ZADD_OUT_ADDED (1 << 2)   /* a new member */
 #define ZADD_OUT_UPDATED (1 << 3) /* an existing member's score changed */
-int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags,
-             double *newscore);
+int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags, double *newscore);
 int zset_score(zset *z, const char *member, size_t len, double *score); /* 1 if present */
-int zset_delete(zset *z, const char *member, size_t len);                /* 1 if it was there */
+int zset_delete(zset *z, const char *member, size_t len);               /* 1 if it was there */
 /* The member's 0-based rank (from the highest score when reverse), or -1
  * when absent; *score (if non-NULL) receives its score. */
 long zset_rank(zset *z, const char *member, size_t len, int reverse, double *score);
@@ -86,7 +85,7 @@ zset_node *zset_first(const zset *z); /* lowest (score, member) */
 zset_node *zset_last(const zset *z);
 zset_node *zset_next(const zset_node *n);
 zset_node *zset_prev(const zset_node *n);
-zset_node *zset_by_rank(const zset *z, size_t rank); /* 0-based; NULL past the end */
+zset_node *zset_by_rank(const zset *z, size_t rank);      /* 0-based; NULL past the end */
 size_t zset_node_rank(const zset *z, const zset_node *n); /* 0-based */
 double zset_node_score(const zset_node *n);
 const char *zset_node_member(const zset_node *n, size_t *len);

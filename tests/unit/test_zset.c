@@ -176,8 +176,16 @@ static void test_random_against_model(void **state) {
         pick_member(m, &len, 300);
         int what = rand() % 100;
         if (what < 45) { /* ZADD with random flags */
-            static const int flagsets[] = {0, 0, 0, ZADD_IN_NX, ZADD_IN_XX, ZADD_IN_GT, ZADD_IN_LT, ZADD_IN_INCR,
-                                           ZADD_IN_INCR | ZADD_IN_XX, ZADD_IN_XX | ZADD_IN_GT};
+            static const int flagsets[] = {0,
+                                           0,
+                                           0,
+                                           ZADD_IN_NX,
+                                           ZADD_IN_XX,
+                                           ZADD_IN_GT,
+                                           ZADD_IN_LT,
+                                           ZADD_IN_INCR,
+                                           ZADD_IN_INCR | ZADD_IN_XX,
+                                           ZADD_IN_XX | ZADD_IN_GT};
             int in = flagsets[rand() % 10];
             double score = pick_score(), got;
             int out, want = ref_add(&r, score, m, len, in);
@@ -242,10 +250,12 @@ static void test_lex_ranges(void **state) {
         for (int hi = -2; hi < 7; hi++)
             for (int ex = 0; ex < 4; ex++) {
                 zset_lex_range r;
-                r.min.kind = lo == -2 ? ZLEX_MINUS_INF : lo == -1 ? ZLEX_PLUS_INF
-                                                                   : (ex & 1 ? ZLEX_EXCLUSIVE : ZLEX_INCLUSIVE);
-                r.max.kind = hi == -2 ? ZLEX_PLUS_INF : hi == -1 ? ZLEX_MINUS_INF
-                                                                  : (ex & 2 ? ZLEX_EXCLUSIVE : ZLEX_INCLUSIVE);
+                r.min.kind = lo == -2   ? ZLEX_MINUS_INF
+                             : lo == -1 ? ZLEX_PLUS_INF
+                                        : (ex & 1 ? ZLEX_EXCLUSIVE : ZLEX_INCLUSIVE);
+                r.max.kind = hi == -2   ? ZLEX_PLUS_INF
+                             : hi == -1 ? ZLEX_MINUS_INF
+                                        : (ex & 2 ? ZLEX_EXCLUSIVE : ZLEX_INCLUSIVE);
                 r.min.ptr = lo >= 0 ? b[lo] : NULL;
                 r.min.len = lo >= 0 ? bl[lo] : 0;
                 r.max.ptr = hi >= 0 ? b[hi] : NULL;
@@ -372,7 +382,7 @@ int main(void) {
     srand(seed);
     srandom(seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_against_model), cmocka_unit_test(test_lex_ranges),
+        cmocka_unit_test(test_random_against_model),       cmocka_unit_test(test_lex_ranges),
         cmocka_unit_test(test_update_keeps_node_and_ties), cmocka_unit_test(test_scan_and_random),
         cmocka_unit_test(test_memory_accounted),
     };

@@ -109,8 +109,7 @@ static void test_zadd_and_reads(void **state) {
     EXPECT(":0\r\n", "ZADD", "z", "GT", "CH", "1", "a");
     EXPECT(":1\r\n", "ZADD", "z", "LT", "CH", "1", "a");
     EXPECT("-ERR XX and NX options at the same time are not compatible\r\n", "ZADD", "z", "NX", "XX", "1", "a");
-    EXPECT("-ERR GT, LT, and/or NX options at the same time are not compatible\r\n", "ZADD", "z", "GT", "LT", "1",
-           "a");
+    EXPECT("-ERR GT, LT, and/or NX options at the same time are not compatible\r\n", "ZADD", "z", "GT", "LT", "1", "a");
     EXPECT("-ERR INCR option supports a single increment-element pair\r\n", "ZADD", "z", "INCR", "1", "a", "2", "b");
     EXPECT("-ERR syntax error\r\n", "ZADD", "z", "1", "a", "2");
     EXPECT("-ERR value is not a valid float\r\n", "ZADD", "z", "nan", "a");
@@ -170,8 +169,8 @@ static void test_resp3_shapes(void **state) {
     EXPECT("*1\r\n*2\r\n$1\r\nb\r\n,2\r\n", "ZRANGEBYSCORE", "z", "(1.5", "+inf", "WITHSCORES");
     EXPECT("*2\r\n:0\r\n,1.5\r\n", "ZRANK", "z", "a", "WITHSCORE");
     EXPECT("_\r\n", "ZRANK", "z", "x", "WITHSCORE");
-    EXPECT("*2\r\n$1\r\na\r\n,1.5\r\n", "ZPOPMIN", "z");             /* no count: flat */
-    EXPECT("*1\r\n*2\r\n$1\r\nb\r\n,2\r\n", "ZPOPMAX", "z", "5");     /* a count: pairs */
+    EXPECT("*2\r\n$1\r\na\r\n,1.5\r\n", "ZPOPMIN", "z");          /* no count: flat */
+    EXPECT("*1\r\n*2\r\n$1\r\nb\r\n,2\r\n", "ZPOPMAX", "z", "5"); /* a count: pairs */
     EXPECT(":0\r\n", "EXISTS", "z");
     EXPECT("*0\r\n", "ZPOPMIN", "z", "1");
     tc->resp = 2;
