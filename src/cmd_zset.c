@@ -350,13 +350,19 @@ static void range_by_rank(range_reply *r, zset *z, long long start, long long en
     for (; n-- && node; node = reverse ? zset_prev(node) : zset_next(node)) range_emit(r, node);
 }
 
-/* An offset walks the range node by node. A negative offset, walked that
- * way, runs off the end: the reply is empty, as Redis 7.0 and Valkey's
- * small (listpack) sets answer. */
-static zset_node *skip_offset(zset_node *n, long long offset, int reverse) {
+/* LIMIT's offset counted from n, the range's first node in the reply's
+ * direction: a jump by rank, O(log n) however large the offset (Valkey's
+ * zslNthInRange does the same); the caller's loop stops where the range
+ * ends. A negative offset gives an empty reply, as in Redis 7.0 and for
+ * Valkey's small (listpack) sets, which walk the offset node by node and
+ * run off the end. */
+static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int reverse) {
     if (offset < 0) return NULL;
-    while (n && offset--) n = reverse ? zset_prev(n) : zset_next(n);
-    return n;
+    if (!n || offset == 0) return n;
+    long long len = (long long)zset_length(z), rank = (long long)zset_node_rank(z, n);
+    if (offset >= len) return NULL;
+    rank = reverse ? rank - offset : rank + offset;
+    return rank >= 0 && rank < len ? zset_by_rank(z, (size_t)rank) : NULL;
 }
 
 static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, long long offset, long long limit,
@@ -367,7 +373,7 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
         return;
     }
     zset_node *n = reverse ? zset_last_in_score_range(z, sr) : zset_first_in_score_range(z, sr);
-    for (n = skip_offset(n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
         double s = zset_node_score(n);
         if (reverse ? !zset_score_gte_min(s, sr) : !zset_score_lte_max(s, sr)) break;
         range_emit(r, n);
@@ -379,7 +385,7 @@ static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long
                          int reverse) {
     range_begin(r, -1);
     zset_node *n = reverse ? zset_last_in_lex_range(z, lr) : zset_first_in_lex_range(z, lr);
-    for (n = skip_offset(n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
         size_t len;
         const char *m = zset_node_member(n, &len);
         if (reverse ? !zset_lex_gte_min(m, len, lr) : !zset_lex_lte_max(m, len, lr)) break;

@@ -314,6 +314,22 @@ static void test_zrandmember_cases(void **state) {
     zfree(one);
 }
 
+/* LIMIT's offset jumps by rank; the range still bounds the reply. */
+static void test_limit_offsets_on_a_big_set(void **state) {
+    (void)state;
+    fill("big", 1000); /* m<i> has score i */
+    EXPECT("*3\r\n$4\r\nm601\r\n$4\r\nm602\r\n$4\r\nm603\r\n", "ZRANGEBYSCORE", "big", "(100", "900", "LIMIT", "500",
+           "3");
+    EXPECT("*3\r\n$4\r\nm400\r\n$4\r\nm399\r\n$4\r\nm398\r\n", "ZREVRANGEBYSCORE", "big", "900", "(100", "LIMIT", "500",
+           "3");
+    EXPECT("*1\r\n$4\r\nm900\r\n", "ZRANGEBYSCORE", "big", "(100", "900", "LIMIT", "799", "3");
+    EXPECT("*0\r\n", "ZRANGEBYSCORE", "big", "(100", "900", "LIMIT", "800", "3");
+    EXPECT("*1\r\n$4\r\nm101\r\n", "ZREVRANGEBYSCORE", "big", "900", "(100", "LIMIT", "799", "5");
+    EXPECT("*0\r\n", "ZREVRANGEBYSCORE", "big", "900", "(100", "LIMIT", "999", "5");
+    EXPECT("*0\r\n", "ZRANGEBYSCORE", "big", "-inf", "+inf", "LIMIT", "1000", "5");
+    EXPECT("*1\r\n$2\r\nm0\r\n", "ZREVRANGEBYSCORE", "big", "+inf", "-inf", "LIMIT", "999", "5");
+}
+
 static void test_emptied_sets_are_deleted(void **state) {
     (void)state;
     static const char *const ways[][6] = {
@@ -341,6 +357,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_wrong_type, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zscan_visits_every_member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zrandmember_cases, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_limit_offsets_on_a_big_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emptied_sets_are_deleted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
