@@ -27,6 +27,7 @@
 #include "reply.h"
 #include "util.h"
 #include "zmalloc.h"
+#include "zset.h"
 
 static const char *type_name(const obj *o) {
     if (!o) return "none";
@@ -107,26 +108,6 @@ static void scan_collect(void *privdata, void *entry) {
     k->v[k->n++] = obj_create_string(e->key, e->keylen);
 }
 
-/* Valkey's parseScanCursorOrReply, with string2ull's rules: a number
- * string2ll accepts must not be negative; otherwise strtoull must consume
- * the whole, non-empty string. Redis 7.0 read "-1" as ULONG_MAX (a listed
- * difference in tests/integration/deliberate_differences.txt). */
-static int parse_cursor_or_reply(client *c, const obj *o, unsigned long long *cursor) {
-    long long ll;
-    int ok;
-    if (str_to_ll(o->ptr, o->len, &ll)) {
-        ok = ll >= 0;
-        *cursor = (unsigned long long)ll;
-    } else {
-        char *end;
-        errno = 0;
-        *cursor = strtoull(o->ptr, &end, 10);
-        ok = errno != EINVAL && errno != ERANGE && o->ptr[0] != '\0' && *end == '\0';
-    }
-    if (!ok) reply_error(c, "invalid cursor");
-    return ok;
-}
-
 /* Valkey's getObjectTypeByName: the names TYPE prints. */
 static int known_type_name(const char *name) {
     static const char *const names[] = {"string", "list", "set", "zset", "hash", "stream"};
@@ -141,7 +122,7 @@ static void scan_command(client *c) {
     long long count = 10;
     obj *pat = NULL;
     const char *type = NULL;
-    if (!parse_cursor_or_reply(c, c->argv[1], &cursor)) return;
+    if (!commands_scan_cursor_or_reply(c, c->argv[1], &cursor)) return;
     for (int i = 2; i < c->argc; i += 2) {
         const char *opt = c->argv[i]->ptr;
         int has_value = c->argc - i >= 2;
@@ -389,7 +370,7 @@ static void renamenx_command(client *c) { rename_generic(c, 1); }
 /* COPY source destination [DB index] [REPLACE]. soloist serves database 0
  * alone, so DB accepts 0 and answers any other index as SELECT does, with
  * Valkey's error for a database the server does not have. The copy is a
- * new object (a string's bytes, duplicated), with the source's TTL.
+ * new object (a string's bytes or a sorted set, duplicated), with the source's TTL.
  * Valkey: copyCommand. */
 static void copy_command(client *c) {
     int replace = 0;
@@ -418,13 +399,15 @@ static void copy_command(client *c) {
         reply_long_long(c, 0);
         return;
     }
-    if (val->type != OBJ_STRING) { /* no other type can be copied yet */
-        reply_error(c, "unknown type object");
-        return;
+    obj *copy;
+    switch (val->type) {
+    case OBJ_STRING: copy = obj_create_string(val->ptr, val->len); break;
+    case OBJ_ZSET: copy = zset_object_dup(val); break;
+    default: reply_error(c, "unknown type object"); return;
     }
     if (exists) db_delete(c->db, to);
     long long expire = db_get_expire(c->db, from);
-    db_add(c->db, to, obj_create_string(val->ptr, val->len));
+    db_add(c->db, to, copy);
     if (expire != -1) db_set_expire(c->db, to, expire);
     reply_long_long(c, 1);
 }

@@ -8,10 +8,11 @@
  * keeps commands in a dict; soloist's ~100 commands sit in a sorted array
  * searched by binary search, which is as fast at this size and needs
  * nothing but qsort and bsearch. Also the argument check that more than
- * one module shares (a database index).
+ * one module shares (a database index, a scan cursor).
  */
 #include "commands.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,8 +30,8 @@ static int by_name(const void *a, const void *b) {
 }
 
 static command *const *tables(size_t *n) {
-    static command *const all[] = {server_commands, client_commands, config_commands,
-                                   info_commands,   string_commands, keys_commands};
+    static command *const all[] = {server_commands, client_commands, config_commands, info_commands,
+                                   string_commands, keys_commands,   zset_commands};
     *n = sizeof(all) / sizeof(all[0]);
     return all;
 }
@@ -106,4 +107,24 @@ int commands_db_index_or_reply(struct client *c, const obj *idx) {
         return 0;
     }
     return 1;
+}
+
+/* Redis 7.0 read "-1" as ULONG_MAX; Valkey refuses a negative cursor (a
+ * listed difference in tests/integration/deliberate_differences.txt). A
+ * number string2ll accepts must not be negative; otherwise strtoull must
+ * consume the whole, non-empty string. */
+int commands_scan_cursor_or_reply(struct client *c, const obj *o, unsigned long long *cursor) {
+    long long ll;
+    int ok;
+    if (str_to_ll(o->ptr, o->len, &ll)) {
+        ok = ll >= 0;
+        *cursor = (unsigned long long)ll;
+    } else {
+        char *end;
+        errno = 0;
+        *cursor = strtoull(o->ptr, &end, 10);
+        ok = errno != EINVAL && errno != ERANGE && o->ptr[0] != '\0' && *end == '\0';
+    }
+    if (!ok) reply_error(c, "invalid cursor");
+    return ok;
 }

@@ -51,6 +51,7 @@ extern command server_commands[]; /* cmd_server.c: PING, ECHO, HELLO, AUTH, ... 
 extern command client_commands[]; /* cmd_client.c: CLIENT */
 extern command config_commands[]; /* cmd_config.c: CONFIG */
 extern command info_commands[];   /* cmd_info.c: INFO, COMMAND */
+extern command zset_commands[];   /* cmd_zset.c: ZADD, ZRANGE, ZRANK, ZSCAN, ... */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",
@@ -84,5 +85,8 @@ size_t commands_count(void);
  * the server does not have. 1 for index 0; otherwise replies the error
  * and returns 0. */
 int commands_db_index_or_reply(struct client *c, const struct obj *idx);
+/* A SCAN or ZSCAN cursor (Valkey: parseScanCursorOrReply, string2ull's
+ * rules): 1 and *cursor set, or "invalid cursor" replied and 0. */
+int commands_scan_cursor_or_reply(struct client *c, const struct obj *o, unsigned long long *cursor);
 
 #endif

@@ -43,6 +43,8 @@ int (*config_apply_maxclients)(const char **err) = NULL;
  * them) but with no field in `server`: soloist keeps nothing on disk. */
 static int cfg_appendonly;
 static int cfg_io_threads_do_reads;
+/* The sorted set's small-encoding thresholds (see the table). */
+static long long cfg_zset_max_listpack_entries, cfg_zset_max_listpack_value;
 static char *cfg_dir;         /* "dir": checked to exist; soloist never chdir()s */
 static char *cfg_dir_default; /* the working directory at start */
 static char *cfg_dbfilename;
@@ -289,6 +291,8 @@ static const cfg_enum reply_write_timing_enum[] = {
     { .name = n, .type = T_INT, .flags = fl, .ptr = P_INT(f), .lo = l, .hi = h, .def = d, .apply = ap }
 #define MEMC(n, fl, f, l, h, d)                                                                                        \
     { .name = n, .type = T_LL, .flags = (fl) | F_MEMORY, .ptr = P_LL(f), .lo = l, .hi = h, .def = d }
+#define LLC(n, fl, f, l, h, d)                                                                                         \
+    { .name = n, .type = T_LL, .flags = fl, .ptr = P_LL(f), .lo = l, .hi = h, .def = d }
 #define STRC(n, fl, f, d, valid)                                                                                       \
     { .name = n, .type = T_STRING, .flags = fl, .ptr = P_STR(f), .def_str = d, .valid_str = valid }
 #define ENUMC(n, fl, f, e, d)                                                                                          \
@@ -328,6 +332,17 @@ const cfg cfg_table[] = {
     ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),
     /* Keyspace: accepted; soloist serves db 0 only. */
     INTC("databases", F_IMMUTABLE, server.databases, 1, INT_MAX, 16, NULL),
+    /* Sorted sets: accepted with Valkey's defaults and checked as Valkey
+     * checks them, but soloist has no small (listpack) encoding yet: every
+     * sorted set is a skiplist and a member hashtable whatever its size,
+     * so nothing reads these values. A value limit is a size in bytes
+     * ("1k" works), an entries limit a count. The ziplist names are Valkey's
+     * aliases; each pair shares one value, and CONFIG GET shows both names
+     * as Valkey does. */
+    LLC("zset-max-listpack-entries", 0, cfg_zset_max_listpack_entries, 0, LONG_MAX, 128),
+    LLC("zset-max-ziplist-entries", 0, cfg_zset_max_listpack_entries, 0, LONG_MAX, 128),
+    MEMC("zset-max-listpack-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
+    MEMC("zset-max-ziplist-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
     /* Logging and process. */
     STRC("logfile", F_IMMUTABLE, server.logfile, "", NULL),
     ENUMC("loglevel", 0, server.verbosity, loglevel_enum, LL_NOTICE),
@@ -344,8 +359,9 @@ const cfg cfg_table[] = {
 #define NCONFIGS (sizeof(cfg_table) / sizeof(cfg_table[0]))
 const size_t cfg_table_len = NCONFIGS;
 
-/* Case-insensitive (Valkey's configs dict folds case). soloist has none
- * of Valkey's alias spellings ("slave-..."), so one name per option. */
+/* Case-insensitive (Valkey's configs dict folds case). An alias is an
+ * entry of its own sharing its option's value (zset-max-ziplist-*);
+ * soloist has none of Valkey's other aliases ("slave-..."). */
 const cfg *cfg_lookup(const char *name) {
     for (size_t i = 0; i < NCONFIGS; i++)
         if (!strcasecmp(cfg_table[i].name, name)) return &cfg_table[i];

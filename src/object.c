@@ -47,6 +47,16 @@ obj *obj_create_from_ll(long long v) {
     return obj_create_string(buf, n);
 }
 
+obj *obj_create_value(enum obj_type type, void *value) {
+    obj *o = zmalloc(sizeof(obj));
+    o->type = (uint8_t)type;
+    o->encoding = OBJ_ENC_RAW;
+    o->refcount = 1;
+    o->len = 0;
+    o->ptr = value;
+    return o;
+}
+
 obj *obj_string_resize(obj *o, size_t len) {
     if (o->encoding == OBJ_ENC_EMBSTR) {
         obj *r = obj_create_raw(len);
@@ -65,8 +75,10 @@ obj *obj_string_resize(obj *o, size_t len) {
 
 void obj_free(obj *o) {
     if (o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW) zfree(o->ptr);
-    /* Other types (step 8's sorted set) register their own free in
-     * obj_free_hook; strings are the only type in step 0. */
+    /* Other types (step 8's sorted set) free their structure through
+     * obj_free_hook, which the module owning the type sets (zset.c) before
+     * it creates its first object: the plumbing layer cannot know the
+     * keyspace's types. */
     else if (o->type != OBJ_STRING && obj_free_hook) obj_free_hook(o);
     zfree(o);
 }

@@ -31,8 +31,9 @@ typedef struct obj {
     uint8_t type;      /* enum obj_type */
     uint8_t encoding;  /* enum obj_encoding */
     uint32_t refcount; /* main thread only */
-    size_t len;        /* string length in bytes (strings) */
-    char *ptr;         /* string bytes, NUL-terminated; EMBSTR: points at embedded[] */
+    size_t len;        /* string length in bytes (strings); 0 for other types */
+    char *ptr;         /* string bytes, NUL-terminated; EMBSTR: points at embedded[];
+                        * another type's structure (a zset), see obj_create_value */
     char embedded[];   /* EMBSTR only */
 } obj;
 
@@ -46,6 +47,10 @@ obj *obj_create_from_ll(long long v);
 /* Makes o's bytes writable and at least `len` long (for APPEND/SETRANGE);
  * o must have refcount 1. Returns o or a replacement (EMBSTR → RAW). */
 obj *obj_string_resize(obj *o, size_t len);
+
+/* A value of another type (OBJ_ZSET): ptr holds its structure, which the
+ * owning module frees through obj_free_hook. */
+obj *obj_create_value(enum obj_type type, void *value);
 
 static inline void obj_incr_ref(obj *o) { o->refcount++; }
 /* Frees non-string objects; set by the module that owns the type. */

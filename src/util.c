@@ -182,17 +182,32 @@ size_t util_ld_to_string(char *buf, size_t len, long double v) {
 /*@ end */
 
 size_t util_d_to_string(char *buf, size_t len, double v) {
-    /* Redis 7.0 prints doubles (RESP3 ',' and ZSCORE's bulk) with %.17g,
-     * so 1.1 prints as "1.1000000000000001". Valkey 8 switched to the
-     * shortest round-trip form (fpconv_dtoa, "1.1"); soloist's oracle in
-     * the tests is Redis 7.0, so it keeps %.17g. */
+    /* Valkey prints doubles (RESP3 ',' and every sorted-set score) in the
+     * shortest form that reads back as the same double, laid out as %.17g
+     * lays it out: 1.1 prints "1.1" where %.17g, and Redis 7.0, print
+     * "1.1000000000000001" (tests/integration/deliberate_differences.txt).
+     * The fewest significant digits that round-trip are found by trying
+     * 1 to 17; the notation is %.17g's choice, an exponent only when the
+     * decimal exponent is below -4 or at least 17. */
     int n;
-    if (isnan(v))
+    if (isnan(v)) {
         n = snprintf(buf, len, "nan");
-    else if (isinf(v))
+    } else if (isinf(v)) {
         n = snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
-    else
-        n = snprintf(buf, len, "%.17g", v);
+    } else {
+        char tmp[40];
+        int digits = 1;
+        for (; digits < 17; digits++) {
+            snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
+            if (strtod(tmp, NULL) == v) break;
+        }
+        snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
+        int exp10 = atoi(strchr(tmp, 'e') + 1);
+        if (exp10 < -4 || exp10 >= 17)
+            n = snprintf(buf, len, "%s", tmp);
+        else
+            n = snprintf(buf, len, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, v);
+    }
     if (n < 0 || (size_t)n >= len) return 0;
     return (size_t)n;
 }

@@ -25,7 +25,9 @@ int util_string_match(const char *pattern, const char *s, int nocase);
  * LD_STR_HUMAN: %.17Lf, trailing zeros and dot trimmed; "inf"/"-inf").
  * Returns the length, 0 if it does not fit. */
 size_t util_ld_to_string(char *buf, size_t len, long double v);
-/* Formats a double as RESP3's ',' and ZSCORE print it (%.17g; inf/-inf/nan). */
+/* Formats a double as Valkey prints one (RESP3 ',', every sorted-set
+ * score): the fewest digits that read back as the same double, in %.17g's
+ * layout; inf, -inf, nan. */
 size_t util_d_to_string(char *buf, size_t len, double v);
 /* Parses memory sizes as CONFIG does: "1gb", "512mb", "100k", "42". */
 int util_parse_memory(const char *s, long long *out);

@@ -4,7 +4,8 @@ Owns nothing: pure functions of a random.Random, so a printed seed replays
 the same bytes. Three kinds of output:
 
 - commands(): valid requests from the server's own command table (the
-  string, keyspace, connection and server commands of src/cmd_*.c) with
+  string, keyspace, sorted-set, connection and server commands of
+  src/cmd_*.c) with
   arguments drawn to hurt: empty strings, binary bytes with CR/LF/NUL,
   numbers at and past the 64-bit limits, huge counts and offsets, odd
   option combinations, wrong arities and unknown names. Nothing that may
@@ -78,6 +79,75 @@ def num(rng):
 def pattern(rng):
     return rng.choice(["*", "k*", "k?", "k[0-9]", "k[^1]*", "*1*", "", "\\*", "[", "[a-",
                        "**", "k\\", "*" * 30 + "x", "?" * 5, "[]]", "k[!-~]"])
+
+
+def score(rng):
+    return rng.choice([str(rng.randint(-3, 10)), str(rng.randint(-3, 10)), rng.choice(FLOATS)])
+
+
+def score_bound(rng):
+    s = score(rng)
+    return rng.choice([s, "(" + s, "-inf", "+inf", "(", "[1"])
+
+
+def lex_bound(rng):
+    return rng.choice(["-", "+", "[a", "(a", "[m5", "(m5", "[", "(", "a", "-x", b"[\x00\xff"])
+
+
+def member(rng):
+    r = rng.random()
+    if r < 0.8:
+        return "m%d" % rng.randrange(20)
+    if r < 0.9:
+        return "zm:%d" % rng.randrange(5000)  # sets big enough to span skiplist levels
+    return value(rng)
+
+
+def _zadd(rng):
+    opts = [rng.choice(["NX", "XX", "GT", "LT", "CH", "INCR", "nx", "BOGUS"])
+            for _ in range(rng.choice([0, 0, 0, 1, 1, 2]))]
+    pairs = [x for _ in range(rng.choice([1, 1, 2, 3, 10, 100])) for x in (score(rng), member(rng))]
+    return ["ZADD", key(rng)] + opts + pairs
+
+
+def _zrange(rng):
+    kind = rng.choice(["index", "index", "score", "lex"])
+    if kind == "index":
+        lo, hi, opts = num(rng), num(rng), []
+    elif kind == "score":
+        lo, hi, opts = score_bound(rng), score_bound(rng), ["BYSCORE"]
+    else:
+        lo, hi, opts = lex_bound(rng), lex_bound(rng), ["BYLEX"]
+    for _ in range(rng.choice([0, 0, 1, 2])):
+        opts += rng.choice([["REV"], ["WITHSCORES"], ["LIMIT", num(rng), num(rng)], ["LIMIT"], ["BYSCORE"],
+                            ["BOGUS"]])
+    return ["ZRANGE", key(rng), lo, hi] + opts
+
+
+def _zset_command(rng):
+    k = key(rng)
+    return rng.choice([
+        lambda: ["ZSCORE", k, member(rng)],
+        lambda: ["ZMSCORE", k] + [member(rng) for _ in range(rng.choice([1, 2, 5]))],
+        lambda: ["ZCARD", k],
+        lambda: [rng.choice(["ZRANK", "ZREVRANK"]), k, member(rng)] + rng.choice([[], [], ["WITHSCORE"], ["X"]]),
+        lambda: ["ZINCRBY", k, score(rng), member(rng)],
+        lambda: ["ZREM", k] + [member(rng) for _ in range(rng.choice([1, 2, 5, 30]))],
+        lambda: [rng.choice(["ZRANGEBYSCORE", "ZREVRANGEBYSCORE"]), k, score_bound(rng), score_bound(rng)] +
+        rng.choice([[], ["WITHSCORES"], ["LIMIT", num(rng), num(rng)], ["WITHSCORES", "LIMIT", "0", "3"]]),
+        lambda: [rng.choice(["ZRANGEBYLEX", "ZREVRANGEBYLEX"]), k, lex_bound(rng), lex_bound(rng)] +
+        rng.choice([[], ["LIMIT", num(rng), num(rng)]]),
+        lambda: ["ZREVRANGE", k, num(rng), num(rng)] + rng.choice([[], ["WITHSCORES"]]),
+        lambda: ["ZCOUNT", k, score_bound(rng), score_bound(rng)],
+        lambda: ["ZLEXCOUNT", k, lex_bound(rng), lex_bound(rng)],
+        lambda: [rng.choice(["ZPOPMIN", "ZPOPMAX"]), k] + rng.choice([[], [num(rng)]]),
+        lambda: ["ZRANDMEMBER", k] + rng.choice([[], [num(rng)], [num(rng), "WITHSCORES"], ["-5", "WITHSCORES"]]),
+        lambda: ["ZREMRANGEBYSCORE", k, score_bound(rng), score_bound(rng)],
+        lambda: ["ZREMRANGEBYRANK", k, num(rng), num(rng)],
+        lambda: ["ZREMRANGEBYLEX", k, lex_bound(rng), lex_bound(rng)],
+        lambda: ["ZSCAN", k, rng.choice(["0", num(rng)])] + rng.choice([[], ["COUNT", num(rng)],
+                                                                        ["MATCH", pattern(rng)], ["NOSCORES"]]),
+    ])()
 
 
 def _set_opts(rng):
@@ -159,7 +229,10 @@ KNOWN = {"get", "set", "setnx", "setex", "psetex", "getset", "getdel", "getex", 
          "strlen", "getrange", "setrange", "expire", "pexpire", "expireat", "pexpireat", "ttl", "pttl",
          "expiretime", "pexpiretime", "persist", "keys", "scan", "randomkey", "dbsize", "flushdb", "flushall",
          "ping", "echo", "select", "auth", "hello", "client", "command", "config", "info", "time", "rename",
-         "renamenx", "copy", "getbit", "setbit", "bitcount", "substr", "lcs"}
+         "renamenx", "copy", "getbit", "setbit", "bitcount", "substr", "lcs", "zadd", "zincrby", "zrem",
+         "zscore", "zmscore", "zcard", "zrank", "zrevrank", "zrange", "zrangebyscore", "zrevrangebyscore",
+         "zrangebylex", "zrevrangebylex", "zrevrange", "zcount", "zlexcount", "zpopmin", "zpopmax",
+         "zrandmember", "zremrangebyscore", "zremrangebyrank", "zremrangebylex", "zscan"}
 NEVER = {"shutdown", "quit", "debug", "monitor", "subscribe", "psubscribe", "ssubscribe", "unsubscribe",
          "punsubscribe", "sunsubscribe", "multi", "exec", "discard", "watch", "unwatch", "sync", "psync",
          "replicaof", "slaveof", "failover", "wait", "waitaof", "reset", "save", "bgsave", "bgrewriteaof",
@@ -223,6 +296,9 @@ def command(rng):
                                                     [n(), n(), "bogus"]])),
         (1, lambda: ["SUBSTR", k(), n(), n()]),
         (0.5, lambda: ["LCS", k(), k()] + _lcs_opts(rng)),
+        (6, lambda: _zadd(rng)),
+        (3, lambda: _zrange(rng)),
+        (8, lambda: _zset_command(rng)),
         (1, lambda: ["KEYS", pattern(rng)]),
         (2, lambda: ["SCAN", rng.choice(["0", n()])] + rng.choice([[], ["MATCH", pattern(rng)], ["COUNT", n()],
                                                                     ["TYPE", rng.choice(["string", "zset", "x"])],

@@ -31,6 +31,7 @@
 #include "server.h"
 #include "util.h"
 #include "zmalloc.h"
+#include "zset.h"
 
 typedef struct step {
     const char *argv[16];
@@ -729,8 +730,7 @@ static void test_valkey_replies(void **state) {
  * zset frees like any small string. */
 static void add_non_string(const char *key) {
     obj *k = obj_create_string(key, strlen(key));
-    obj *v = obj_create_string("z", 1);
-    v->type = OBJ_ZSET;
+    obj *v = zset_object_create(); /* an empty sorted set: a value of another type */
     db_add(&tdb, k, v);
     obj_decr_ref(k);
 }
@@ -752,11 +752,11 @@ static void test_wrong_type(void **state) {
     /* LCS: the type before the options */
     expect(RUN("LCS", "z", "k"), "-ERR The specified keys must contain string values\\r\\n");
     expect(RUN("LCS", "k", "z", "foo"), "-ERR The specified keys must contain string values\\r\\n");
-    /* RENAME moves any value; COPY knows how to duplicate strings only */
+    /* RENAME moves any value; COPY duplicates strings and sorted sets */
     expect(RUN("RENAME", "z", "z2"), "+OK\\r\\n");
     expect(RUN("TYPE", "z2"), "+zset\\r\\n");
-    expect(RUN("COPY", "z2", "z3"), "-ERR unknown type object\\r\\n");
-    expect(RUN("EXISTS", "z3"), ":0\\r\\n");
+    expect(RUN("COPY", "z2", "z3"), ":1\\r\\n");
+    expect(RUN("TYPE", "z3"), "+zset\\r\\n");
     expect(RUN("RENAME", "k", "z2"), "+OK\\r\\n");
     expect(RUN("TYPE", "z2"), "+string\\r\\n");
     expect(RUN("FLUSHDB"), "+OK\\r\\n");

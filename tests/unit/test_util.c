@@ -136,11 +136,25 @@ static void test_d_to_string(void **state) {
     assert_int_equal(util_d_to_string(buf, sizeof(buf), 1.5), 3);
     assert_string_equal(buf, "1.5");
     util_d_to_string(buf, sizeof(buf), 1.1);
-    assert_string_equal(buf, "1.1000000000000001"); /* Redis 7.0's %.17g */
+    assert_string_equal(buf, "1.1"); /* shortest round-trip, as Valkey; Redis 7.0 said 1.1000000000000001 */
+    util_d_to_string(buf, sizeof(buf), 0.1 + 0.2);
+    assert_string_equal(buf, "0.30000000000000004");
+    util_d_to_string(buf, sizeof(buf), 1e10);
+    assert_string_equal(buf, "10000000000");
+    util_d_to_string(buf, sizeof(buf), 1e17);
+    assert_string_equal(buf, "1e+17");
+    util_d_to_string(buf, sizeof(buf), 0.0001);
+    assert_string_equal(buf, "0.0001");
+    util_d_to_string(buf, sizeof(buf), 1.5e-5);
+    assert_string_equal(buf, "1.5e-05");
+    util_d_to_string(buf, sizeof(buf), -0.0);
+    assert_string_equal(buf, "-0");
+    util_d_to_string(buf, sizeof(buf), 123456789012.0);
+    assert_string_equal(buf, "123456789012");
     util_d_to_string(buf, sizeof(buf), 100.0);
     assert_string_equal(buf, "100");
     util_d_to_string(buf, sizeof(buf), 1e300);
-    assert_string_equal(buf, "1.0000000000000001e+300");
+    assert_string_equal(buf, "1e+300");
     util_d_to_string(buf, sizeof(buf), -INFINITY);
     assert_string_equal(buf, "-inf");
     util_d_to_string(buf, sizeof(buf), INFINITY);

@@ -1,0 +1,813 @@
+/* cmd_zset.c — the sorted-set commands.
+ *
+ * Step 8 (commands layer). Owns: zset_commands[] — ZADD ZINCRBY ZREM
+ * ZSCORE ZMSCORE ZCARD ZRANK ZREVRANK ZRANGE ZRANGEBYSCORE ZREVRANGE
+ * ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZCOUNT ZLEXCOUNT ZPOPMIN
+ * ZPOPMAX ZRANDMEMBER ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX
+ * ZSCAN — their argument parsing and their replies. The data structure is
+ * src/zset.c; this file never touches a node's insides.
+ * Threads: main thread only (commands run on the soloist).
+ * Valkey: src/t_zset.c (zaddGenericCommand, zremCommand,
+ * zremrangeGenericCommand, zrangeGenericCommand and its result handler,
+ * genericZrangebyrankCommand, genericZrangebyscoreCommand,
+ * genericZrangebylexCommand, zcountCommand, zlexcountCommand,
+ * zrankGenericCommand, genericZpopCommand, zrandmemberWithCountCommand),
+ * src/db.c (scanGenericCommand for ZSCAN). Replies and errors are
+ * Valkey's; the differential suite checks them against Redis 7.0 and
+ * lists where the two differ. Scores go out through reply_double: a RESP3
+ * double, a bulk string in RESP2.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "commands.h"
+#include "db.h"
+#include "reply.h"
+#include "util.h"
+#include "zmalloc.h"
+#include "zset.h"
+
+/* ---- arguments ------------------------------------------------------------ */
+
+static int arg_is(const obj *o, const char *s) { return !strcasecmp(o->ptr, s); }
+
+/* Valkey's getDoubleFromObject: strtod over the whole argument, no leading
+ * space, no NaN, no overflow (an underflow to a denormal is accepted). */
+static int get_double_or_reply(client *c, const obj *o, double *out) {
+    char *end;
+    errno = 0;
+    double v = strtod(o->ptr, &end);
+    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || (size_t)(end - o->ptr) != o->len ||
+        (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v)) {
+        reply_error(c, ERR_NOT_FLOAT);
+        return 0;
+    }
+    *out = v;
+    return 1;
+}
+
+static int get_long_or_reply(client *c, const obj *o, long long *out) {
+    if (obj_get_ll(o, out)) return 1;
+    reply_error(c, ERR_NOT_INT);
+    return 0;
+}
+
+/* Valkey's zslParseRange: "(" makes a bound exclusive; the rest goes to
+ * strtod, which must stop at the terminating NUL (so "" reads as 0, as in
+ * Valkey). 1 on success. */
+static int parse_score_bound(const obj *o, double *v, int *ex) {
+    const char *s = o->ptr;
+    char *end;
+    *ex = s[0] == '(';
+    *v = strtod(s + *ex, &end);
+    return end[0] == '\0' && !isnan(*v);
+}
+
+static int parse_score_range_or_reply(client *c, const obj *min, const obj *max, zset_score_range *r) {
+    if (parse_score_bound(min, &r->min, &r->minex) && parse_score_bound(max, &r->max, &r->maxex)) return 1;
+    reply_error(c, "min or max is not a float");
+    return 0;
+}
+
+/* Valkey's zslParseLexRangeItem: "[x" inclusive, "(x" exclusive, "-" and
+ * "+" alone the infinities. The bound points into the argument. */
+static int parse_lex_bound(const obj *o, zset_lex_bound *b) {
+    const char *s = o->ptr;
+    b->ptr = s + 1;
+    b->len = o->len ? o->len - 1 : 0;
+    switch (s[0]) {
+    case '+':
+        b->kind = ZLEX_PLUS_INF;
+        return s[1] == '\0';
+    case '-':
+        b->kind = ZLEX_MINUS_INF;
+        return s[1] == '\0';
+    case '(':
+        b->kind = ZLEX_EXCLUSIVE;
+        return 1;
+    case '[':
+        b->kind = ZLEX_INCLUSIVE;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+static int parse_lex_range_or_reply(client *c, const obj *min, const obj *max, zset_lex_range *r) {
+    if (parse_lex_bound(min, &r->min) && parse_lex_bound(max, &r->max)) return 1;
+    reply_error(c, "min or max not valid string range item");
+    return 0;
+}
+
+/* The sorted set at key for reading: NULL with `absent` sent when there is
+ * none (absent may be NULL: reply nothing), NULL with WRONGTYPE sent when
+ * the key holds another type. */
+typedef void absent_reply(client *c);
+static zset *lookup_read(client *c, absent_reply *absent) {
+    obj *o = db_lookup_read(c->db, c->argv[1]);
+    if (!o) {
+        if (absent) absent(c);
+        return NULL;
+    }
+    if (o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return NULL;
+    }
+    return zset_of(o);
+}
+
+static void reply_zero(client *c) { reply_long_long(c, 0); }
+static void reply_empty_array(client *c) { reply_array_len(c, 0); }
+
+/* After a removal: a sorted set left empty is deleted with its key. */
+static void delete_if_empty(client *c, zset *z) {
+    if (zset_length(z) == 0) db_delete(c->db, c->argv[1]);
+}
+
+static void reply_member(client *c, const zset_node *n) {
+    size_t len;
+    const char *m = zset_node_member(n, &len);
+    reply_bulk_buf(c, m, len);
+}
+
+/* ---- ZADD ZINCRBY ------------------------------------------------------------------- */
+
+/*@ zadd-command */
+static void zadd_generic(client *c, int flags) {
+    int scoreidx = 2, ch = 0;
+    for (; scoreidx < c->argc; scoreidx++) {
+        const obj *o = c->argv[scoreidx];
+        if (arg_is(o, "nx"))
+            flags |= ZADD_IN_NX;
+        else if (arg_is(o, "xx"))
+            flags |= ZADD_IN_XX;
+        else if (arg_is(o, "ch"))
+            ch = 1;
+        else if (arg_is(o, "incr"))
+            flags |= ZADD_IN_INCR;
+        else if (arg_is(o, "gt"))
+            flags |= ZADD_IN_GT;
+        else if (arg_is(o, "lt"))
+            flags |= ZADD_IN_LT;
+        else
+            break;
+    }
+    int incr = flags & ZADD_IN_INCR, nx = flags & ZADD_IN_NX, xx = flags & ZADD_IN_XX;
+    int gt = flags & ZADD_IN_GT, lt = flags & ZADD_IN_LT;
+    int elements = c->argc - scoreidx;
+    if (elements % 2 || !elements) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    elements /= 2;
+    if (nx && xx) {
+        reply_error(c, "XX and NX options at the same time are not compatible");
+        return;
+    }
+    if ((gt && nx) || (lt && nx) || (gt && lt)) {
+        reply_error(c, "GT, LT, and/or NX options at the same time are not compatible");
+        return;
+    }
+    if (incr && elements > 1) {
+        reply_error(c, "INCR option supports a single increment-element pair");
+        return;
+    }
+    /* Every score is checked before anything changes. */
+    double *scores = zmalloc(sizeof(double) * (size_t)elements);
+    for (int j = 0; j < elements; j++) {
+        if (!get_double_or_reply(c, c->argv[scoreidx + j * 2], &scores[j])) goto done;
+    }
+
+    obj *o = db_lookup_write(c->db, c->argv[1]);
+    if (o && o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        goto done;
+    }
+    long long added = 0, updated = 0, processed = 0;
+    double score = 0;
+    if (!o) {
+        if (xx) goto reply; /* nothing to update, and XX never creates */
+        o = zset_object_create();
+        db_add(c->db, c->argv[1], o);
+    }
+    for (int j = 0; j < elements; j++) {
+        const obj *m = c->argv[scoreidx + j * 2 + 1];
+        int out;
+        double newscore = scores[j];
+        if (!zset_add(zset_of(o), scores[j], m->ptr, m->len, flags, &out, &newscore)) {
+            reply_error(c, "resulting score is not a number (NaN)");
+            goto done;
+        }
+        if (out & ZADD_OUT_ADDED) added++;
+        if (out & ZADD_OUT_UPDATED) updated++;
+        if (!(out & ZADD_OUT_NOP)) processed++;
+        score = newscore;
+    }
+reply:
+    if (incr) {
+        if (processed)
+            reply_double(c, score);
+        else
+            reply_null(c);
+    } else {
+        reply_long_long(c, ch ? added + updated : added);
+    }
+done:
+    zfree(scores);
+}
+/*@ end */
+
+static void zadd_command(client *c) { zadd_generic(c, 0); }
+static void zincrby_command(client *c) { zadd_generic(c, ZADD_IN_INCR); }
+
+/* ---- ZREM ZREMRANGEBY* --------------------------------------------------------------- */
+
+static void zrem_command(client *c) {
+    obj *o = db_lookup_write(c->db, c->argv[1]);
+    if (!o) {
+        reply_long_long(c, 0);
+        return;
+    }
+    if (o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    zset *z = zset_of(o);
+    long long deleted = 0;
+    for (int j = 2; j < c->argc; j++) {
+        deleted += zset_delete(z, c->argv[j]->ptr, c->argv[j]->len);
+        if (zset_length(z) == 0) break; /* the key goes; the rest cannot be there */
+    }
+    delete_if_empty(c, z);
+    reply_long_long(c, deleted);
+}
+
+/* Clamps [start, end] (negative counts from the end) to a set of length
+ * len. 0 when the range is empty. */
+static int clamp_rank_range(long long *start, long long *end, long long len) {
+    if (*start < 0) *start += len;
+    if (*end < 0) *end += len;
+    if (*start < 0) *start = 0;
+    if (*start > *end || *start >= len) return 0;
+    if (*end >= len) *end = len - 1;
+    return 1;
+}
+
+enum range_type { RANGE_RANK, RANGE_SCORE, RANGE_LEX, RANGE_AUTO };
+
+static void zremrange_generic(client *c, enum range_type type) {
+    long long start = 0, end = 0;
+    zset_score_range sr;
+    zset_lex_range lr;
+    /* The range is checked before the key is looked up (Valkey's order). */
+    if (type == RANGE_RANK) {
+        if (!get_long_or_reply(c, c->argv[2], &start) || !get_long_or_reply(c, c->argv[3], &end)) return;
+    } else if (type == RANGE_SCORE) {
+        if (!parse_score_range_or_reply(c, c->argv[2], c->argv[3], &sr)) return;
+    } else if (!parse_lex_range_or_reply(c, c->argv[2], c->argv[3], &lr)) {
+        return;
+    }
+    obj *o = db_lookup_write(c->db, c->argv[1]);
+    if (!o) {
+        reply_long_long(c, 0);
+        return;
+    }
+    if (o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    zset *z = zset_of(o);
+    size_t deleted;
+    if (type == RANGE_RANK) {
+        if (!clamp_rank_range(&start, &end, (long long)zset_length(z))) {
+            reply_long_long(c, 0);
+            return;
+        }
+        deleted = zset_delete_rank_range(z, (size_t)start, (size_t)end);
+    } else if (type == RANGE_SCORE) {
+        deleted = zset_delete_score_range(z, &sr);
+    } else {
+        deleted = zset_delete_lex_range(z, &lr);
+    }
+    delete_if_empty(c, z);
+    reply_long_long(c, (long long)deleted);
+}
+
+static void zremrangebyrank_command(client *c) { zremrange_generic(c, RANGE_RANK); }
+static void zremrangebyscore_command(client *c) { zremrange_generic(c, RANGE_SCORE); }
+static void zremrangebylex_command(client *c) { zremrange_generic(c, RANGE_LEX); }
+
+/* ---- ZRANGE and its older forms ------------------------------------------------------------ */
+
+/* How a range's members go out (Valkey: zrange_result_handler for a
+ * client): a flat member, score, member, score... array in RESP2; in
+ * RESP3 with scores, an array of [member, score] pairs. The length is
+ * given first when known, else reserved and filled in at the end. */
+typedef struct range_reply {
+    client *c;
+    int withscores;
+    void *deferred;
+    long count;
+} range_reply;
+
+static void range_begin(range_reply *r, long known) {
+    r->count = 0;
+    r->deferred = NULL;
+    if (known < 0)
+        r->deferred = reply_deferred_len(r->c);
+    else
+        reply_array_len(r->c, r->withscores && r->c->resp == 2 ? known * 2 : known);
+}
+
+static void range_emit(range_reply *r, const zset_node *n) {
+    if (r->withscores && r->c->resp > 2) reply_array_len(r->c, 2);
+    reply_member(r->c, n);
+    if (r->withscores) reply_double(r->c, zset_node_score(n));
+    r->count++;
+}
+
+static void range_end(range_reply *r) {
+    if (r->deferred)
+        reply_set_deferred_array_len(r->c, r->deferred, r->withscores && r->c->resp == 2 ? r->count * 2 : r->count);
+}
+
+static void range_by_rank(range_reply *r, zset *z, long long start, long long end, int reverse) {
+    long long len = (long long)zset_length(z);
+    if (!clamp_rank_range(&start, &end, len)) {
+        range_begin(r, 0);
+        return;
+    }
+    long long n = end - start + 1;
+    range_begin(r, (long)n);
+    zset_node *node = zset_by_rank(z, (size_t)(reverse ? len - 1 - start : start));
+    for (; n-- && node; node = reverse ? zset_prev(node) : zset_next(node)) range_emit(r, node);
+}
+
+/* LIMIT's offset counted from n, the range's first node in the reply's
+ * direction: a jump by rank, O(log n) however large the offset (Valkey's
+ * zslNthInRange does the same); the caller's loop stops where the range
+ * ends. A negative offset gives an empty reply, as in Redis 7.0 and for
+ * Valkey's small (listpack) sets, which walk the offset node by node and
+ * run off the end. */
+static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int reverse) {
+    if (offset < 0) return NULL;
+    if (!n || offset == 0) return n;
+    long long len = (long long)zset_length(z), rank = (long long)zset_node_rank(z, n);
+    if (offset >= len) return NULL;
+    rank = reverse ? rank - offset : rank + offset;
+    return rank >= 0 && rank < len ? zset_by_rank(z, (size_t)rank) : NULL;
+}
+
+static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, long long offset, long long limit,
+                           int reverse) {
+    range_begin(r, -1);
+    if (offset > 0 && offset >= (long long)zset_length(z)) { /* Valkey returns at once */
+        range_end(r);
+        return;
+    }
+    zset_node *n = reverse ? zset_last_in_score_range(z, sr) : zset_first_in_score_range(z, sr);
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
+        double s = zset_node_score(n);
+        if (reverse ? !zset_score_gte_min(s, sr) : !zset_score_lte_max(s, sr)) break;
+        range_emit(r, n);
+    }
+    range_end(r);
+}
+
+static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long long offset, long long limit,
+                         int reverse) {
+    range_begin(r, -1);
+    zset_node *n = reverse ? zset_last_in_lex_range(z, lr) : zset_first_in_lex_range(z, lr);
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
+        size_t len;
+        const char *m = zset_node_member(n, &len);
+        if (reverse ? !zset_lex_gte_min(m, len, lr) : !zset_lex_lte_max(m, len, lr)) break;
+        range_emit(r, n);
+    }
+    range_end(r);
+}
+
+/* ZRANGE alone takes its direction from REV; the others fix it. */
+#define DIRECTION_AUTO (-1)
+
+/*@ zrange-generic */
+/* ZRANGE key min max [BYSCORE|BYLEX] [REV] [WITHSCORES] [LIMIT offset
+ * count], and the older commands that fix the type or the direction. */
+static void zrange_generic(client *c, enum range_type type, int direction) {
+    int withscores = 0;
+    long long offset = 0, limit = -1;
+    for (int j = 4; j < c->argc; j++) {
+        int left = c->argc - j - 1;
+        if (arg_is(c->argv[j], "withscores")) {
+            withscores = 1;
+        } else if (arg_is(c->argv[j], "limit") && left >= 2) {
+            if (!get_long_or_reply(c, c->argv[j + 1], &offset) || !get_long_or_reply(c, c->argv[j + 2], &limit)) return;
+            j += 2;
+        } else if (direction == DIRECTION_AUTO && arg_is(c->argv[j], "rev")) {
+            direction = 1;
+        } else if (type == RANGE_AUTO && arg_is(c->argv[j], "bylex")) {
+            type = RANGE_LEX;
+        } else if (type == RANGE_AUTO && arg_is(c->argv[j], "byscore")) {
+            type = RANGE_SCORE;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (type == RANGE_AUTO) type = RANGE_RANK;
+    int reverse = direction == 1;
+    if ((offset != 0 || limit != -1) && type == RANGE_RANK) {
+        reply_error(c, "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
+        return;
+    }
+    if (withscores && type == RANGE_LEX) {
+        reply_error(c, "syntax error, WITHSCORES not supported in combination with BYLEX");
+        return;
+    }
+    /* Reversed score and lex ranges are written max first. */
+    const obj *min = c->argv[2], *max = c->argv[3];
+    if (reverse && type != RANGE_RANK) {
+        min = c->argv[3];
+        max = c->argv[2];
+    }
+    long long start = 0, end = 0;
+    zset_score_range sr;
+    zset_lex_range lr;
+    if (type == RANGE_RANK) {
+        if (!get_long_or_reply(c, min, &start) || !get_long_or_reply(c, max, &end)) return;
+    } else if (type == RANGE_SCORE) {
+        if (!parse_score_range_or_reply(c, min, max, &sr)) return;
+    } else if (!parse_lex_range_or_reply(c, min, max, &lr)) {
+        return;
+    }
+
+    zset *z = lookup_read(c, reply_empty_array);
+    if (!z) return;
+    range_reply r = {.c = c, .withscores = withscores};
+    if (type == RANGE_RANK)
+        range_by_rank(&r, z, start, end, reverse);
+    else if (type == RANGE_SCORE)
+        range_by_score(&r, z, &sr, offset, limit, reverse);
+    else
+        range_by_lex(&r, z, &lr, offset, limit, reverse);
+}
+/*@ end */
+
+static void zrange_command(client *c) { zrange_generic(c, RANGE_AUTO, DIRECTION_AUTO); }
+static void zrevrange_command(client *c) { zrange_generic(c, RANGE_RANK, 1); }
+static void zrangebyscore_command(client *c) { zrange_generic(c, RANGE_SCORE, 0); }
+static void zrevrangebyscore_command(client *c) { zrange_generic(c, RANGE_SCORE, 1); }
+static void zrangebylex_command(client *c) { zrange_generic(c, RANGE_LEX, 0); }
+static void zrevrangebylex_command(client *c) { zrange_generic(c, RANGE_LEX, 1); }
+
+/* ---- ZCOUNT ZLEXCOUNT ZCARD ZSCORE ZMSCORE ZRANK ----------------------------------------------- */
+
+/* Members from first to last inclusive, by rank: O(log n), no walk. */
+static long long count_between(zset *z, const zset_node *first, const zset_node *last) {
+    if (!first || !last) return 0;
+    return (long long)(zset_node_rank(z, last) - zset_node_rank(z, first)) + 1;
+}
+
+static void zcount_command(client *c) {
+    zset_score_range sr;
+    if (!parse_score_range_or_reply(c, c->argv[2], c->argv[3], &sr)) return;
+    zset *z = lookup_read(c, reply_zero);
+    if (z) reply_long_long(c, count_between(z, zset_first_in_score_range(z, &sr), zset_last_in_score_range(z, &sr)));
+}
+
+static void zlexcount_command(client *c) {
+    zset_lex_range lr;
+    if (!parse_lex_range_or_reply(c, c->argv[2], c->argv[3], &lr)) return;
+    zset *z = lookup_read(c, reply_zero);
+    if (z) reply_long_long(c, count_between(z, zset_first_in_lex_range(z, &lr), zset_last_in_lex_range(z, &lr)));
+}
+
+static void zcard_command(client *c) {
+    zset *z = lookup_read(c, reply_zero);
+    if (z) reply_long_long(c, (long long)zset_length(z));
+}
+
+static void zscore_command(client *c) {
+    zset *z = lookup_read(c, reply_null);
+    double score;
+    if (!z) return;
+    if (zset_score(z, c->argv[2]->ptr, c->argv[2]->len, &score))
+        reply_double(c, score);
+    else
+        reply_null(c);
+}
+
+static void zmscore_command(client *c) {
+    obj *o = db_lookup_read(c->db, c->argv[1]);
+    if (o && o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    reply_array_len(c, c->argc - 2);
+    for (int j = 2; j < c->argc; j++) {
+        double score;
+        if (o && zset_score(zset_of(o), c->argv[j]->ptr, c->argv[j]->len, &score))
+            reply_double(c, score);
+        else
+            reply_null(c);
+    }
+}
+
+static void zrank_generic(client *c, int reverse) {
+    int withscore = 0;
+    if (c->argc > 4) {
+        reply_error_arity(c);
+        return;
+    }
+    if (c->argc == 4) {
+        if (!arg_is(c->argv[3], "withscore")) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        withscore = 1;
+    }
+    zset *z = lookup_read(c, withscore ? reply_null_array : reply_null);
+    if (!z) return;
+    double score;
+    long rank = zset_rank(z, c->argv[2]->ptr, c->argv[2]->len, reverse, &score);
+    if (rank < 0) {
+        if (withscore)
+            reply_null_array(c);
+        else
+            reply_null(c);
+        return;
+    }
+    if (withscore) reply_array_len(c, 2);
+    reply_long_long(c, rank);
+    if (withscore) reply_double(c, score);
+}
+
+static void zrank_command(client *c) { zrank_generic(c, 0); }
+static void zrevrank_command(client *c) { zrank_generic(c, 1); }
+
+/* ---- ZPOPMIN ZPOPMAX ------------------------------------------------------------------------------ */
+
+static void zpop_generic(client *c, int max) {
+    long long count = -1; /* not given: one member, flat reply */
+    if (c->argc > 3) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    if (c->argc == 3) {
+        /* Valkey's getPositiveLongFromObjectOrReply: one message for
+         * "not a number" and "negative". */
+        if (!obj_get_ll(c->argv[2], &count) || count < 0) {
+            reply_error(c, "value is out of range, must be positive");
+            return;
+        }
+    }
+    /* RESP3 with a count: an array of [member, score] pairs. */
+    int nested = c->resp > 2 && count != -1;
+    obj *o = db_lookup_write(c->db, c->argv[1]);
+    if (o && o->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    if (!o || count == 0) {
+        reply_array_len(c, 0);
+        return;
+    }
+    zset *z = zset_of(o);
+    if (count == -1) count = 1;
+    long long n = count > (long long)zset_length(z) ? (long long)zset_length(z) : count;
+    reply_array_len(c, nested ? n : n * 2);
+    while (n--) {
+        zset_node *node = max ? zset_last(z) : zset_first(z);
+        size_t len;
+        const char *m = zset_node_member(node, &len);
+        if (nested) reply_array_len(c, 2);
+        reply_bulk_buf(c, m, len);
+        reply_double(c, zset_node_score(node));
+        zset_delete(z, m, len); /* node and m are gone from here */
+    }
+    delete_if_empty(c, z);
+}
+
+static void zpopmin_command(client *c) { zpop_generic(c, 0); }
+static void zpopmax_command(client *c) { zpop_generic(c, 1); }
+
+/* ---- ZRANDMEMBER ------------------------------------------------------------------------------------- */
+
+/* A set of distinct nodes for ZRANDMEMBER's sampling: a hashtable whose
+ * entries are the node pointers themselves. */
+static uint64_t pointer_hash(const void *key) { return hashtable_gen_hash(&key, sizeof(key)); }
+static const hashtable_type node_set_type = {.hash_key = pointer_hash};
+
+/*@ zrandmember-count */
+/* Valkey's zrandmemberWithCountCommand, case by case: a negative count
+ * may repeat members; a count at least the set's size returns the whole
+ * set, highest score first; otherwise `count` distinct members, chosen by
+ * shuffling when they are most of the set and by drawing until enough
+ * distinct ones came up when they are few. */
+static void zrandmember_with_count(client *c, long long count, int withscores) {
+    zset *z = lookup_read(c, reply_empty_array);
+    if (!z) return;
+    range_reply r = {.c = c, .withscores = withscores};
+    long long size = (long long)zset_length(z);
+    if (count == 0) {
+        reply_array_len(c, 0);
+        return;
+    }
+    if (count < 0) { /* repeats allowed: count independent draws */
+        range_begin(&r, (long)-count);
+        for (long long i = 0; i < -count; i++) range_emit(&r, zset_random(z));
+        return;
+    }
+    if (count >= size) { /* from the highest: Valkey's zuiNext walks a sorted set backwards */
+        range_begin(&r, (long)size);
+        for (zset_node *n = zset_last(z); n; n = zset_prev(n)) range_emit(&r, n);
+        return;
+    }
+    range_begin(&r, (long)count);
+    if (count * 3 > size) { /* most of the set: a partial Fisher-Yates shuffle */
+        zset_node **all = zmalloc(sizeof(*all) * (size_t)size);
+        size_t i = 0;
+        for (zset_node *n = zset_first(z); n; n = zset_next(n)) all[i++] = n;
+        for (long long k = 0; k < count; k++) {
+            long long pick = k + (long long)((unsigned long long)random() % (unsigned long long)(size - k));
+            zset_node *t = all[k];
+            all[k] = all[pick];
+            all[pick] = t;
+            range_emit(&r, all[k]);
+        }
+        zfree(all);
+        return;
+    }
+    hashtable *seen = hashtable_create(&node_set_type); /* a few: draw until count are distinct */
+    while ((long long)hashtable_size(seen) < count) {
+        zset_node *n = zset_random(z);
+        if (hashtable_add(seen, n)) range_emit(&r, n);
+    }
+    hashtable_release(seen);
+}
+/*@ end */
+
+static void zrandmember_command(client *c) {
+    if (c->argc >= 3) {
+        long long count;
+        if (!get_long_or_reply(c, c->argv[2], &count)) return;
+        if (count < -LLONG_MAX) {
+            reply_error_format(c, "value is out of range, value must between %lld and %lld", -LLONG_MAX, LLONG_MAX);
+            return;
+        }
+        if (c->argc > 4 || (c->argc == 4 && !arg_is(c->argv[3], "withscores"))) {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+        int withscores = c->argc == 4;
+        if (withscores && (count < -LLONG_MAX / 2 || count > LLONG_MAX / 2)) {
+            reply_error(c, "value is out of range");
+            return;
+        }
+        zrandmember_with_count(c, count, withscores);
+        return;
+    }
+    zset *z = lookup_read(c, reply_null);
+    if (z) reply_member(c, zset_random(z));
+}
+
+/* ---- ZSCAN -------------------------------------------------------------------------------------------- */
+
+typedef struct scan_batch {
+    const zset_node **v;
+    size_t n, cap;
+} scan_batch;
+
+static void reply_empty_scan(client *c) {
+    reply_array_len(c, 2);
+    reply_bulk_buf(c, "0", 1);
+    reply_array_len(c, 0);
+}
+
+static void scan_collect(void *privdata, const zset_node *n) {
+    scan_batch *b = privdata;
+    if (b->n == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 16;
+        b->v = zrealloc(b->v, b->cap * sizeof(*b->v));
+    }
+    b->v[b->n++] = n;
+}
+
+/* ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]. Scores go
+ * out as bulk strings in both protocols, as SCAN's replies are flat. */
+static void zscan_command(client *c) {
+    unsigned long long cursor;
+    long long count = 10;
+    const obj *pat = NULL;
+    int noscores = 0;
+    if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
+    zset *z = lookup_read(c, reply_empty_scan);
+    if (!z) return;
+    for (int i = 3; i < c->argc; i++) {
+        int has_value = c->argc - i >= 2;
+        if (arg_is(c->argv[i], "count") && has_value) {
+            if (!get_long_or_reply(c, c->argv[++i], &count)) return;
+            if (count < 1) {
+                reply_error(c, ERR_SYNTAX);
+                return;
+            }
+        } else if (arg_is(c->argv[i], "match") && has_value) {
+            pat = c->argv[++i];
+            if (pat->len == 1 && pat->ptr[0] == '*') pat = NULL;
+        } else if (arg_is(c->argv[i], "noscores")) {
+            noscores = 1;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    /* The scan runs to the end of its bucket visits before any reply, and
+     * nothing changes the set meanwhile, so the node pointers hold. */
+    scan_batch b = {0};
+    long long max_buckets = count > LLONG_MAX / 10 ? LLONG_MAX : count * 10;
+    do {
+        cursor = zset_scan(z, (size_t)cursor, scan_collect, &b);
+    } while (cursor && max_buckets-- && b.n < (unsigned long long)count);
+
+    size_t kept = 0;
+    for (size_t i = 0; i < b.n; i++) {
+        size_t len;
+        const char *m = zset_node_member(b.v[i], &len);
+        if (!pat || util_string_match_len(pat->ptr, pat->len, m, len, 0)) b.v[kept++] = b.v[i];
+    }
+    char buf[128];
+    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
+    reply_array_len(c, 2);
+    reply_bulk_buf(c, buf, (size_t)blen);
+    reply_array_len(c, (long)(noscores ? kept : kept * 2));
+    for (size_t i = 0; i < kept; i++) {
+        reply_member(c, b.v[i]);
+        if (!noscores) {
+            size_t n = util_d_to_string(buf, sizeof(buf), zset_node_score(b.v[i]));
+            reply_bulk_buf(c, buf, n);
+        }
+    }
+    zfree(b.v);
+}
+
+/* ---- the table ---------------------------------------------------------------------------------------- */
+
+#define W CMD_WRITE
+#define R CMD_READONLY
+#define M CMD_DENYOOM
+#define F CMD_FAST
+#define ZCMD(name, proc, arity, flags, summary)                                                                        \
+    { name, proc, arity, flags, 1, 1, 1, "sorted-set", summary, 0, 0, 0, 0 }
+
+command zset_commands[] = {
+    ZCMD("zadd", zadd_command, -4, W | M | F,
+         "Adds one or more members to a sorted set, or updates their scores. Creates the key if it doesn't exist."),
+    ZCMD("zincrby", zincrby_command, 4, W | M | F, "Increments the score of a member in a sorted set."),
+    ZCMD("zrem", zrem_command, -3, W | F,
+         "Removes one or more members from a sorted set. Deletes the sorted set if all members were removed."),
+    ZCMD("zremrangebyrank", zremrangebyrank_command, 4, W,
+         "Removes members in a sorted set within a range of indexes. Deletes the sorted set if all members were "
+         "removed."),
+    ZCMD("zremrangebyscore", zremrangebyscore_command, 4, W,
+         "Removes members in a sorted set within a range of scores. Deletes the sorted set if all members were "
+         "removed."),
+    ZCMD("zremrangebylex", zremrangebylex_command, 4, W,
+         "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were "
+         "removed."),
+    ZCMD("zrange", zrange_command, -4, R, "Returns members in a sorted set within a range of indexes."),
+    ZCMD("zrevrange", zrevrange_command, -4, R,
+         "Returns members in a sorted set within a range of indexes in reverse order."),
+    ZCMD("zrangebyscore", zrangebyscore_command, -4, R, "Returns members in a sorted set within a range of scores."),
+    ZCMD("zrevrangebyscore", zrevrangebyscore_command, -4, R,
+         "Returns members in a sorted set within a range of scores in reverse order."),
+    ZCMD("zrangebylex", zrangebylex_command, -4, R, "Returns members in a sorted set within a lexicographical range."),
+    ZCMD("zrevrangebylex", zrevrangebylex_command, -4, R,
+         "Returns members in a sorted set within a lexicographical range in reverse order."),
+    ZCMD("zcount", zcount_command, 4, R | F,
+         "Returns the count of members in a sorted set that have scores within a range."),
+    ZCMD("zlexcount", zlexcount_command, 4, R | F,
+         "Returns the number of members in a sorted set within a lexicographical range."),
+    ZCMD("zcard", zcard_command, 2, R | F, "Returns the number of members in a sorted set."),
+    ZCMD("zscore", zscore_command, 3, R | F, "Returns the score of a member in a sorted set."),
+    ZCMD("zmscore", zmscore_command, -3, R | F, "Returns the score of one or more members in a sorted set."),
+    ZCMD("zrank", zrank_command, -3, R | F,
+         "Returns the index of a member in a sorted set ordered by ascending scores."),
+    ZCMD("zrevrank", zrevrank_command, -3, R | F,
+         "Returns the index of a member in a sorted set ordered by descending scores."),
+    ZCMD("zpopmin", zpopmin_command, -2, W | F,
+         "Returns the lowest-scoring members from a sorted set after removing them. Deletes the sorted set if the "
+         "last member was popped."),
+    ZCMD("zpopmax", zpopmax_command, -2, W | F,
+         "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the "
+         "last member was popped."),
+    ZCMD("zrandmember", zrandmember_command, -2, R, "Returns one or more random members from a sorted set."),
+    ZCMD("zscan", zscan_command, -3, R, "Iterates over members and scores of a sorted set."),
+    {0},
+};
