@@ -52,7 +52,7 @@ LAYERS = [
      "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset.[ch]"],
      "may": ["plumbing"], "never": ["ae.h", "anet.h", "resp.h"]},
     {"name": "commands", "why": "commands act on the keyspace and the reply buffer, never on a socket",
-     "files": ["cmd_string.c", "cmd_keys.c", "cmd_zset.c", "zskiplist.[ch]"],
+     "files": ["cmd_string.c", "cmd_keys.c", "cmd_zset.c"],
      "may": ["plumbing", "keyspace", "clients", "server"],
      "never": ["anet.h", "networking.h", "config_private.h", "config.h"]},
     {"name": "clients", "why": "clients read the configuration's values from server.*, never the option table",
