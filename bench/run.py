@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs step 0's benchmarks and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, and the queues of steps 1-3) and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
