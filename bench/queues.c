@@ -24,8 +24,10 @@
  *
  * soloist's and ck_ring's runs alternate, with the same capacity and the
  * same item count, and each thread is pinned to a core of its own while
- * the cores last (thread i on allowed cpu i mod cores). The consumers'
- * checksum of the items must match, or the benchmark fails.
+ * the cores last (thread i on allowed cpu i mod cores). A thread that
+ * finds the queue full or empty spins, and yields after 64 tries in a
+ * row (backoff). The consumers' checksum of the items must match, or the
+ * benchmark fails.
  *
  * Threads: main starts each run and reads its result after the join; a
  * run's producers and consumers share only the queue under test and the
@@ -95,7 +97,6 @@ typedef struct trial {
     size_t batch;       /* SPSC and slots: commit every `batch` items */
     uint64_t items;
     bool count_lines;   /* SPSC: count what crosses between the cores */
-    bool may_yield;     /* more threads than cores: yield while waiting */
     atomic_int ready;   /* threads at the gate */
     atomic_bool go;     /* main's start signal */
 } trial;
@@ -118,10 +119,13 @@ static void gate_wait(trial *t) {
     while (!atomic_load_explicit(&t->go, memory_order_acquire)) cpu_relax();
 }
 
-/* A failed try (queue full or empty): spin, and when the threads
- * outnumber the cores, let the thread we wait for run. */
-static void backoff(const trial *t, unsigned *spins) {
-    if (t->may_yield && ++*spins >= 64) {
+/* A failed try (queue full or empty): spin, and after 64 spins in a row
+ * (microseconds) give the core away, in case the thread we wait for is
+ * waiting for it: always so when the threads outnumber the cores, and on
+ * a shared machine whenever another process took the other core. Both
+ * sides of every comparison wait the same way. */
+static void backoff(unsigned *spins) {
+    if (++*spins >= 64) {
         *spins = 0;
         sched_yield();
     } else {
@@ -218,13 +222,14 @@ static void produce(worker *w) {
     mpsc_ticket ticket = {0};
     for (uint64_t i = w->first; i <= last; i++) {
         uintptr_t item = (uintptr_t)i;
+        spins = 0;
         switch (t->kind) {
         case SPSC:
-            while (!spsc_enqueue(&sq, item)) backoff(t, &spins);
+            while (!spsc_enqueue(&sq, item)) backoff(&spins);
             if (i % t->batch == 0 || i == last) spsc_commit(&sq);
             break;
         case CK_SPSC:
-            while (!ck_ring_enqueue_spsc(&ckr, ckbuf, (void *)item)) backoff(t, &spins);
+            while (!ck_ring_enqueue_spsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
             break;
         case MUTEX:
             pthread_mutex_lock(&lq.mu);
@@ -234,21 +239,21 @@ static void produce(worker *w) {
             pthread_mutex_unlock(&lq.mu);
             break;
         case SPMC:
-            while (!spmc_enqueue(&pq, item)) backoff(t, &spins);
+            while (!spmc_enqueue(&pq, item)) backoff(&spins);
             break;
         case CK_SPMC:
-            while (!ck_ring_enqueue_spmc(&ckr, ckbuf, (void *)item)) backoff(t, &spins);
+            while (!ck_ring_enqueue_spmc(&ckr, ckbuf, (void *)item)) backoff(&spins);
             break;
         case MPSC:
-            while (!mpsc_enqueue(&mq, &ticket, item)) backoff(t, &spins);
+            while (!mpsc_enqueue(&mq, &ticket, item)) backoff(&spins);
             break;
         case CK_MPSC:
-            while (!ck_ring_enqueue_mpsc(&ckr, ckbuf, (void *)item)) backoff(t, &spins);
+            while (!ck_ring_enqueue_mpsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
             break;
         case SLOT8:
         case SLOT16: {
             int words = t->kind == SLOT8 ? 1 : 2;
-            while (!wide_enqueue(&wq, item, words)) backoff(t, &spins);
+            while (!wide_enqueue(&wq, item, words)) backoff(&spins);
             if (i % t->batch == 0 || i == last) wide_commit(&wq);
             break;
         }
@@ -258,7 +263,7 @@ static void produce(worker *w) {
         for (int c = 0; c < t->consumers; c++)
             while (!(t->kind == SPMC ? spmc_enqueue(&pq, STOP_ITEM)
                                      : ck_ring_enqueue_spmc(&ckr, ckbuf, (void *)STOP_ITEM)))
-                backoff(t, &spins);
+                backoff(&spins);
 }
 
 /* SPSC with count_lines: the producer's loop, counting each new head it
@@ -269,7 +274,8 @@ static void produce_counting(worker *w) {
     unsigned spins = 0;
     size_t seen = sq.head_cache;
     for (uint64_t i = w->first; i < w->first + w->n; i++) {
-        while (!spsc_enqueue(&sq, (uintptr_t)i)) backoff(t, &spins);
+        spins = 0;
+        while (!spsc_enqueue(&sq, (uintptr_t)i)) backoff(&spins);
         if (sq.head_cache != seen) {
             seen = sq.head_cache;
             w->head_seen++;
@@ -340,7 +346,7 @@ static void consume(worker *w) {
             break;
         }
         if (n == 0) {
-            backoff(t, &spins);
+            backoff(&spins);
             continue;
         }
         spins = 0;
@@ -388,8 +394,7 @@ typedef struct result {
 static result run_trial(enum kind kind, int producers, int consumers, size_t batch, uint64_t items,
                         bool count_lines) {
     trial t = {.kind = kind, .producers = producers, .consumers = consumers, .batch = batch,
-               .items = items, .count_lines = count_lines,
-               .may_yield = producers + consumers > ncpus};
+               .items = items, .count_lines = count_lines};
     atomic_init(&t.ready, 0);
     atomic_init(&t.go, false);
     switch (kind) {
@@ -475,7 +480,7 @@ static void print_run(const char *test, enum kind k, int producers, int consumer
     int threads = producers + consumers;
     printf("{\"bench\":\"queues\",\"kind\":\"run\",\"run_id\":\"%s\",\"test\":\"%s\",\"impl\":\"%s\","
            "\"producers\":%d,\"consumers\":%d,\"threads\":%d,\"cores\":%d,\"oversubscribed\":%s,"
-           "\"pinning\":\"thread i on allowed cpu i mod %d\",\"capacity\":%zu,\"slot_bytes\":%d,"
+           "\"pinning\":\"thread i on allowed cpu i mod %d\",\"wait\":\"spin, yield after 64 failed tries\",\"capacity\":%zu,\"slot_bytes\":%d,"
            "\"commit_batch\":%zu,\"dequeue_batch\":%d,\"items\":%llu,\"run\":%d,\"quick\":%s,"
            "\"ns_per_item\":%.3f,\"items_per_s\":%.0f",
            run_id, test, impl_name(k), producers, consumers, threads, ncpus,

@@ -727,7 +727,8 @@ def queue_cfg(ln, extra=()):
                                             ln["consumers"], "s" * (ln["consumers"] > 1)),
            "%d threads on %d cores%s" % (ln["threads"], ln["cores"],
                                          ": OVERSUBSCRIBED" if ln.get("oversubscribed") else ""),
-           ln.get("pinning", "not pinned"), "capacity %s" % ln["capacity"],
+           ln.get("pinning", "not pinned"), "waiting: %s" % ln.get("wait", "spin"),
+           "capacity %s" % ln["capacity"],
            "%s items per run" % fmt_rps(ln["items"])]
     return cfg + list(extra)
 
