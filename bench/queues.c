@@ -56,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -109,6 +110,7 @@ typedef struct worker {
     uint64_t end_ns;    /* when a consumer took its last item */
     uint64_t tail_seen, head_seen, slot_lines; /* count_lines only */
     long long hw_misses; /* L1D read misses, -1: no counter */
+    long preempted;     /* involuntary context switches during the run */
 } worker;
 
 /* Waits for the rest of a run's threads: each announces itself, then all
@@ -367,6 +369,10 @@ static void *thread_main(void *arg) {
     int fd = w->t->count_lines ? hw_counter_open() : -1;
     if (w->t->count_lines && fd < 0) hw_errno = errno;
     gate_wait(w->t);
+    /* How often another thread took this one's core: on a shared machine
+     * the figure to read a slow run against. */
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_THREAD, &ru0);
     if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     if (w->idx < w->t->producers) {
         if (w->t->count_lines) produce_counting(w);
@@ -374,6 +380,8 @@ static void *thread_main(void *arg) {
     } else {
         consume(w);
     }
+    getrusage(RUSAGE_THREAD, &ru1);
+    w->preempted = ru1.ru_nivcsw - ru0.ru_nivcsw;
     w->hw_misses = -1;
     if (fd >= 0) {
         long long v = 0;
@@ -388,6 +396,7 @@ typedef struct result {
     double ns_per_item;
     uint64_t tail_seen, head_seen, slot_lines;
     long long hw_misses; /* -1: not counted */
+    long preempted;      /* all its threads' involuntary context switches */
 } result;
 
 /* Runs one trial: empties its queue, starts its threads, times them. */
@@ -433,6 +442,7 @@ static result run_trial(enum kind kind, int producers, int consumers, size_t bat
         r.tail_seen += w[i].tail_seen;
         r.head_seen += w[i].head_seen;
         r.slot_lines += w[i].slot_lines;
+        r.preempted += w[i].preempted;
         if (w[i].hw_misses < 0 || r.hw_misses < 0) r.hw_misses = -1;
         else r.hw_misses += w[i].hw_misses;
     }
@@ -482,12 +492,12 @@ static void print_run(const char *test, enum kind k, int producers, int consumer
            "\"producers\":%d,\"consumers\":%d,\"threads\":%d,\"cores\":%d,\"oversubscribed\":%s,"
            "\"pinning\":\"thread i on allowed cpu i mod %d\",\"wait\":\"spin, yield after 64 failed tries\",\"capacity\":%zu,\"slot_bytes\":%d,"
            "\"commit_batch\":%zu,\"dequeue_batch\":%d,\"items\":%llu,\"run\":%d,\"quick\":%s,"
-           "\"ns_per_item\":%.3f,\"items_per_s\":%.0f",
+           "\"ns_per_item\":%.3f,\"items_per_s\":%.0f,\"preempted\":%ld",
            run_id, test, impl_name(k), producers, consumers, threads, ncpus,
            threads > ncpus ? "true" : "false", ncpus, capacity(k), k == SLOT16 ? 16 : 8, batch,
            (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16) ? IO_BATCH_SIZE : 1,
            (unsigned long long)items, run, quick ? "true" : "false", r->ns_per_item,
-           1e9 / r->ns_per_item);
+           1e9 / r->ns_per_item, r->preempted);
     if (!strcmp(test, "lines")) {
         printf(",\"slot_lines\":%llu,\"tail_loads_new\":%llu,\"head_loads_new\":%llu,"
                "\"computed_lines_per_item\":%.4f",

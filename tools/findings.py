@@ -746,7 +746,11 @@ def h_queues(run, lines, bench):
         return median_of(side, "ns_per_item")
 
     def runs_cfg(side, order_of=None):
-        return "%d runs, median%s" % (len(side), ", alternated with %s" % order_of if order_of else "")
+        text = "%d runs, median%s" % (len(side), ", alternated with %s" % order_of if order_of else "")
+        if all("preempted" in x for x in side):
+            # Another process taking a pinned thread's core shows here.
+            text += "; threads preempted %s times in the runs" % "/".join(str(x["preempted"]) for x in side)
+        return text
 
     # SPSC: commit batches, ck_ring, mutex (F2.1-F2.4, F2.11).
     spsc = {"batched": queue_runs(lines, "spsc", impl="soloist", commit_batch=32),

@@ -122,7 +122,7 @@ def q_lines(run_id="RUN1", ck_run_id=None, drop=()):
                   "consumers": c, "threads": p + c, "cores": 2, "oversubscribed": over,
                   "pinning": "thread i on allowed cpu i mod 2", "capacity": 4096, "slot_bytes": 8,
                   "commit_batch": 1, "dequeue_batch": 32, "items": 1000000, "run": i + 1,
-                  "ns_per_item": ns + 0.1 * i, "items_per_s": 1e9 / (ns + 0.1 * i),
+                  "ns_per_item": ns + 0.1 * i, "items_per_s": 1e9 / (ns + 0.1 * i), "preempted": i,
                   "run_id": ck_run_id if (ck_run_id and impl == "ck_ring") else run_id}
             ln.update(kw)
             out.append(ln)
@@ -350,6 +350,7 @@ class FindingsTest(unittest.TestCase):
             self.assertIn(rid, rows)
         self.assertIn("**2.20 ns/item**", rows["F2.1"][2])
         self.assertIn("**4.20 ns/item**", rows["F2.2"][2])
+        self.assertIn("threads preempted 0/1/2/3/4 times in the runs", rows["F2.1"][3])
         self.assertIn("**0.00%**", rows["F2.12"][2])
         self.assertIn("**99.00%**", rows["F2.13"][2])
 
