@@ -1142,7 +1142,7 @@ def p_queues_ns_per_item(lines):
                                            for side in (solo, ck, mutex)])
     body = ("set datafile missing 'NaN'; set style data histograms; set style histogram clustered gap 1; "
             "set style fill solid 0.85 border rgb '#ffffff'; set logscale y 10; set yrange [0.5:*]; "
-            "set ylabel 'ns per item (median of runs, log scale)'; set grid y; set key top left; "
+            "set ylabel 'ns per item (median of runs, log scale)'; set grid y; set key outside right top vertical; "
             "set xtics rotate by -20; "
             "plot DATA using 2:xtic(1) title 'soloist' lc rgb '#a23b2a', "
             "'' using 3 title 'ck_ring' lc rgb '#3b5b92', '' using 4 title 'mutex + condvar' lc rgb '#999999'")
