@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs step 0's benchmarks and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, and the queues of steps 1-3) and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
@@ -15,7 +15,7 @@ these files by tools/findings.py; nothing here summarises.
 --quick     development sizes (QUICK=1): the whole set in about a minute
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
-            server_vs_redis_pinned
+            queues, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
-       "loadgen_sanity", "idle_memory", "p1_anatomy"]
+       "loadgen_sanity", "idle_memory", "p1_anatomy", "queues"]
 
 
 def sh(argv, default=""):
@@ -111,6 +111,8 @@ def main():
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
     ap.add_argument("--write-cost-bin", default=os.environ.get(
         "WRITE_COST_BIN", os.path.join(ROOT, "build", "bench", "write_cost")))
+    ap.add_argument("--queues-bin", default=os.environ.get(
+        "QUEUES_BIN", os.path.join(ROOT, "build", "bench", "queues")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
@@ -235,6 +237,10 @@ def command_for(n, a):
         if not os.access(a.write_cost_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.write_cost_bin, 0
         return [a.write_cost_bin] + (["--quick"] if q else []), {}, 60
+    if n == "queues":
+        if not os.access(a.queues_bin, os.X_OK):
+            return None, "%s not built (make bench builds it; needs libck-dev)" % a.queues_bin, 0
+        return [a.queues_bin] + (["--quick"] if q else []), {}, 30 if q else 120
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):

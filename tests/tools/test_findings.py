@@ -6,7 +6,9 @@ directory and runs the generator on it. What must hold: provenance is in
 every row; a ratio is computed from the runs of one run, never taken from
 a summary line and never across runs; a row without conditions is
 refused; rows sort by ID and the output is deterministic; QUICK runs do
-not displace full ones; a stand-in is labelled.
+not displace full ones; a stand-in is labelled; the queue rows compare
+soloist with ck_ring from one run's per-run lines and label what they
+computed rather than measured.
 
 Run: python3 -m unittest tests/tools/test_findings.py (tests/suites/55).
 """
@@ -105,6 +107,45 @@ def wt_lines(run_id="RUN1"):
                             "writes_per_request": 1.0, "polls_per_request": sc - 2.0,
                             "slip_p99_us": 5.0, "errors": 0, "run_id": run_id})
     return out
+
+
+def q_lines(run_id="RUN1", ck_run_id=None, drop=()):
+    """bench/queues.c lines: 5 alternated runs per side. soloist's SPSC
+    takes 2.0 ns/item at commit 32 (4.0 per item), ck_ring 6.0; SPMC and
+    MPSC with the thread count the cores allow and oversubscribed; a
+    summary line with a wrong ratio that findings must not trust."""
+    out = []
+
+    def run(test, impl, ns, p=1, c=1, over=False, **kw):
+        for i in range(5):
+            ln = {"bench": "queues", "kind": "run", "test": test, "impl": impl, "producers": p,
+                  "consumers": c, "threads": p + c, "cores": 2, "oversubscribed": over,
+                  "pinning": "thread i on allowed cpu i mod 2", "capacity": 4096, "slot_bytes": 8,
+                  "commit_batch": 1, "dequeue_batch": 32, "items": 1000000, "run": i + 1,
+                  "ns_per_item": ns + 0.1 * i, "items_per_s": 1e9 / (ns + 0.1 * i), "preempted": i,
+                  "run_id": ck_run_id if (ck_run_id and impl == "ck_ring") else run_id}
+            ln.update(kw)
+            out.append(ln)
+    for b in (1, 2, 4, 8, 16, 32):
+        run("spsc", "soloist", 2.0 if b == 32 else 4.0, commit_batch=b)
+    run("spsc", "ck_ring", 6.0)
+    run("spsc", "mutex_condvar", 100.0)
+    for test, (p, c), (op, oc) in (("spmc", (1, 1), (1, 2)), ("mpsc", (1, 1), (2, 1))):
+        run(test, "soloist", 10.0, p, c)
+        run(test, "ck_ring", 20.0, p, c)
+        run(test, "soloist", 40.0, op, oc, True)
+        run(test, "ck_ring", 30.0, op, oc, True)
+    run("slots", "soloist", 5.0, commit_batch=32)
+    run("slots", "soloist", 10.0, commit_batch=32, slot_bytes=16)
+    for b, lines in ((1, 1.25), (32, 0.25)):
+        run("lines", "soloist", 3.0, commit_batch=b, slot_lines=125000, tail_loads_new=int((lines - 0.125) * 1e6),
+            head_loads_new=100, computed_lines_per_item=lines + 0.0001, hw_l1d_read_misses_per_item=None,
+            hw_unavailable="perf_event_open: No such file or directory")
+    for state, pct in (("parked", 0.0), ("active", 99.0)):
+        run("pool", "soloist", 1.0, state=state, workers=2, wall_ms=300.0,
+            clock="/proc/self/task/*/schedstat of io_thd_* threads", cpu_pct_per_worker=pct)
+    out.append({"bench": "queues", "kind": "summary", "test": "spsc", "ratio": 99.0, "run_id": run_id})
+    return [ln for ln in out if (ln.get("test"), ln.get("impl")) not in drop]
 
 
 class FindingsTest(unittest.TestCase):
@@ -297,6 +338,93 @@ class FindingsTest(unittest.TestCase):
         rc, _, err = self.generate()
         self.assertNotEqual(rc, 0)
         self.assertIn("lacks a setting", err)
+
+    # -- steps 1-3: the queues and the Amdahl ceilings ---------------------
+
+    def test_queue_rows_all_present(self):
+        self.add_run("r1", queues=q_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        for rid in ["F2.%d" % i for i in range(1, 14)] + ["F3.%d" % i for i in range(1, 5)]:
+            self.assertIn(rid, rows)
+        self.assertIn("**2.20 ns/item**", rows["F2.1"][2])
+        self.assertIn("**4.20 ns/item**", rows["F2.2"][2])
+        self.assertIn("threads preempted 0/1/2/3/4 times in the runs", rows["F2.1"][3])
+        self.assertIn("**0.00%**", rows["F2.12"][2])
+        self.assertIn("**99.00%**", rows["F2.13"][2])
+
+    def test_queue_ratio_is_computed_from_the_runs_of_both_sides(self):
+        self.add_run("r1", queues=q_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        # ck_ring's median 6.2 over soloist's batched 2.2, not the summary's 99.
+        self.assertIn("**2.82×**", rows["F2.4"][2])
+        self.assertIn("target not met", rows["F2.4"][2])
+        self.assertIn("soloist faster in every run", rows["F2.4"][2])
+        self.assertNotIn("99", rows["F2.4"][2])
+        self.assertIn("**1.96×**", rows["F3.3"][2])  # items/s: 10.2 / 5.2 ns
+
+    def test_queue_rows_label_oversubscribed_runs(self):
+        self.add_run("r1", queues=q_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("1 producer, 1 consumer", rows["F2.5"][1])
+        self.assertIn("would oversubscribe the 2 cores", rows["F2.5"][1])
+        self.assertIn("**10.2 ns/item**", rows["F2.5"][2])
+        self.assertIn("OVERSUBSCRIBED 1+2 threads on 2 cores: 40.2 ns/item", rows["F2.5"][2])
+        self.assertIn("**1.98×**", rows["F2.7"][2])  # 20.2 / 10.2
+        self.assertIn("target met", rows["F2.7"][2])
+        self.assertIn("OVERSUBSCRIBED 2+1 threads on 2 cores: 0.75×", rows["F2.10"][2])
+
+    def test_queue_lines_per_item_say_computed(self):
+        self.add_run("r1", queues=q_lines())
+        _, text, _ = self.generate()
+        row = self.rows(text)["F3.4"]
+        self.assertIn("COMPUTED", row[2])
+        self.assertIn("per-item commit **1.250", row[2])
+        self.assertIn("commit per 32 **0.250", row[2])
+        self.assertIn("hardware counters unavailable", row[2])
+
+    def test_queue_comparison_with_a_side_missing_is_refused(self):
+        self.add_run("r1", queues=q_lines(drop={("spsc", "ck_ring")}))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("no ck_ring runs", err)
+        self.assertFalse(os.path.exists(self.out))
+
+    def test_queue_comparison_across_runs_is_refused(self):
+        self.add_run("r1", queues=q_lines(ck_run_id="OTHER-RUN"))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("different runs", err)
+
+    def test_queue_plots_from_the_runs(self):
+        cols, rows, _ = findings.PLOTS["batch_size"].fn(q_lines())
+        self.assertEqual(cols[0], "commit_batch")
+        self.assertEqual([r[0] for r in rows], [1, 2, 4, 8, 16, 32])
+        self.assertEqual(rows[-1][1:], (2.2, 6.2))
+        cols, rows, _ = findings.PLOTS["queues_ns_per_item"].fn(q_lines())
+        self.assertEqual(rows[0], ['"SPSC 1P/1C, commit/32"', 2.2, 6.2, 100.2])
+        self.assertEqual(rows[1][3], "NaN")  # no mutex ring beside SPMC
+
+    def test_amdahl_rows_come_from_the_serial_share(self):
+        lines = [{"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1,
+                  "keyspace": 100000, "cores": 2, "placement": "shared", "busy_us_per_request": 5.0,
+                  "share_of_busy": {"poll_cpu": 0.1, "read": 0.2, "exec": s - 0.05, "write": 0.75 - s,
+                                    "other": 0.05},
+                  "serial_share": s, "share_of_total": {"poll_wait": 0.3}, "run_id": "RUN1"}
+                 for p, s in ((1, 0.5), (16, 0.25)) for i in range(3)]
+        self.add_run("r1", phase_shares=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**1.33×** with 2 threads", rows["F1.1"][2])   # 1 / (0.5 + 0.25)
+        self.assertIn("**1.88×** with 16 threads", rows["F1.4"][2])  # 1 / (0.5 + 0.5/16)
+        self.assertIn("from F0.20", rows["F1.1"][2])
+        self.assertIn("**1.60×** with 2 threads", rows["F1.5"][2])   # 1 / (0.25 + 0.375)
+        self.assertIn("from F0.21", rows["F1.8"][2])
+        self.assertIn("computed from row F0.21", rows["F1.8"][3])
 
     # -- refusals -------------------------------------------------------
 
