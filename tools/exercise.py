@@ -79,6 +79,9 @@ SAN_ENV = {
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1",
 }
+# What the check's runs add: a threaded test that finds a protocol stuck
+# (many mutants are, by design) gives up after 5 s instead of 20 s.
+CHECK_ENV = {"SOLOIST_TEST_DEADLINE_MS": "5000"}
 HANDOUT_MARKER = os.path.join("exercises", "HANDOUT")
 
 
@@ -618,9 +621,9 @@ def run_binary(binary, env, timeout, name=None):
         return None, out + f"\n(timed out after {timeout:.0f}s)"
 
 
-def run_tests(ex, binaries, names, seed, cell):
+def run_tests(ex, binaries, names, seed, cell, extra_env=None):
     """One repetition in one cell -> {name: (passed, output)}."""
-    env = {"SOLOIST_SEED": str(seed), "SOLOIST_TEST_SEED": str(seed), **SAN_ENV}
+    env = {"SOLOIST_SEED": str(seed), "SOLOIST_TEST_SEED": str(seed), **SAN_ENV, **(extra_env or {})}
     got = {}
     for binary in binaries:
         rc, out = run_binary(binary, env, ex.timeout_s)
@@ -662,7 +665,7 @@ def _tail(text, n=40):
     return "\n".join(lines[-n:])
 
 
-def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, first_cells=("o2",)):
+def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, first_cells=("o2",), env=None):
     """-> dict with per-test results and the score, and "first_failing":
     the tests that failed in the first run of any of first_cells (the runs
     the mutant table reports, which every mode of the check makes)."""
@@ -690,7 +693,7 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, fi
             continue
         for rep in range(repeat):
             s = seed + rep
-            got = run_tests(ex, bins, names, s, cell)
+            got = run_tests(ex, bins, names, s, cell, env)
             good = sum(1 for v in got.values() if v[0])
             if cell in first_cells and rep == 0:
                 first |= {n for n in names if not got[n][0]}
@@ -1039,7 +1042,7 @@ def check_one(ex, fast, jobs, log=print):
         for label, cand, want, head in cands:
             cells = ex.cells(fast, {"caught in": every} if label == "reference" else head)
             res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True,
-                        first_cells=ex.table_cells(head))
+                        first_cells=ex.table_cells(head), env=CHECK_ENV)
             failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
             full = res["score"] == res["max_score"] and res["bonus"] == res["bonus_max"]
             bonus = f", bonus {res['bonus']}/{res['bonus_max']}" if res["bonus_max"] else ""
