@@ -80,8 +80,8 @@ SAN_ENV = {
     "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1",
 }
 # What the check's runs add: a threaded test that finds a protocol stuck
-# (many mutants are, by design) gives up after 5 s instead of 20 s.
-CHECK_ENV = {"SOLOIST_TEST_DEADLINE_MS": "5000"}
+# (many mutants are, by design) gives up after 3 s instead of 20 s.
+CHECK_ENV = {"SOLOIST_TEST_DEADLINE_MS": "3000"}
 HANDOUT_MARKER = os.path.join("exercises", "HANDOUT")
 
 
