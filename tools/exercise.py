@@ -9,8 +9,8 @@ error texts — never from steps to type. Transcription is a short warm-up or
 a bonus graded apart. Mutants prove the tests teach the idea: at least one
 per way it can fail, each caught by the test it names.
 
-Each step's exercise lives in exercises/NN-name/ with exercise.json (module,
-tests, points, parts), README.md (the idea, the parts, hints, done-when, and
+Each step's exercise lives in exercises/NN-name/ with exercise.json (the
+module or modules the learner writes, .c or .h; tests, points, parts), README.md (the idea, the parts, hints, done-when, and
 two generated tables: points and mutants), tests.sha256 (the hash manifest
 of the files that grade it) and mutants/ (wrong solutions the grader must
 reject). The reference solution is src/.
@@ -28,11 +28,14 @@ parameters and aborts with a message naming the step, the exercise and the
 chapter; it compiles under the project's -Wall -Wextra -Werror (the tool
 compiles it and voids whatever else the removed code left unused).
 
-Grading builds the server and the step's tests against the learner's copy
-(the top-level Makefile's SRC_OVERRIDE, in a build directory of its own),
-runs the tests in a matrix (-O0, -O2, ASan+UBSan, TSan when the step is
-concurrent), each repeated with a printed seed (SOLOIST_SEED, seed+1, …),
-and a test earns its points only if it passed in every run. It prints every
+Grading builds the server and the step's tests against the learner's
+copies, in a copy of the project where they replace the modules (so a
+header is graded as well as a .c file), runs the tests in a matrix (-O0,
+-O2, ASan+UBSan, TSan when the step is concurrent), each repeated with a
+printed seed (SOLOIST_SEED and SOLOIST_TEST_SEED, seed+1, …), and a test
+earns its points only if it passed in every run. A mutant whose mistake
+only ThreadSanitizer sees (a memory order) says `# caught in: TSan`; the
+fast check runs it under TSan too. It prints every
 test with its points, each part's total, the score and the bonus, writes
 Gradescope's results JSON, and refuses to grade when a file in the hash
 manifest was edited.
