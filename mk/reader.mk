@@ -43,7 +43,7 @@ coverage: ## lcov HTML report of the unit tests in build/coverage/html
 exercise: ## write a learner's starter copy of step STEP's module (exercises/NN-*/work/; FORCE=1 overwrites)
 	@$(PYTHON) tools/exercise.py start $(READER_STEP) $(if $(FORCE),--force) $(if $(OUT),--out $(OUT))
 
-grade: ## grade step STEP (SUBMISSION=file, default the learner copy; SEED=, REPEAT=, FAST=1, RESULTS=json path)
+grade: ## grade step STEP (SUBMISSION=file, or a directory for a step with several files; default the learner copy; SEED=, REPEAT=, FAST=1, RESULTS=json path)
 	@$(PYTHON) tools/exercise.py grade $(READER_STEP) $(if $(SUBMISSION),--submission $(SUBMISSION)) \
 	  $(if $(SEED),--seed $(SEED)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(FAST),--fast) \
 	  $(if $(RESULTS),--results $(RESULTS))

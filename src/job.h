@@ -129,22 +129,38 @@ static_assert(sizeof(uintptr_t) == sizeof(void *), "a job is one pointer-sized w
 /* A job: a payload pointer and a type in one word. Never 0. */
 typedef uintptr_t job_word;
 
-/* Packs ptr (non-NULL, 8-byte aligned) and type (< 8) into one word. */
+/* The three functions below are the whole encoding, and their contract
+ * is the picture above. job_encode packs ptr (non-NULL, its low
+ * JOB_TYPE_BITS bits zero) and type (at most JOB_TYPE_MASK) into one
+ * word; job_type and job_ptr give back exactly the type and the pointer
+ * it packed, for every such pair: the type lives only in the low
+ * JOB_TYPE_BITS bits, every other bit is the pointer's own, and neither
+ * reading disturbs the other. A caller's mistake (a NULL or misaligned
+ * pointer, a type that does not fit) stops the program in job_encode,
+ * through assert, before it can corrupt a queue. */
+
+/* Packs ptr and type into one word, never 0. */
 static inline job_word job_encode(void *ptr, unsigned type) {
+    /*@ exercise: job-encode */
     assert(ptr != NULL && ((uintptr_t)ptr & JOB_TYPE_MASK) == 0);
     assert(type <= JOB_TYPE_MASK);
     return (uintptr_t)ptr | type;
+    /*@ end */
 }
 
 /* The type job_encode packed: a job_request or a job_result value,
  * depending on which queue the word came from. */
 static inline unsigned job_type(job_word job) {
+    /*@ exercise: job-type */
     return (unsigned)(job & JOB_TYPE_MASK);
+    /*@ end */
 }
 
 /* The payload pointer job_encode packed. */
 static inline void *job_ptr(job_word job) {
+    /*@ exercise: job-ptr */
     return (void *)(job & ~JOB_TYPE_MASK);
+    /*@ end */
 }
 /*@ end */
 

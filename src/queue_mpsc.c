@@ -81,8 +81,19 @@ void mpsc_init(mpsc_queue *q) {
     for (size_t i = 0; i < MPSC_QUEUE_SIZE; i++) atomic_init(&q->slot[i], 0);
 }
 
+/* Any producer, with its own ticket. Contract: a ticket that holds no
+ * position gets one, a fresh position from tail by fetch-and-add (never
+ * given back); a ticket that holds one keeps it. The position's slot may
+ * be written once the position is below head + MPSC_QUEUE_SIZE. The
+ * producer judges that from head_cache (acquire) first, and only when
+ * that says "full" reads head (acquire, edge 2: pairs with the consumer's
+ * release store of head) and passes it on in head_cache (release). Room:
+ * store the item into the slot with release (edge 1: pairs with the
+ * consumer's acquire load of the slot), clear the ticket, return true.
+ * No room: keep the position in the ticket and return false. */
 /*@ mpsc-enqueue */
 bool mpsc_enqueue(mpsc_queue *q, mpsc_ticket *t, uintptr_t item) {
+    /*@ exercise: mpsc-reserve */
     assert(item != 0);
     size_t pos = t->index;
     if (!t->reserved)
@@ -113,6 +124,7 @@ bool mpsc_enqueue(mpsc_queue *q, mpsc_ticket *t, uintptr_t item) {
     atomic_store_explicit(&q->slot[pos & MPSC_MASK], item, memory_order_release);
     t->reserved = false;
     return true;
+    /*@ end */
 }
 /*@ end */
 
@@ -141,21 +153,35 @@ static void spill_push(mpsc_producer *p, uintptr_t item) {
     p->spill[p->spill_end++] = item;
 }
 
+/* Any producer, with its own mpsc_producer. Contract: never waits and
+ * never loses an item; p's items reach the consumer in the order they
+ * were sent. So a new item may try the ring only when nothing of p's is
+ * spilled; otherwise, or when its try fails, it goes to the end of the
+ * spill list (spill_push), and if it tried, its position stays in the
+ * ticket for the oldest spilled item, the one that will fill it. */
 /*@ mpsc-send */
 void mpsc_send(mpsc_queue *q, mpsc_producer *p, uintptr_t item) {
+    /*@ exercise: mpsc-spill */
     /* Older items first: try the spilled ones, and only if they all went
      * in may this one try the ring. If this one's try fails, its ticket
      * holds a position, and this item, first in the list, will fill it. */
     if (mpsc_flush(q, p) && mpsc_enqueue(q, &p->ticket, item)) return;
     spill_push(p, item);
+    /*@ end */
 }
 /*@ end */
 
+/* The producer that owns p. Contract: enqueues p's spilled items oldest
+ * first, each with p's ticket, and stops at the first that does not fit,
+ * leaving it and everything after it spilled, in order; returns true when
+ * none are left (the list is then empty, its storage kept for reuse). */
 bool mpsc_flush(mpsc_queue *q, mpsc_producer *p) {
+    /*@ exercise: mpsc-flush */
     for (; p->spill_first < p->spill_end; p->spill_first++)
         if (!mpsc_enqueue(q, &p->ticket, p->spill[p->spill_first])) return false;
     p->spill_first = p->spill_end = 0;
     return true;
+    /*@ end */
 }
 
 void mpsc_producer_reset(mpsc_producer *p) {
@@ -163,8 +189,17 @@ void mpsc_producer_reset(mpsc_producer *p) {
     *p = (mpsc_producer){0};
 }
 
+/* The consumer only. Contract: takes up to max items in position order
+ * from head on, and stops at the first slot still 0 (reserved, not yet
+ * written), however many are ready after it. tail (cached in tail_cache,
+ * reread only when the copy says "empty") only bounds the search: it
+ * counts reservations, so a relaxed load is enough; each slot is read
+ * with acquire (edge 1: pairs with the producer's release store of the
+ * item) and set back to 0. One release store of head + taken hands the
+ * slots back (edge 2: pairs with the producers' acquire loads of head). */
 /*@ mpsc-dequeue-batch */
 size_t mpsc_dequeue_batch(mpsc_queue *q, uintptr_t *out, size_t max) {
+    /*@ exercise: mpsc-consume */
     /* Relaxed: the consumer reads back its own store. */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     if (head == q->tail_cache) {
@@ -192,5 +227,6 @@ size_t mpsc_dequeue_batch(mpsc_queue *q, uintptr_t *out, size_t max) {
          * relayed, of head_cache) in mpsc_enqueue (edge 2). */
         atomic_store_explicit(&q->head, head + taken, memory_order_release);
     return taken;
+    /*@ end */
 }
 /*@ end */

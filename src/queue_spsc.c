@@ -64,8 +64,18 @@ void spsc_init(spsc_queue *q) {
     q->head_cache = 0;
 }
 
+/* Producer only. Contract: the item goes into position tail_local, and
+ * only tail_local moves; tail, the one field the consumer reads, is left
+ * for spsc_commit. The ring is full when tail_local is SPSC_QUEUE_SIZE
+ * positions past head. The producer judges that from head_cache first and
+ * reads head itself only when the copy says "full", with acquire (edge 2:
+ * it pairs with the consumer's release store of head, so a slot the
+ * consumer returned is free to overwrite). Full after that reload: commit
+ * what is buffered (the consumer must see the items to make room) and
+ * return false, writing nothing. */
 /*@ spsc-enqueue */
 bool spsc_enqueue(spsc_queue *q, uintptr_t item) {
+    /*@ exercise: spsc-produce */
     assert(item != 0);
     if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
         /* Looks full: the consumer may have moved on since we last looked.
@@ -80,11 +90,19 @@ bool spsc_enqueue(spsc_queue *q, uintptr_t item) {
     q->slot[q->tail_local & SPSC_MASK] = item; /* plain: published by spsc_commit */
     q->tail_local++;
     return true;
+    /*@ end */
 }
 /*@ end */
 
+/* Producer only. Contract: after it returns, every item enqueued so far
+ * is visible to the consumer, by one store of tail_local into tail with
+ * release (edge 1: it pairs with the consumer's acquire load of tail, and
+ * carries every plain slot store before it). When nothing was enqueued
+ * since the last commit it writes nothing: the line tail sits on stays
+ * where the consumer last read it. */
 /*@ spsc-commit */
 void spsc_commit(spsc_queue *q) {
+    /*@ exercise: spsc-publish */
     /* Relaxed: the producer reads back its own store. Comparing first
      * keeps an idle commit (main calls this every event-loop iteration,
      * for every worker) from writing the shared line for nothing. */
@@ -93,6 +111,7 @@ void spsc_commit(spsc_queue *q) {
          * spsc_dequeue_batch (edge 1): every slot written before this
          * store is visible to the consumer that reads the new tail. */
         atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+    /*@ end */
 }
 /*@ end */
 
@@ -106,8 +125,16 @@ bool spsc_is_empty(spsc_queue *q) {
     return q->tail_local == q->head_cache;
 }
 
+/* Consumer only. Contract: copies min(max, published items) items,
+ * oldest first, into out and returns the count. It judges "empty" from
+ * tail_cache first and reads tail itself only when the copy says so, with
+ * acquire (edge 1: pairs with spsc_commit's release store). Having copied
+ * n items it hands their slots back with one release store of head + n
+ * (edge 2: pairs with the producer's acquire loads of head), never before
+ * it has read them. */
 /*@ spsc-dequeue-batch */
 size_t spsc_dequeue_batch(spsc_queue *q, uintptr_t *out, size_t max) {
+    /*@ exercise: spsc-consume */
     /* Relaxed: the consumer reads back its own store. */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     if (head == q->tail_cache) {
@@ -125,5 +152,6 @@ size_t spsc_dequeue_batch(spsc_queue *q, uintptr_t *out, size_t max) {
      * producer's next writes to them. */
     atomic_store_explicit(&q->head, head + n, memory_order_release);
     return n;
+    /*@ end */
 }
 /*@ end */

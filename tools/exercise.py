@@ -9,8 +9,8 @@ error texts — never from steps to type. Transcription is a short warm-up or
 a bonus graded apart. Mutants prove the tests teach the idea: at least one
 per way it can fail, each caught by the test it names.
 
-Each step's exercise lives in exercises/NN-name/ with exercise.json (module,
-tests, points, parts), README.md (the idea, the parts, hints, done-when, and
+Each step's exercise lives in exercises/NN-name/ with exercise.json (the
+module or modules the learner writes, .c or .h; tests, points, parts), README.md (the idea, the parts, hints, done-when, and
 two generated tables: points and mutants), tests.sha256 (the hash manifest
 of the files that grade it) and mutants/ (wrong solutions the grader must
 reject). The reference solution is src/.
@@ -28,11 +28,14 @@ parameters and aborts with a message naming the step, the exercise and the
 chapter; it compiles under the project's -Wall -Wextra -Werror (the tool
 compiles it and voids whatever else the removed code left unused).
 
-Grading builds the server and the step's tests against the learner's copy
-(the top-level Makefile's SRC_OVERRIDE, in a build directory of its own),
-runs the tests in a matrix (-O0, -O2, ASan+UBSan, TSan when the step is
-concurrent), each repeated with a printed seed (SOLOIST_SEED, seed+1, …),
-and a test earns its points only if it passed in every run. It prints every
+Grading builds the server and the step's tests against the learner's
+copies, in a copy of the project where they replace the modules (so a
+header is graded as well as a .c file), runs the tests in a matrix (-O0,
+-O2, ASan+UBSan, TSan when the step is concurrent), each repeated with a
+printed seed (SOLOIST_SEED and SOLOIST_TEST_SEED, seed+1, …), and a test
+earns its points only if it passed in every run. A mutant whose mistake
+only ThreadSanitizer sees (a memory order) says `# caught in: TSan`; the
+fast check runs it under TSan too. It prints every
 test with its points, each part's total, the score and the bonus, writes
 Gradescope's results JSON, and refuses to grade when a file in the hash
 manifest was edited.
@@ -79,6 +82,9 @@ SAN_ENV = {
     "UBSAN_OPTIONS": "halt_on_error=1:print_stacktrace=1",
     "TSAN_OPTIONS": "halt_on_error=1:second_deadlock_stack=1",
 }
+# What the check's runs add: a threaded test that finds a protocol stuck
+# (many mutants are, by design) gives up after 3 s instead of 20 s.
+CHECK_ENV = {"SOLOIST_TEST_DEADLINE_MS": "3000"}
 HANDOUT_MARKER = os.path.join("exercises", "HANDOUT")
 
 
@@ -98,13 +104,17 @@ class Exercise:
                 d = json.load(f)
             except ValueError as e:
                 raise ExerciseError(f"{self.rel('exercise.json')} is not valid JSON: {e}")
-        for k in ("step", "title", "module", "tests"):
+        for k in ("step", "title", "tests"):
             if k not in d:
                 raise ExerciseError(f"{self.rel('exercise.json')} lacks '{k}'")
+        if "module" not in d and "modules" not in d:
+            raise ExerciseError(f"{self.rel('exercise.json')} lacks 'module' (or 'modules')")
         self.step = int(d["step"])
         self.title = d["title"]
         self.chapter = d.get("chapter", "")
-        self.module = d["module"]
+        # the files the learner writes: one ("module") or several ("modules"),
+        # .c or .h, each under src/
+        self.modules = list(d["modules"]) if "modules" in d else [d["module"]]
         self.tests = list(d["tests"])
         self.support = list(d.get("support", []))
         self.concurrent = bool(d.get("concurrent", False))
@@ -121,11 +131,20 @@ class Exercise:
     def nn(self):
         return f"{self.step:02d}"
 
-    def module_path(self):
-        return os.path.join(self.root, self.module)
+    def module_path(self, module):
+        return os.path.join(self.root, module)
 
-    def work_copy(self):
-        return os.path.join(self.dir, "work", os.path.basename(self.module))
+    def work_dir(self):
+        return os.path.join(self.dir, "work")
+
+    def work_copy(self, module):
+        return os.path.join(self.work_dir(), os.path.basename(module))
+
+    def table_cells(self, head=None):
+        """The cells whose first run the mutant table reports, for a mutant
+        with this header: -O2, and the cells its `caught in` names (TSan for
+        a memory-order mistake). Every mode of the check runs them."""
+        return ["o2"] + mutant_cells(head or {})
 
     def manifest_path(self):
         return os.path.join(self.dir, "tests.sha256")
@@ -138,9 +157,11 @@ class Exercise:
         return sorted(glob.glob(os.path.join(self.dir, "mutants", "*.mutant"))
                       + glob.glob(os.path.join(self.dir, "mutants", "*.patch")))
 
-    def cells(self, fast):
+    def cells(self, fast, head=None):
+        """The matrix: -O0, -O2, ASan+UBSan, and TSan for a concurrent step.
+        Fast: -O2 once, plus the cells a mutant's `caught in` names."""
         if fast:
-            return ["o2"]
+            return self.table_cells(head)
         return ["o0", "o2", "asan"] + (["tsan"] if self.concurrent else [])
 
     def test_names(self):
@@ -355,17 +376,20 @@ def function_params(text, open_line):
     return names
 
 
-def make_starter(ex, text, extra_voids=None, only=None):
-    """-> (starter text, [(name, first_line, last_line) of each stub in it]).
-    only: stub just the regions named there (the rest keep the reference)."""
+def make_starter(ex, module, text, extra_voids=None, only=None):
+    """-> (starter text of module, [(name, first_line, last_line) of each stub
+    in it]). only: stub just the regions named there (the rest keep the
+    reference)."""
     extra_voids = extra_voids or {}
-    regions, errors = anchors.scan_markers(ex.module, text=text, rel=ex.module)
+    regions, errors = anchors.scan_markers(module, text=text, rel=module)
     if errors:
-        raise ExerciseError(f"{ex.module}: {errors[0]}")
+        raise ExerciseError(f"{module}: {errors[0]}")
     ex_regions = sorted((r for r in regions.values() if r.kind == "exercise" and (only is None or r.name in only)),
                         key=lambda r: r.open_line)
+    if not ex_regions and only is None:
+        raise ExerciseError(f"{module} has no /*@ exercise: NAME */ regions")
     if not ex_regions:
-        raise ExerciseError(f"{ex.module} has no /*@ exercise: NAME */ regions")
+        return text, []
     lines = text.split("\n")
     out = []
     cur = 1
@@ -391,10 +415,10 @@ def make_starter(ex, text, extra_voids=None, only=None):
     out[last_inc + 1:last_inc + 1] = ["/* Added by `make exercise`: the stubs below print and abort. */",
                                       "#include <stdio.h>", "#include <stdlib.h>"]
     head = [f"/* STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.step}`",
-            f" * from {ex.module}. Write each region that an exercise marker opens, then",
+            f" * from {module}. Write each region that an exercise marker opens, then",
             f" * run `make grade STEP={ex.step}`. */"]
     starter = "\n".join(head + out)
-    got, _ = anchors.scan_markers(ex.module, text=starter, rel=ex.module)
+    got, _ = anchors.scan_markers(module, text=starter, rel=module)
     stubs = sorted(((r.name, r.first, r.last) for r in got.values() if r.kind == "exercise"), key=lambda s: s[1])
     return starter, stubs
 
@@ -418,23 +442,32 @@ UNUSED = [
 ]
 
 
-def build_starter(ex, cflags=None, only=None):
-    """The starter text for ex, compiled until it is warning-free (only: as
-    make_starter)."""
-    with open(ex.module_path(), encoding="utf-8") as f:
+def build_starters(ex, cflags=None, only=None):
+    """{module: starter text} for every module of ex (only: as make_starter)."""
+    cflags = cflags or project_cflags(ex.root)
+    return {m: build_starter(ex, m, cflags, only) for m in ex.modules}
+
+
+def build_starter(ex, module, cflags=None, only=None):
+    """The starter text of one module, compiled until it is warning-free
+    (only: as make_starter). A header is compiled as C, on its own."""
+    with open(ex.module_path(module), encoding="utf-8") as f:
         text = f.read()
     cflags = cflags or project_cflags(ex.root)
-    regions, _ = anchors.scan_markers(ex.module, text=text, rel=ex.module)
+    regions, _ = anchors.scan_markers(module, text=text, rel=module)
     ref_regions = sorted((r for r in regions.values() if r.kind == "exercise"), key=lambda r: r.open_line)
     extra = {}
     tmpdir = tempfile.mkdtemp(prefix="soloist-starter-")
     try:
         for _ in range(5):
-            starter, stubs = make_starter(ex, text, extra, only)
-            src = os.path.join(tmpdir, os.path.basename(ex.module))
+            starter, stubs = make_starter(ex, module, text, extra, only)
+            if not stubs:
+                return starter
+            src = os.path.join(tmpdir, os.path.basename(module))
             with open(src, "w", encoding="utf-8") as f:
                 f.write(starter)
-            r = subprocess.run(["cc", *cflags, "-I", os.path.join(ex.root, "src"), "-c", src, "-o", os.devnull],
+            r = subprocess.run(["cc", *cflags, "-I", os.path.join(ex.root, "src"), "-x", "c", "-c", src,
+                                "-o", os.devnull],
                                cwd=ex.root, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"),
                                timeout=120)
             if r.returncode == 0:
@@ -461,8 +494,8 @@ def build_starter(ex, cflags=None, only=None):
                         fixed = True
             if not fixed:
                 errs = "; ".join(l for l in r.stderr.splitlines() if "error" in l)[:600]
-                raise ExerciseError(f"the starter of {ex.module} does not compile: {errs}")
-        raise ExerciseError(f"the starter of {ex.module} still does not compile after voiding unused names")
+                raise ExerciseError(f"the starter of {module} does not compile: {errs}")
+        raise ExerciseError(f"the starter of {module} still does not compile after voiding unused names")
     finally:
         shutil.rmtree(tmpdir, ignore_errors=True)
 
@@ -470,11 +503,21 @@ def build_starter(ex, cflags=None, only=None):
 # -- building and running a candidate ------------------------------------------
 
 class Candidate:
-    """One file to grade in place of the module: a learner's copy, the
-    reference, a starter or a mutant."""
+    """What to grade in place of the modules: a learner's copy, the
+    reference, a starter or a mutant. files: {module: path of its text}."""
 
-    def __init__(self, label, path):
-        self.label, self.path = label, os.path.abspath(path)
+    def __init__(self, label, files):
+        self.label = label
+        self.files = {m: os.path.abspath(p) for m, p in files.items()}
+
+    def digest(self):
+        h = hashlib.sha256()
+        for m in sorted(self.files):
+            h.update(m.encode() + b"\0" + sha256_file(self.files[m]).encode())
+        return h.hexdigest()
+
+    def shown(self, root):
+        return ", ".join(os.path.relpath(p, root) for p in self.files.values())
 
 
 def make_cmd(root, args, timeout=900):
@@ -482,29 +525,67 @@ def make_cmd(root, args, timeout=900):
                           text=True, timeout=timeout)
 
 
+# What the build of a candidate needs from the project: the Makefile and
+# its fragments, the sources, the unit tests and the filter the grader
+# links them with.
+TREE = ["Makefile", "mk", "src", os.path.join("tests", "unit"), os.path.join("tools", "exercise_filter.c")]
+
+
+def sync_tree(root, tree):
+    """Make tree a copy of root's TREE paths, keeping each file's time, so
+    that make rebuilds only what changed since the last candidate."""
+    want = set()
+    for top in TREE:
+        src = os.path.join(root, top)
+        files = ([src] if os.path.isfile(src) else
+                 [os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs] if os.path.isdir(src) else [])
+        for f in files:
+            rel = os.path.relpath(f, root)
+            want.add(rel)
+            dest = os.path.join(tree, rel)
+            st = os.stat(f)
+            try:
+                dt = os.stat(dest)
+                if dt.st_mtime_ns == st.st_mtime_ns and dt.st_size == st.st_size:
+                    continue
+            except OSError:
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+            shutil.copy2(f, dest)
+    for top in TREE:
+        d = os.path.join(tree, top)
+        if os.path.isdir(d):
+            for dp, _, fs in os.walk(d):
+                for f in fs:
+                    rel = os.path.relpath(os.path.join(dp, f), tree)
+                    if rel not in want:
+                        os.remove(os.path.join(dp, f))
+
+
 def build_cell(ex, cand, cell, bdir, jobs):
-    """Build the server and the grader's test binaries; -> (ok, log, [binaries])."""
+    """Build the server and the grader's test binaries against cand, in a
+    copy of the project (bdir/tree) where the candidate's files replace the
+    modules, so a module may be a header as well as a .c file; -> (ok, log,
+    [binaries])."""
     variant = CELLS[cell][0]
-    stage = os.path.join(bdir, "stage")
-    shutil.rmtree(stage, ignore_errors=True)
-    os.makedirs(stage)
-    staged = os.path.join(stage, os.path.basename(ex.module))
-    shutil.copyfile(cand.path, staged)
-    base = os.path.splitext(os.path.basename(ex.module))[0]
-    for stale in (f"obj/{base}.o", f"obj/{base}.d", "soloist-server", "libsoloist.a"):
-        p = os.path.join(bdir, stale)
+    tree = os.path.join(bdir, "tree")
+    out = os.path.join(bdir, "out")
+    sync_tree(ex.root, tree)
+    for m, path in cand.files.items():
+        dest = os.path.join(tree, m)
+        shutil.copyfile(path, dest)
+        os.utime(dest)  # newer than any object: it and whatever includes it are rebuilt
+    for stale in ("soloist-server", "libsoloist.a"):
+        p = os.path.join(out, stale)
         if os.path.exists(p):
             os.remove(p)
-    shutil.rmtree(os.path.join(bdir, "grade-tests"), ignore_errors=True)
-    bins = [os.path.join(bdir, "grade-tests", os.path.basename(t)[:-2]) for t in ex.tests if t.endswith(".c")]
-    rel_b = os.path.relpath(bdir, ex.root)
-    args = [f"-j{jobs}", f"VARIANT={variant}", f"B={rel_b}", f"SRC_OVERRIDE={staged}",
-            f"{rel_b}/soloist-server"] + [os.path.relpath(b, ex.root) for b in bins]
+    shutil.rmtree(os.path.join(out, "grade-tests"), ignore_errors=True)
+    bins = [os.path.join(out, "grade-tests", os.path.basename(t)[:-2]) for t in ex.tests if t.endswith(".c")]
+    args = [f"-j{jobs}", f"VARIANT={variant}", f"B={out}", f"{out}/soloist-server"] + bins
     try:
-        r = make_cmd(ex.root, args)
+        r = make_cmd(tree, args)
     except subprocess.TimeoutExpired:
         return False, "the build took more than 15 minutes", bins
-    log = (r.stdout + r.stderr).replace(stage + "/", "")
+    log = (r.stdout + r.stderr).replace(tree + "/", "")
     return r.returncode == 0, log, bins
 
 
@@ -543,9 +624,9 @@ def run_binary(binary, env, timeout, name=None):
         return None, out + f"\n(timed out after {timeout:.0f}s)"
 
 
-def run_tests(ex, binaries, names, seed, cell):
+def run_tests(ex, binaries, names, seed, cell, extra_env=None):
     """One repetition in one cell -> {name: (passed, output)}."""
-    env = {"SOLOIST_SEED": str(seed), **SAN_ENV}
+    env = {"SOLOIST_SEED": str(seed), "SOLOIST_TEST_SEED": str(seed), **SAN_ENV, **(extra_env or {})}
     got = {}
     for binary in binaries:
         rc, out = run_binary(binary, env, ex.timeout_s)
@@ -587,15 +668,17 @@ def _tail(text, n=40):
     return "\n".join(lines[-n:])
 
 
-def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
-    """-> dict with per-test results and the score."""
+def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, first_cells=("o2",), env=None):
+    """-> dict with per-test results and the score, and "first_failing":
+    the tests that failed in the first run of any of first_cells (the runs
+    the mutant table reports, which every mode of the check makes)."""
     names = ex.test_names()
     if not names:
         raise ExerciseError(f"no cmocka tests found in {', '.join(ex.tests)}")
     t0 = time.time()
     per_test = {n: {"runs": 0, "passed": 0, "failures": []} for n in names}
     build_logs = []
-    first = None  # the tests that failed in the first -O2 run, the run every mode makes
+    first = set()
     for cell in cells:
         bdir = os.path.join(ex.root, "build", "grade", ex.nn, tag, cell)
         os.makedirs(bdir, exist_ok=True)
@@ -608,15 +691,15 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
             for n in names:
                 per_test[n]["runs"] += repeat
                 per_test[n]["failures"].append(f"{CELLS[cell][1]}: not built")
-            if cell == "o2":
-                first = list(names)
+            if cell in first_cells:
+                first |= set(names)
             continue
         for rep in range(repeat):
             s = seed + rep
-            got = run_tests(ex, bins, names, s, cell)
+            got = run_tests(ex, bins, names, s, cell, env)
             good = sum(1 for v in got.values() if v[0])
-            if cell == "o2" and rep == 0:
-                first = [n for n in names if not got[n][0]]
+            if cell in first_cells and rep == 0:
+                first |= {n for n in names if not got[n][0]}
             if not quiet:
                 log(f"  {CELLS[cell][1]:<11} run {rep + 1}/{repeat} seed {s}: {good}/{len(names)} tests passed")
             for n in names:
@@ -639,11 +722,10 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print):
                       "runs": t["runs"], "passed_runs": t["passed"],
                       "part": part.name if part else "", "bonus": bool(part and part.bonus)})
     res = {"tests": tests, "build_logs": build_logs, "seconds": round(time.time() - t0, 1),
-           "parts": [], "first_o2_failing": first if first is not None else list(names)}
+           "parts": [], "first_failing": [n for n in names if n in first]}
     res.update(tally(ex, tests))
-    first_set = set(res["first_o2_failing"])
-    first_o2 = tally(ex, [dict(t, score=0 if t["name"] in first_set else t["max_score"]) for t in tests])
-    res["first_o2"] = {"score": first_o2["score"], "bonus": first_o2["bonus"]}
+    first_t = tally(ex, [dict(t, score=0 if t["name"] in first else t["max_score"]) for t in tests])
+    res["first"] = {"score": first_t["score"], "bonus": first_t["bonus"]}
     return res
 
 
@@ -662,7 +744,7 @@ def tally(ex, tests):
 
 
 def results_json(ex, cand, res, cells, repeat, seed):
-    head = (f"soloist step {ex.step}: {ex.title}. Graded {os.path.relpath(cand.path, ex.root)} in "
+    head = (f"soloist step {ex.step}: {ex.title}. Graded {cand.shown(ex.root)} in "
             f"{', '.join(CELLS[c][1] for c in cells)}, {repeat} run(s) each, seeds {seed}..{seed + repeat - 1}.")
     if res["build_logs"]:
         head += "\n\n" + "\n\n".join(res["build_logs"])
@@ -677,7 +759,7 @@ def results_json(ex, cand, res, cells, repeat, seed):
         "visibility": "visible",
         "stdout_visibility": "visible",
         "extra_data": {"step": ex.step, "seed": seed, "repeat": repeat, "cells": cells,
-                       "submission_sha256": sha256_file(cand.path), "bonus": res["bonus"],
+                       "submission_sha256": cand.digest(), "bonus": res["bonus"],
                        "bonus_max": res["bonus_max"],
                        "parts": {p["name"]: f"{p['score']}/{p['max_score']}" for p in res["parts"]}},
         "tests": [{"name": t["name"], "score": t["score"], "max_score": 0 if t["bonus"] else t["max_score"],
@@ -719,25 +801,49 @@ def mutant_header(path):
 
 
 
+def mutant_cells(head):
+    """The cells a mutant's `# caught in:` line names beyond -O2 (e.g.
+    `TSan`: a memory-order mistake that only ThreadSanitizer sees); a
+    fast check runs the mutant in them too."""
+    by_label = {label.lower(): cell for cell, (_, label) in CELLS.items()}
+    out = []
+    for word in re.split(r"[,\s]+", head.get("caught in", "").strip()):
+        cell = by_label.get(word.lower()) or (word.lower() if word.lower() in CELLS else None)
+        if word and cell is None:
+            raise ExerciseError(f"`# caught in: {word}` names no cell (one of {', '.join(c[1] for c in CELLS.values())})")
+        if cell and cell != "o2" and cell not in out:
+            out.append(cell)
+    return out
+
+
 def apply_mutant(ex, mpath, dest):
-    """Write the mutated module to dest; raise ExerciseError if it does not apply."""
-    with open(ex.module_path(), encoding="utf-8") as f:
-        text = f.read()
+    """Write the exercise's modules, mutated, into the directory dest;
+    -> {module: path}. Raise ExerciseError if the mutant does not apply.
+    Each find block must occur exactly once in all the modules together."""
+    texts = {}
+    for m in ex.modules:
+        with open(ex.module_path(m), encoding="utf-8") as f:
+            texts[m] = f.read()
     rel = os.path.relpath(mpath, ex.root)
+    names = ", ".join(ex.modules)
+    os.makedirs(dest, exist_ok=True)
+    files = {m: os.path.join(dest, os.path.basename(m)) for m in ex.modules}
     if mpath.endswith(".patch"):
         tmp = tempfile.mkdtemp(prefix="soloist-mutant-")
         try:
-            os.makedirs(os.path.join(tmp, os.path.dirname(ex.module)), exist_ok=True)
-            shutil.copyfile(ex.module_path(), os.path.join(tmp, ex.module))
+            for m in ex.modules:
+                os.makedirs(os.path.join(tmp, os.path.dirname(m)), exist_ok=True)
+                shutil.copyfile(ex.module_path(m), os.path.join(tmp, m))
             with open(mpath, "rb") as f:
                 r = subprocess.run(["patch", "-p1", "-s", "-f", "--no-backup-if-mismatch", "-d", tmp],
                                    stdin=f, capture_output=True, text=True)
             if r.returncode != 0:
-                raise ExerciseError(f"{rel} no longer applies to {ex.module}: {(r.stdout + r.stderr).strip()[:300]}")
-            shutil.copyfile(os.path.join(tmp, ex.module), dest)
+                raise ExerciseError(f"{rel} no longer applies to {names}: {(r.stdout + r.stderr).strip()[:300]}")
+            for m in ex.modules:
+                shutil.copyfile(os.path.join(tmp, m), files[m])
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        return
+        return files
     with open(mpath, encoding="utf-8") as f:
         spec = f.read()
     edits = re.findall(r"^@@@ find\n(.*?)^@@@ replace\n(.*?)^@@@ end\n?", spec, re.M | re.S)
@@ -745,46 +851,76 @@ def apply_mutant(ex, mpath, dest):
         raise ExerciseError(f"{rel}: no '@@@ find' / '@@@ replace' / '@@@ end' block")
     for find, repl in edits:
         find, repl = find[:-1], repl[:-1]  # a block is whole lines; the last newline ends the block
-        count = text.count(find)
+        count = sum(t.count(find) for t in texts.values())
         if count != 1:
-            raise ExerciseError(f"{rel}: the text to replace occurs {count} times in {ex.module} (want exactly 1); "
+            raise ExerciseError(f"{rel}: the text to replace occurs {count} times in {names} (want exactly 1); "
                                 "update the mutant to today's reference")
-        text = text.replace(find, repl)
-    with open(dest, "w", encoding="utf-8") as f:
-        f.write(text)
+        m = next(m for m, t in texts.items() if find in t)
+        texts[m] = texts[m].replace(find, repl)
+    for m in ex.modules:
+        with open(files[m], "w", encoding="utf-8") as f:
+            f.write(texts[m])
+    return files
 
 
 # -- commands ------------------------------------------------------------------
 
 def cmd_start(root, args):
     ex = find_exercise(root, args.step)
-    out = os.path.abspath(args.out) if args.out else ex.work_copy()
-    if os.path.exists(out) and not args.force:
-        raise ExerciseError(f"{os.path.relpath(out, root)} exists (your work?); FORCE=1 overwrites it")
-    starter = build_starter(ex)
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    with open(out, "w", encoding="utf-8") as f:
-        f.write(starter)
-    regions, _ = anchors.scan_markers(out, rel=os.path.relpath(out, root))
-    names = [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
-    print(f"exercise: wrote {os.path.relpath(out, root)}: step {ex.step} ({ex.title}), "
-          f"{len(names)} regions to write: {', '.join(names)}")
+    if args.out and len(ex.modules) == 1:
+        outs = {ex.modules[0]: os.path.abspath(args.out)}
+    else:  # OUT= names a directory when the step has several modules
+        d = os.path.abspath(args.out) if args.out else ex.work_dir()
+        outs = {m: os.path.join(d, os.path.basename(m)) for m in ex.modules}
+    for out in outs.values():
+        if os.path.exists(out) and not args.force:
+            raise ExerciseError(f"{os.path.relpath(out, root)} exists (your work?); FORCE=1 overwrites it")
+    starters = build_starters(ex)
+    for m, out in outs.items():
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        with open(out, "w", encoding="utf-8") as f:
+            f.write(starters[m])
+        regions, _ = anchors.scan_markers(out, rel=os.path.relpath(out, root))
+        names = [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
+        print(f"exercise: wrote {os.path.relpath(out, root)}: step {ex.step} ({ex.title}), "
+              f"{len(names)} regions to write: {', '.join(names)}")
     if len(ex.parts) > 1:
         print("exercise: parts: " + "; ".join(
             f"{p.name} ({', '.join(p.regions)})" + (", a bonus: not needed for full marks" if p.bonus else "")
             for p in ex.parts))
-    print(f"exercise: read exercises/{ex.name}/README.md, edit the file, then run `make grade STEP={ex.step}`")
+    what = "the file" if len(outs) == 1 else "the files"
+    print(f"exercise: read exercises/{ex.name}/README.md, edit {what}, then run `make grade STEP={ex.step}`")
     return 0
 
 
-def default_submission(ex):
-    if os.path.isfile(ex.work_copy()):
-        return ex.work_copy()
+def submission_files(ex, given):
+    """{module: path} to grade: SUBMISSION= (a file for a one-module step,
+    else a directory holding each module under its own name), else the
+    work copies, else (in a handout tree) src/ itself."""
+    if given:
+        p = os.path.abspath(given)
+        if os.path.isdir(p):
+            files = {m: os.path.join(p, os.path.basename(m)) for m in ex.modules}
+            missing = [os.path.relpath(f, ex.root) for f in files.values() if not os.path.isfile(f)]
+            if missing:
+                raise ExerciseError(f"SUBMISSION={given} lacks {', '.join(missing)}")
+            return files
+        if not os.path.isfile(p):
+            raise ExerciseError(f"no file {given}")
+        if len(ex.modules) > 1:
+            raise ExerciseError(f"step {ex.step} grades {len(ex.modules)} files ({', '.join(ex.modules)}): "
+                                f"SUBMISSION= names a directory that holds them (SUBMISSION=src grades the reference)")
+        return {ex.modules[0]: p}
+    work = {m: ex.work_copy(m) for m in ex.modules}
+    if all(os.path.isfile(f) for f in work.values()):
+        return work
     if os.path.isfile(os.path.join(ex.root, HANDOUT_MARKER)):
-        return ex.module_path()
-    raise ExerciseError(f"no learner copy at {os.path.relpath(ex.work_copy(), ex.root)}: run "
+        return {m: ex.module_path(m) for m in ex.modules}
+    lacking = [os.path.relpath(f, ex.root) for f in work.values() if not os.path.isfile(f)]
+    ref = ex.modules[0] if len(ex.modules) == 1 else "src"
+    raise ExerciseError(f"no learner copy at {', '.join(lacking)}: run "
                         f"`make exercise STEP={ex.step}` first, or give SUBMISSION=path "
-                        f"(SUBMISSION={ex.module} grades the reference)")
+                        f"(SUBMISSION={ref} grades the reference)")
 
 
 def cmd_grade(root, args):
@@ -796,14 +932,12 @@ def cmd_grade(root, args):
         print(f"grade: restore the graded files (e.g. git checkout -- {' '.join(ex.graded_files())}) "
               "and grade again", file=sys.stderr)
         return 2
-    sub = os.path.abspath(args.submission) if args.submission else default_submission(ex)
-    if not os.path.isfile(sub):
-        raise ExerciseError(f"no file {args.submission}")
+    files = submission_files(ex, args.submission)
     cells = ex.cells(args.fast)
     repeat = args.repeat or (1 if args.fast else ex.repeat)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1, 1 << 31)
-    cand = Candidate("submission", sub)
-    print(f"grade: step {ex.step} ({ex.title}): {os.path.relpath(sub, root)}")
+    cand = Candidate("submission", files)
+    print(f"grade: step {ex.step} ({ex.title}): {cand.shown(root)}")
     print(f"grade: matrix {', '.join(CELLS[c][1] for c in cells)}; {repeat} run(s) each; "
           f"seed {seed} (rerun with SEED={seed})")
     res = grade(ex, cand, cells, repeat, seed, "submission", jobs=args.jobs)
@@ -844,9 +978,7 @@ def check_one(ex, fast, jobs, log=print):
     verdict(not unknown and bool(names), f"{len(names)} tests; the points table names only real tests"
             + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
     readme = os.path.join(ex.dir, "README.md")
-    with open(ex.module_path(), encoding="utf-8") as f:
-        regions, errors = anchors.scan_markers(ex.module, text=f.read(), rel=ex.module)
-    ex_names = [r.name for r in regions.values() if r.kind == "exercise"]
+    ex_names = exercise_regions(ex)
     text = open(readme, encoding="utf-8").read() if os.path.isfile(readme) else ""
     missing = [n for n in ex_names if n not in text]
     verdict(os.path.isfile(readme) and not missing and bool(ex_names),
@@ -857,30 +989,33 @@ def check_one(ex, fast, jobs, log=print):
             + (f": {why}" if why else ""))
     why = readme_points_problem(ex)
     verdict(why is None, "README.md's points table matches exercise.json" + (f": {why}" if why else ""))
-    cells = ex.cells(fast)
     repeat = 1 if fast else ex.repeat
     seed = check_seed(ex)
     work = tempfile.mkdtemp(prefix="soloist-check-")
+
+    def write_all(sub, texts):
+        files = {}
+        for m, t in texts.items():
+            files[m] = os.path.join(work, sub, os.path.basename(m))
+            os.makedirs(os.path.dirname(files[m]), exist_ok=True)
+            with open(files[m], "w", encoding="utf-8") as f:
+                f.write(t)
+        return files
+
     try:
-        starter_path = os.path.join(work, os.path.basename(ex.module))
+        cands = []
         try:
-            with open(starter_path, "w", encoding="utf-8") as f:
-                f.write(build_starter(ex))
+            cands.append(("starter", Candidate("starter", write_all("starter", build_starters(ex))),
+                          "fails every test", {}))
         except ExerciseError as e:
             verdict(False, f"the starter compiles: {e}")
-            starter_path = None
-        cands = []
-        if starter_path:
-            cands.append(("starter", Candidate("starter", starter_path), "fails every test", {}))
-        cands.append(("reference", Candidate("reference", ex.module_path()), "full marks", {}))
+        cands.append(("reference", Candidate("reference", {m: ex.module_path(m) for m in ex.modules}),
+                      "full marks", {}))
         bonus_regions = [r for p in ex.parts if p.bonus for r in p.regions]
         if bonus_regions:
-            path = os.path.join(work, "no-bonus", os.path.basename(ex.module))
-            os.makedirs(os.path.dirname(path))
             try:
-                with open(path, "w", encoding="utf-8") as f:
-                    f.write(build_starter(ex, only=set(bonus_regions)))
-                cands.append(("no bonus", Candidate("no-bonus", path), "full marks without the bonus", {}))
+                files = write_all("no-bonus", build_starters(ex, only=set(bonus_regions)))
+                cands.append(("no bonus", Candidate("no-bonus", files), "full marks without the bonus", {}))
             except ExerciseError as e:
                 verdict(False, f"the reference without its bonus regions compiles: {e}")
         for m in ex.mutants():
@@ -891,19 +1026,26 @@ def check_one(ex, fast, jobs, log=print):
                 verdict(False, f"mutant {name} names the test written to catch it (`# caught by: test_name`)"
                         + (f"; {named} is not a test of this step" if named else ""))
                 continue
-            dest = os.path.join(work, "mutant-" + name, os.path.basename(ex.module))
-            os.makedirs(os.path.dirname(dest))
             try:
-                apply_mutant(ex, m, dest)
+                files = apply_mutant(ex, m, os.path.join(work, "mutant-" + name))
+                extra = mutant_cells(head)
+                if not fast and any(c not in ex.cells(False) for c in extra):
+                    raise ExerciseError(f"its `# caught in:` names a cell the matrix of step {ex.step} lacks "
+                                        "(TSan needs \"concurrent\": true)")
             except ExerciseError as e:
                 verdict(False, f"mutant {name} applies: {e}")
                 continue
             head["order"] = mutant_order(ex, m, head)
-            cands.append(("mutant " + name, Candidate(name, dest), "rejected", head))
+            cands.append(("mutant " + name, Candidate(name, files), "rejected", head))
         if not ex.mutants():
             verdict(False, f"exercises/{ex.name}/mutants/ holds at least one mutant")
+        # the reference runs in every cell a mutant is caught in, so that
+        # what catches a mutant there is known not to fail the reference
+        every = " ".join(CELLS[c][1] for _, _, _, h in cands if h for c in mutant_cells(h))
         for label, cand, want, head in cands:
-            res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True)
+            cells = ex.cells(fast, {"caught in": every} if label == "reference" else head)
+            res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True,
+                        first_cells=ex.table_cells(head), env=CHECK_ENV)
             failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
             full = res["score"] == res["max_score"] and res["bonus"] == res["bonus_max"]
             bonus = f", bonus {res['bonus']}/{res['bonus_max']}" if res["bonus_max"] else ""
@@ -935,14 +1077,15 @@ def check_one(ex, fast, jobs, log=print):
                         + ("" if failing else "; NOT caught by any test"))
             rows.append({"candidate": label, "expected": want, "score": res["score"], "max_score": res["max_score"],
                          "bonus": res["bonus"], "bonus_max": res["bonus_max"], "failing": failing, "ok": ok,
-                         "first_o2_failing": res["first_o2_failing"], "first_o2": res["first_o2"],
+                         "first_failing": res["first_failing"], "first": res["first"],
+                         "table_cells": ex.table_cells(head),
                          **({"what": head.get("what", ""), "point": head.get("point", ""),
                              "region": head.get("region", ""), "named": head["caught by"],
                              "order": head["order"]} if head else {})})
             verdict(ok, what)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    doc = {"step": ex.step, "cells": cells, "repeat": repeat, "seed": seed, "fingerprint": fingerprint(ex),
+    doc = {"step": ex.step, "cells": ex.cells(fast), "repeat": repeat, "seed": seed, "fingerprint": fingerprint(ex),
            "rows": rows}
     why = readme_mutants_problem(ex, doc)
     verdict(why is None, "README.md's mutant table is this run's" + (f": {why}" if why else ""))
@@ -955,17 +1098,19 @@ def check_one(ex, fast, jobs, log=print):
 
 def mutant_order(ex, path, head):
     """Where a mutant sits, for the table's order: the part of its first
-    region, then the line of the module its first edit replaces."""
+    region, then the module and the line its first edit replaces."""
     first = re.split(r"[,\s]+", head.get("region", "").strip())[0]
     part = next((i for i, p in enumerate(ex.parts) if first in p.regions), len(ex.parts))
-    line = 0
+    where, line = 0, 0
     with open(path, encoding="utf-8") as f:
         m = re.search(r"^@@@ find\n(.*?)^@@@ replace\n", f.read(), re.M | re.S)
-    with open(ex.module_path(), encoding="utf-8") as f:
-        text = f.read()
-    if m and m.group(1) in text:
-        line = text[:text.index(m.group(1))].count("\n") + 1
-    return [part, line]
+    for i, mod in enumerate(ex.modules):
+        with open(ex.module_path(mod), encoding="utf-8") as f:
+            text = f.read()
+        if m and m.group(1) in text:
+            where, line = i, text[:text.index(m.group(1))].count("\n") + 1
+            break
+    return [part, where, line]
 
 
 def check_seed(ex):
@@ -974,6 +1119,16 @@ def check_seed(ex):
 
 def check_path(ex):
     return os.path.join(ex.root, "build", "grade", ex.nn, "check.json")
+
+
+def exercise_regions(ex):
+    """The names of the exercise regions in all of ex's modules, in order."""
+    out = []
+    for m in ex.modules:
+        with open(ex.module_path(m), encoding="utf-8") as f:
+            regions, _ = anchors.scan_markers(m, text=f.read(), rel=m)
+        out += [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
+    return out
 
 
 def parts_problem(ex, names, regions):
@@ -985,7 +1140,7 @@ def parts_problem(ex, names, regions):
             return f"regions in two parts: {', '.join(twice)}"
         unknown = [r for r in claimed if r not in regions]
         if unknown:
-            return f"no such region in {ex.module}: {', '.join(unknown)}"
+            return f"no such region in {', '.join(ex.modules)}: {', '.join(unknown)}"
         left = [r for r in regions if r not in claimed]
         if left:
             return f"regions in no part: {', '.join(left)}"
@@ -1001,7 +1156,7 @@ def fingerprint(ex):
     """sha256 over what a check run depends on: the module, the graded
     files and the mutants."""
     h = hashlib.sha256()
-    for p in [ex.module_path()] + [os.path.join(ex.root, f) for f in ex.graded_files()] + ex.mutants():
+    for p in [ex.module_path(m) for m in ex.modules] + [os.path.join(ex.root, f) for f in ex.graded_files()] + ex.mutants():
         h.update(os.path.relpath(p, ex.root).encode() + b"\0")
         h.update(sha256_file(p).encode() if os.path.isfile(p) else b"missing")
     return h.hexdigest()
@@ -1013,8 +1168,9 @@ MUTANTS_END = "<!-- mutants:end -->"
 
 def mutants_table(ex, doc):
     """The README's table of mutants, from a check run (check_one's doc).
-    Only the first -O2 run counts, the run every mode of the check makes,
-    so the table does not depend on FAST."""
+    Only the first -O2 run counts (and, for a mutant whose `caught in`
+    names TSan, its first TSan run): the runs every mode of the check
+    makes, so the table does not depend on FAST."""
     rows = sorted((r for r in doc["rows"] if r["candidate"].startswith("mutant ")),
                   key=lambda r: (r.get("order", []), r["candidate"]))
     total = None
@@ -1023,20 +1179,26 @@ def mutants_table(ex, doc):
     for r in rows:
         best = r["max_score"] + r["bonus_max"]
         total = best
-        got = r["first_o2"]["score"] + r["first_o2"]["bonus"]
-        fails = r["first_o2_failing"]
+        got = r["first"]["score"] + r["first"]["bonus"]
+        fails = r["first_failing"]
         named = r.get("named", "")
         caught = f"`{named}`" if named in fails else f"**not** `{named}`"
         others = len([n for n in fails if n != named])
         if others:
             caught += f" and {others} other test{'s' if others > 1 else ''}"
+        extra = [CELLS[c][1] for c in r.get("table_cells", ["o2"]) if c != "o2"]
+        if extra:
+            caught += f" (under {', '.join(extra)})"
         cell = lambda x: x.replace("|", "\\|")  # noqa: E731
         md.append(f"| `{r['candidate'][7:]}` | {cell(r.get('point', ''))} | {cell(r.get('what', ''))} | {caught} | "
                   f"{best - got} |")
     out.append(f"{len(rows)} mutants, each a plausible wrong solution that `make check-exercises` proves the tests "
                f"reject. \"Caught by\" names the test written to catch it (the mutant's `# caught by:` line) and "
                f"counts the others that fail too; points lost are out of {total if total is not None else 0} "
-               f"(bonus included), in the check's first -O2 run (seed {doc['seed'] if 'seed' in doc else check_seed(ex)}).")
+               f"(bonus included), in the check's first -O2 run"
+               + (", and its first TSan run for a mutant caught under TSan" if any(
+                   "tsan" in r.get("table_cells", []) for r in rows) else "")
+               + f" (seed {doc['seed'] if 'seed' in doc else check_seed(ex)}).")
     out += [""] + md + ["", MUTANTS_END]
     return "\n".join(out)
 
@@ -1216,9 +1378,9 @@ def cmd_handout(root, args):
         shutil.copy2(os.path.join(root, f), dest)
     exs = exercises(root)
     for ex in exs:
-        starter = build_starter(ex)
-        with open(os.path.join(out, ex.module), "w", encoding="utf-8") as f:
-            f.write(starter)
+        for m, starter in build_starters(ex).items():
+            with open(os.path.join(out, m), "w", encoding="utf-8") as f:
+                f.write(starter)
     notes = os.path.join(out, "notes.md")
     if os.path.isfile(notes):
         with open(notes, encoding="utf-8") as f:
@@ -1236,7 +1398,7 @@ def cmd_handout(root, args):
     print(f"handout: {len(files)} files, {len(exs)} starter(s) in {os.path.relpath(out, root)}/ "
           f"and {os.path.relpath(tar, root)}")
     for ex in exs:
-        print(f"handout: {ex.module} is the step {ex.step} starter; the tests are hashed in "
+        print(f"handout: {', '.join(ex.modules)}: the step {ex.step} starter; the tests are hashed in "
               f"exercises/{ex.name}/tests.sha256")
     return 0
 

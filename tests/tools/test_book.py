@@ -225,8 +225,8 @@ class Book(unittest.TestCase):
         self.fixture_book()
         doc = {"seed": 1000, "rows": [{"candidate": "mutant off-by-one", "what": "stops one early",
                                        "point": "the last element", "named": "test_max",
-                                       "first_o2_failing": ["test_max", "test_max_last"],
-                                       "first_o2": {"score": 4, "bonus": 0}, "max_score": 7, "bonus_max": 0}]}
+                                       "first_failing": ["test_max", "test_max_last"],
+                                       "first": {"score": 4, "bonus": 0}, "max_score": 7, "bonus_max": 0}]}
         write(os.path.join(self.root, "exercises", "00-demo", "README.md"),
               "# Exercise 00\n\n## Mutants\n\n" + exercise.mutants_table(None, doc) + "\n")
         rc, out = self.build()

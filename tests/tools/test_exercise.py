@@ -216,10 +216,10 @@ class Grading(Fixture):
     def test_mutant_table_rows(self):
         doc = {"seed": 7, "rows": [
             {"candidate": "reference", "failing": []},
-            {"candidate": "mutant b", "what": "a | b", "point": "p2", "named": "test_x", "order": [1, 5],
-             "first_o2_failing": ["test_y"], "first_o2": {"score": 5, "bonus": 1}, "max_score": 6, "bonus_max": 2},
-            {"candidate": "mutant a", "what": "w", "point": "p1", "named": "test_x", "order": [0, 9],
-             "first_o2_failing": ["test_x", "test_y", "test_z"], "first_o2": {"score": 2, "bonus": 2},
+            {"candidate": "mutant b", "what": "a | b", "point": "p2", "named": "test_x", "order": [1, 0, 5],
+             "first_failing": ["test_y"], "first": {"score": 5, "bonus": 1}, "max_score": 6, "bonus_max": 2},
+            {"candidate": "mutant a", "what": "w", "point": "p1", "named": "test_x", "order": [0, 0, 9],
+             "first_failing": ["test_x", "test_y", "test_z"], "first": {"score": 2, "bonus": 2},
              "max_score": 6, "bonus_max": 2},
         ]}
         table = exercise.mutants_table(None, doc)
@@ -229,6 +229,32 @@ class Grading(Fixture):
                                  "| `b` | p2 | a \\| b | **not** `test_x` and 1 other test | 2 |"])
         self.assertIn("points lost are out of 8 (bonus included), in the check's first -O2 run (seed 7)", table)
         self.assertTrue(table.startswith(exercise.MUTANTS_BEGIN) and table.endswith(exercise.MUTANTS_END))
+        # a memory-order mistake is reported from its first TSan run as well, and says so
+        doc["rows"][2].update(table_cells=["o2", "tsan"])
+        table = exercise.mutants_table(None, doc)
+        self.assertIn("| `a` | p1 | w | `test_x` and 2 other tests (under TSan) | 4 |", table)
+        self.assertIn("in the check's first -O2 run, and its first TSan run for a mutant caught under TSan (seed 7)",
+                      table)
+
+    def test_cells_of_the_matrix(self):
+        d = self.path("exercises", "00-demo")
+        ex = exercise.Exercise(self.root, d)
+        self.assertEqual(ex.cells(False), ["o0", "o2", "asan"])
+        self.assertEqual(ex.cells(True), ["o2"])
+        ex.concurrent = True
+        self.assertEqual(ex.cells(False), ["o0", "o2", "asan", "tsan"])
+        # fast: -O2, plus the cells a mutant's `caught in` names
+        self.assertEqual(ex.cells(True, {"caught in": "TSan"}), ["o2", "tsan"])
+        self.assertEqual(exercise.mutant_cells({"caught in": "-O2, tsan"}), ["tsan"])
+        with self.assertRaises(exercise.ExerciseError):
+            exercise.mutant_cells({"caught in": "valgrind"})
+
+    def test_a_tsan_mutant_needs_a_concurrent_step(self):
+        write(self.path("exercises", "00-demo", "mutants", "max-skips-last.mutant"),
+              MUTANT.replace("# caught by:", "# caught in: TSan\n# caught by:"))
+        rc, out = self.tool("check")
+        self.assertEqual(rc, 1)
+        self.assertIn("names a cell the matrix of step 0 lacks", out)
 
     def test_a_mutant_must_name_the_test_that_catches_it(self):
         d = self.path("exercises", "00-demo", "mutants")
@@ -388,6 +414,137 @@ class Parts(Fixture):
         rc, out = self.tool("check", "--fast")
         self.assertEqual(rc, 1)
         self.assertIn("regions in two parts: sum", out)
+
+
+FLAG_H = """\
+#ifndef FLAG_H
+#define FLAG_H
+#include <stdatomic.h>
+/* One value handed from one thread to another. */
+typedef struct flag_box { int value; atomic_int ready; } flag_box;
+void flag_publish(flag_box *b, int v);
+int flag_take(flag_box *b);
+static inline int flag_twice(int x) {
+    /*@ exercise: twice */
+    return 2 * x;
+    /*@ end */
+}
+#endif
+"""
+
+FLAG_C = """\
+/* flag.c: the fixture's concurrent module. */
+#include "flag.h"
+
+void flag_publish(flag_box *b, int v) {
+    /*@ exercise: publish */
+    b->value = v;
+    atomic_store_explicit(&b->ready, 1, memory_order_release);
+    /*@ end */
+}
+
+int flag_take(flag_box *b) {
+    /*@ exercise: take */
+    while (!atomic_load_explicit(&b->ready, memory_order_acquire)) {
+    }
+    return b->value;
+    /*@ end */
+}
+"""
+
+FLAG_TEST_C = """\
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include "flag.h"
+static void *producer(void *arg) { flag_publish(arg, 42); return NULL; }
+static void test_handoff(void **s) {
+    (void)s;
+    for (int i = 0; i < 200; i++) {
+        flag_box *b = calloc(1, sizeof *b);
+        pthread_t t;
+        pthread_create(&t, NULL, producer, b);
+        assert_int_equal(flag_take(b), 42);
+        pthread_join(t, NULL);
+        free(b);
+    }
+}
+static void test_twice(void **s) { (void)s; assert_int_equal(flag_twice(21), 42); }
+int main(void) {
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_handoff), cmocka_unit_test(test_twice)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
+"""
+
+FLAG_MUTANT = """\
+# what: the value is published with a relaxed store
+# point: the hand-off
+# region: publish
+# caught by: test_handoff
+# caught in: TSan
+@@@ find
+    atomic_store_explicit(&b->ready, 1, memory_order_release);
+@@@ replace
+    atomic_store_explicit(&b->ready, 1, memory_order_relaxed);
+@@@ end
+"""
+
+
+class SeveralModules(Fixture):
+    """Step 1 of the fixture: a .c file and a header written together, and
+    a concurrent step whose memory-order mutant only TSan catches."""
+
+    def setUp(self):
+        super().setUp()
+        write(self.path("src", "flag.h"), FLAG_H)
+        write(self.path("src", "flag.c"), FLAG_C)
+        write(self.path("tests", "unit", "test_flag.c"), FLAG_TEST_C)
+        d = self.path("exercises", "01-flag")
+        write(os.path.join(d, "exercise.json"), json.dumps({
+            "step": 1, "title": "Flag", "modules": ["src/flag.c", "src/flag.h"], "concurrent": True,
+            "tests": ["tests/unit/test_flag.c"], "repeat": 1}))
+        write(os.path.join(d, "README.md"), "# Exercise 01\nWrite publish, take and twice.\n")
+        write(os.path.join(d, "mutants", "publish-relaxed.mutant"), FLAG_MUTANT)
+        write(os.path.join(d, "mutants", "twice-thrice.mutant"),
+              "# what: thrice\n# caught by: test_twice\n@@@ find\n    return 2 * x;\n@@@ replace\n"
+              "    return 3 * x;\n@@@ end\n")
+        self.assertEqual(self.tool("manifest", "1", "--write")[0], 0)
+        self.assertEqual(self.tool("points", "1", "--write")[0], 0)
+
+    def test_start_writes_every_module(self):
+        rc, out = self.tool("start", "1")
+        self.assertEqual(rc, 0, out)
+        for name in ("flag.c", "flag.h"):
+            with open(self.path("exercises", "01-flag", "work", name)) as f:
+                self.assertIn("STARTER for step 1", f.read())
+        rc, out = self.tool("grade", "1", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn("score: 0/2", out)
+        rc, out = self.tool("grade", "1", "--fast", "--submission", "src/flag.c")
+        self.assertEqual(rc, 2)
+        self.assertIn("SUBMISSION= names a directory that holds them", out)
+        rc, out = self.tool("grade", "1", "--submission", "src", "--seed", "5")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("matrix -O0, -O2, ASan+UBSan, TSan", out)
+        self.assertIn("TSan        run 1/1 seed 5: 2/2 tests passed", out)
+
+    def test_check_catches_the_header_and_the_tsan_mutant(self):
+        rc, out = self.tool("check", "--step", "1", "--fast")
+        self.assertIn("starter builds and scores 0/2", out)
+        self.assertIn("reference scores 2/2", out)
+        self.assertIn("ok   mutant publish-relaxed (the value is published with a relaxed store) scores 1/2: "
+                      "caught by test_handoff", out)
+        self.assertIn("ok   mutant twice-thrice (thrice) scores 1/2: caught by test_twice", out)
+        self.assertEqual(self.tool("points", "1", "--write")[0], 0)
+        with open(self.path("exercises", "01-flag", "README.md")) as f:
+            self.assertIn("| `publish-relaxed` | the hand-off | the value is published with a relaxed store | "
+                          "`test_handoff` (under TSan) | 1 |", f.read())
+        rc, out = self.tool("check", "--step", "1", "--fast")
+        self.assertEqual(rc, 0, out)
 
 
 class Handout(Fixture):

@@ -1,7 +1,7 @@
 /* test_queue_spsc.c — the single-producer, single-consumer ring (step 2).
  *
- * One thread first: empty, full, invisible-until-commit, batch sizes and
- * wraparound, including a wrap of the size_t counters themselves. Then a
+ * One thread first: empty, full, invisible-until-commit, one publish per
+ * batch, batch sizes and wraparound, including a wrap of the size_t counters themselves. Then a
  * producer and a consumer thread with random commit and batch sizes,
  * checking that every item arrives once and in order, with the full path
  * forced: the consumer waits until the producer has found the ring full.
@@ -66,6 +66,24 @@ static void test_spsc_commit_publishes(void **state) {
     free(q);
 }
 
+/* One publish per batch (step 3): enqueueing moves nothing the consumer
+ * reads; the commit moves tail once, by the whole batch, and a commit
+ * with nothing new leaves it alone. */
+static void test_spsc_batch_publishes_once(void **state) {
+    (void)state;
+    spsc_queue *q = new_queue();
+    for (size_t k = 0; k < 32; k++) {
+        assert_true(spsc_enqueue(q, ITEM(0, k)));
+        assert_int_equal(atomic_load(&q->tail), 0);
+    }
+    spsc_commit(q);
+    assert_int_equal(atomic_load(&q->tail), 32);
+    spsc_commit(q);
+    assert_int_equal(atomic_load(&q->tail), 32);
+    expect_items(q, 0, 32, 32);
+    free(q);
+}
+
 static void test_spsc_full_commits(void **state) {
     (void)state;
     spsc_queue *q = new_queue();
@@ -117,6 +135,7 @@ static void test_spsc_wraparound(void **state) {
     uint64_t rng = 1;
     size_t sent = 0, got = 0, total = 5 * SPSC_QUEUE_SIZE;
     uintptr_t out[32];
+    size_t idle = 0; /* rounds in a row that took nothing: a stuck ring fails, not hangs */
     while (got < total) {
         size_t burst = rng_range(&rng, 0, 100);
         while (burst-- > 0 && sent < total && spsc_enqueue(q, ITEM(0, sent))) sent++;
@@ -124,6 +143,8 @@ static void test_spsc_wraparound(void **state) {
         size_t n = spsc_dequeue_batch(q, out, rng_range(&rng, 1, 32));
         for (size_t i = 0; i < n; i++) assert_int_equal(out[i], ITEM(0, got + i));
         got += n;
+        idle = n ? 0 : idle + 1;
+        assert_true(idle < 1000);
     }
     assert_true(atomic_load(&q->head) < base); /* it did wrap */
     assert_true(spsc_is_empty(q));
@@ -222,6 +243,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_spsc_empty),
         cmocka_unit_test(test_spsc_commit_publishes),
+        cmocka_unit_test(test_spsc_batch_publishes_once),
         cmocka_unit_test(test_spsc_full_commits),
         cmocka_unit_test(test_spsc_batch_sizes),
         cmocka_unit_test(test_spsc_wraparound),
