@@ -106,12 +106,12 @@ static int parse_lex_range_or_reply(client *c, const obj *min, const obj *max, z
     return 0;
 }
 
-/* The sorted set at key for reading: NULL with `absent` sent when there is
- * none (absent may be NULL: reply nothing), NULL with WRONGTYPE sent when
- * the key holds another type. */
+/* The sorted set at argv[1], looked up for reading or for writing: NULL
+ * with `absent` sent when there is none (absent may be NULL: reply
+ * nothing), NULL with WRONGTYPE sent when the key holds another type. */
 typedef void absent_reply(client *c);
-static zset *lookup_read(client *c, absent_reply *absent) {
-    obj *o = db_lookup_read(c->db, c->argv[1]);
+static zset *lookup_zset(client *c, int for_write, absent_reply *absent) {
+    obj *o = for_write ? db_lookup_write(c->db, c->argv[1]) : db_lookup_read(c->db, c->argv[1]);
     if (!o) {
         if (absent) absent(c);
         return NULL;
@@ -230,16 +230,8 @@ static void zincrby_command(client *c) { zadd_generic(c, ZADD_IN_INCR); }
 /* ---- ZREM ZREMRANGEBY* --------------------------------------------------------------- */
 
 static void zrem_command(client *c) {
-    obj *o = db_lookup_write(c->db, c->argv[1]);
-    if (!o) {
-        reply_long_long(c, 0);
-        return;
-    }
-    if (o->type != OBJ_ZSET) {
-        reply_error(c, ERR_WRONGTYPE);
-        return;
-    }
-    zset *z = zset_of(o);
+    zset *z = lookup_zset(c, 1, reply_zero);
+    if (!z) return;
     long long deleted = 0;
     for (int j = 2; j < c->argc; j++) {
         deleted += zset_delete(z, c->argv[j]->ptr, c->argv[j]->len);
@@ -274,16 +266,8 @@ static void zremrange_generic(client *c, enum range_type type) {
     } else if (!parse_lex_range_or_reply(c, c->argv[2], c->argv[3], &lr)) {
         return;
     }
-    obj *o = db_lookup_write(c->db, c->argv[1]);
-    if (!o) {
-        reply_long_long(c, 0);
-        return;
-    }
-    if (o->type != OBJ_ZSET) {
-        reply_error(c, ERR_WRONGTYPE);
-        return;
-    }
-    zset *z = zset_of(o);
+    zset *z = lookup_zset(c, 1, reply_zero);
+    if (!z) return;
     size_t deleted;
     if (type == RANGE_RANK) {
         if (!clamp_rank_range(&start, &end, (long long)zset_length(z))) {
@@ -448,7 +432,7 @@ static void zrange_generic(client *c, enum range_type type, int direction) {
         return;
     }
 
-    zset *z = lookup_read(c, reply_empty_array);
+    zset *z = lookup_zset(c, 0, reply_empty_array);
     if (!z) return;
     range_reply r = {.c = c, .withscores = withscores};
     if (type == RANGE_RANK)
@@ -478,24 +462,24 @@ static long long count_between(zset *z, const zset_node *first, const zset_node 
 static void zcount_command(client *c) {
     zset_score_range sr;
     if (!parse_score_range_or_reply(c, c->argv[2], c->argv[3], &sr)) return;
-    zset *z = lookup_read(c, reply_zero);
+    zset *z = lookup_zset(c, 0, reply_zero);
     if (z) reply_long_long(c, count_between(z, zset_first_in_score_range(z, &sr), zset_last_in_score_range(z, &sr)));
 }
 
 static void zlexcount_command(client *c) {
     zset_lex_range lr;
     if (!parse_lex_range_or_reply(c, c->argv[2], c->argv[3], &lr)) return;
-    zset *z = lookup_read(c, reply_zero);
+    zset *z = lookup_zset(c, 0, reply_zero);
     if (z) reply_long_long(c, count_between(z, zset_first_in_lex_range(z, &lr), zset_last_in_lex_range(z, &lr)));
 }
 
 static void zcard_command(client *c) {
-    zset *z = lookup_read(c, reply_zero);
+    zset *z = lookup_zset(c, 0, reply_zero);
     if (z) reply_long_long(c, (long long)zset_length(z));
 }
 
 static void zscore_command(client *c) {
-    zset *z = lookup_read(c, reply_null);
+    zset *z = lookup_zset(c, 0, reply_null);
     double score;
     if (!z) return;
     if (zset_score(z, c->argv[2]->ptr, c->argv[2]->len, &score))
@@ -533,7 +517,7 @@ static void zrank_generic(client *c, int reverse) {
         }
         withscore = 1;
     }
-    zset *z = lookup_read(c, withscore ? reply_null_array : reply_null);
+    zset *z = lookup_zset(c, 0, withscore ? reply_null_array : reply_null);
     if (!z) return;
     double score;
     long rank = zset_rank(z, c->argv[2]->ptr, c->argv[2]->len, reverse, &score);
@@ -612,7 +596,7 @@ static const hashtable_type node_set_type = {.hash_key = pointer_hash};
  * shuffling when they are most of the set and by drawing until enough
  * distinct ones came up when they are few. */
 static void zrandmember_with_count(client *c, long long count, int withscores) {
-    zset *z = lookup_read(c, reply_empty_array);
+    zset *z = lookup_zset(c, 0, reply_empty_array);
     if (!z) return;
     range_reply r = {.c = c, .withscores = withscores};
     long long size = (long long)zset_length(z);
@@ -674,7 +658,7 @@ static void zrandmember_command(client *c) {
         zrandmember_with_count(c, count, withscores);
         return;
     }
-    zset *z = lookup_read(c, reply_null);
+    zset *z = lookup_zset(c, 0, reply_null);
     if (z) reply_member(c, zset_random(z));
 }
 
@@ -708,7 +692,7 @@ static void zscan_command(client *c) {
     const obj *pat = NULL;
     int noscores = 0;
     if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
-    zset *z = lookup_read(c, reply_empty_scan);
+    zset *z = lookup_zset(c, 0, reply_empty_scan);
     if (!z) return;
     for (int i = 3; i < c->argc; i++) {
         int has_value = c->argc - i >= 2;
