@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Installs (as root) or names (otherwise) the Debian packages soloist needs.
-#   tools/deps.sh install      everything `make test` uses
+#   tools/deps.sh install      everything `make test` and `make findings` use
 #   tools/deps.sh check-build  only what compiling needs; never installs
 set -u
 BUILD_PKGS="build-essential pkg-config libcmocka-dev"
 TEST_PKGS="python3 redis-tools redis-server libck-dev pandoc graphviz gnuplot-nox lcov chromium chromium-driver valgrind clang libclang-rt-dev spin"
+# Not for the tests: bench/p1_anatomy.py counts system calls with perf.
+BENCH_PKGS="linux-perf"
 missing() {
   local out=""
   for p in "$@"; do
@@ -21,7 +23,7 @@ check-build)
     exit 1
   fi ;;
 install)
-  m=$(missing $BUILD_PKGS $TEST_PKGS)
+  m=$(missing $BUILD_PKGS $TEST_PKGS $BENCH_PKGS)
   [ -z "$m" ] && exit 0
   if [ "$(id -u)" != 0 ]; then
     echo "soloist: these Debian packages are missing:$m" >&2
