@@ -58,6 +58,7 @@ import os
 import random
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -615,12 +616,21 @@ def run_binary(binary, env, timeout, name=None):
     e = dict(os.environ, **env)
     if name:
         e["SOLOIST_TEST_FILTER"] = name
+    # The test leads a process group of its own (setsid), so a timeout kills everything
+    # it started: a forked child or a stuck thread's process would
+    # otherwise outlive the grader and keep spinning on a core.
+    p = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+                         start_new_session=True)
     try:
-        r = subprocess.run([binary], capture_output=True, timeout=timeout, env=e)
-        out = (r.stdout + r.stderr).decode("utf-8", "replace")
-        return r.returncode, out
-    except subprocess.TimeoutExpired as t:
-        out = ((t.stdout or b"") + (t.stderr or b"")).decode("utf-8", "replace")
+        so, se = p.communicate(timeout=timeout)
+        return p.returncode, (so + se).decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        so, se = p.communicate()
+        out = (so + se).decode("utf-8", "replace")
         return None, out + f"\n(timed out after {timeout:.0f}s)"
 
 
