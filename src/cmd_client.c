@@ -247,8 +247,7 @@ static void client_command(client *c) {
         };
         reply_help(c, help);
     } else {
-        reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try CLIENT HELP.",
-                           sub->ptr);
+        reply_subcommand_syntax_error(c);
     }
 }
 

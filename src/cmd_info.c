@@ -314,8 +314,7 @@ static void command_command(client *c) {
         };
         reply_help(c, help);
     } else {
-        reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try COMMAND HELP.",
-                           sub->ptr);
+        reply_subcommand_syntax_error(c);
     }
 }
 

@@ -285,11 +285,19 @@ void reply_bulk_long_double(client *c, long double v) {
     reply_bulk_buf(c, buf, n);
 }
 
+/* The container's name (argv[0]) in capitals, at most 32 bytes, into out;
+ * returns its length. */
+static size_t container_upper(const client *c, char *out) {
+    const char *name = c->argv[0]->ptr;
+    size_t i = 0;
+    for (; name[i] && i < 32; i++) out[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+    out[i] = '\0';
+    return i;
+}
+
 void reply_help(client *c, const char *const *lines) {
     char head[128];
-    size_t i = 0, n = 0;
-    const char *name = c->argv[0]->ptr;
-    for (; name[i] && i < 32; i++) head[i] = (char)(name[i] >= 'a' && name[i] <= 'z' ? name[i] - 32 : name[i]);
+    size_t i = container_upper(c, head), n = 0;
     snprintf(head + i, sizeof(head) - i, " <subcommand> [<arg> [value] [opt] ...]. Subcommands are:");
     while (lines[n]) n++;
     reply_array_len(c, (long)n + 3);
@@ -297,6 +305,13 @@ void reply_help(client *c, const char *const *lines) {
     for (size_t j = 0; j < n; j++) reply_status(c, lines[j]);
     reply_status(c, "HELP");
     reply_status(c, "    Print this help.");
+}
+
+void reply_subcommand_syntax_error(client *c) {
+    char upper[33];
+    container_upper(c, upper);
+    reply_error_format(c, "unknown subcommand or wrong number of arguments for '%.128s'. Try %s HELP.",
+                       (const char *)c->argv[1]->ptr, upper);
 }
 
 /*@ reply-deferred */

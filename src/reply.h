@@ -54,6 +54,10 @@ void reply_bulk_long_double(struct client *c, long double v);
  * the command in capitals, the NULL-terminated lines given, and the
  * closing "HELP / Print this help." pair, each as a status reply. */
 void reply_help(struct client *c, const char *const *lines);
+/* A container's reply to a subcommand it cannot run as given (Valkey:
+ * addReplySubcommandSyntaxError): names argv[1] and points at
+ * "<CONTAINER> HELP". */
+void reply_subcommand_syntax_error(struct client *c);
 
 /* Deferred lengths: for replies whose count is known only at the end
  * (SCAN, KEYS). reply_deferred_len reserves the place; the set function
