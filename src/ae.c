@@ -55,6 +55,7 @@ struct ae_loop {
     ae_sleep_proc *before_sleep;
     ae_sleep_proc *after_sleep;
     ae_poll_proc *custom_poll;
+    int last_numevents; /* what the last poll of ae_process_events returned */
 };
 
 static long long ae_monotonic_us(void) {
@@ -190,6 +191,7 @@ void ae_set_before_sleep(ae_loop *l, ae_sleep_proc *p) { l->before_sleep = p; }
 void ae_set_after_sleep(ae_loop *l, ae_sleep_proc *p) { l->after_sleep = p; }
 void ae_set_custom_poll(ae_loop *l, ae_poll_proc *p) { l->custom_poll = p; }
 void ae_set_dont_wait(ae_loop *l, int dont_wait) { l->dont_wait = dont_wait; }
+int ae_last_numevents(const ae_loop *l) { return l->last_numevents; }
 
 /* Microseconds until the earliest live timer: 0 if one is due, -1 if none. */
 static long long ae_us_until_earliest_timer(ae_loop *l) {
@@ -312,6 +314,7 @@ int ae_process_events(ae_loop *l, int flags) {
 
         int numevents = l->custom_poll ? l->custom_poll(l, timeout) : ae_poll(l, timeout);
         if (!(flags & AE_FILE_EVENTS)) numevents = 0;
+        l->last_numevents = numevents;
 
         if (l->after_sleep && (flags & AE_CALL_AFTER_SLEEP)) l->after_sleep(l);
 

@@ -92,6 +92,9 @@ void ae_set_custom_poll(ae_loop *l, ae_poll_proc *p); /* NULL: plain ae_poll */
  * before-sleep hook sets it when work is pending elsewhere, e.g. results
  * due from I/O threads, so the loop must not go to sleep). */
 void ae_set_dont_wait(ae_loop *l, int dont_wait);
+/* The events the current iteration's poll returned, for the after-sleep
+ * hook (Valkey passes afterSleep the count; step 5's policy reads it). */
+int ae_last_numevents(const ae_loop *l);
 
 /* The split halves of one iteration.
  * ae_poll: epoll_wait for up to timeout_ms (-1 forever, 0 not at all) and

@@ -12,8 +12,10 @@
 #ifndef SOLOIST_CLIENT_H
 #define SOLOIST_CLIENT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "object.h"
 #include "resp.h"
@@ -60,6 +62,20 @@ typedef struct parsed_cmd {
 #define CLIENT_REPLY_SKIP (1u << 6)
 /* Replies are not appended while any of these is set (reply.c). */
 #define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
+
+/* Step 4: who owns one direction of a client's I/O (io_offload.c). Main
+ * moves IDLE -> PENDING before it hands the client to a worker; the worker
+ * moves PENDING -> COMPLETED (a release store) after its last touch; main
+ * moves COMPLETED -> IDLE when it takes the result (Valkey: CLIENT_IDLE,
+ * CLIENT_PENDING_IO, CLIENT_COMPLETED_IO). */
+enum client_io_state { CLIENT_IO_IDLE = 0, CLIENT_IO_PENDING = 1, CLIENT_IO_COMPLETED = 2 };
+
+/* What a read job found (client.io_read_flags), for main to act on. */
+#define CLIENT_IO_READ_QB_LIMIT (1u << 0)    /* client-query-buffer-limit passed: close */
+#define CLIENT_IO_READ_PROTO_ERROR (1u << 1) /* io_parse_err holds the error text */
+/* What a write job found (client.io_write_flags). */
+#define CLIENT_IO_WRITE_SOCKET_FULL (1u << 0) /* EAGAIN or a short write: wait for AE_WRITABLE */
+#define CLIENT_IO_WRITE_ERROR (1u << 1)       /* io_write_errno says why; close */
 
 typedef struct client {
     uint64_t id;
@@ -112,10 +128,48 @@ typedef struct client {
     long reply_blocks;
     long long obuf_soft_limit_reached_time; /* ms, 0 when under the soft limit */
 
+    /* Steps 4 and 5: the I/O hand-off (client_io.c does the I/O; io_offload.c
+     * decides who does it). The two states are the ownership tokens, one
+     * per direction: while a direction's state is not IDLE, main touches
+     * none of the fields that direction's job uses (read: the query
+     * buffer, parser, command queue and io_read_*; write: buf up to the
+     * watermark, the blocks up to it, sentlen and io_write_*). The two
+     * directions use disjoint fields, so one read and one write job may
+     * run for the same client at once. */
+    _Atomic uint8_t io_read_state, io_write_state;
+    int cur_tid; /* the worker whose read allocated the queued argvs (0: main) */
+    /* Read job: the limits main copies in before the hand-off (a worker
+     * reads no configuration), and what the job found. */
+    long long io_proto_max_bulk_len;
+    size_t io_qb_limit;
+    ssize_t io_nread; /* read()'s result: bytes, 0 at EOF, -1 on error */
+    int io_read_errno;
+    unsigned io_read_flags;
+    const char *io_parse_err; /* in parser.errbuf; valid until the next parse */
+    size_t io_parse_err_len;
+    /* Write job: the watermark (step 5), set by main just before the
+     * hand-off, and what the job did. The job writes buf up to
+     * io_last_bufpos when io_last_reply_block is NULL; otherwise all of
+     * buf's pending bytes, every block before io_last_reply_block, and
+     * that block up to io_last_bufpos, never following its next. */
+    reply_block *io_last_reply_block;
+    size_t io_last_bufpos;
+    size_t io_nwritten; /* bytes the job wrote; main consumes them */
+    int io_write_calls; /* write()/writev() calls it made (INFO stats) */
+    int io_write_errno;
+    unsigned io_write_flags;
+
     /* server.clients list and the pending-write list. */
     struct client *prev, *next;
     struct client *next_pending_write;
 } client;
+
+/* Whether a worker owns either direction of c's I/O (main must then not
+ * free it, and not touch that direction's fields). */
+static inline int client_io_owned(const client *c) {
+    return atomic_load_explicit(&c->io_read_state, memory_order_relaxed) != CLIENT_IO_IDLE ||
+           atomic_load_explicit(&c->io_write_state, memory_order_relaxed) != CLIENT_IO_IDLE;
+}
 
 /* Called once each command is done, whatever its outcome (Valkey: the
  * end of resetClient): a SKIP covers exactly the command after CLIENT

@@ -281,6 +281,11 @@ static const cfg_enum loglevel_enum[] = {
 static const cfg_enum reply_write_timing_enum[] = {
     {"before-sleep", REPLY_WRITE_BEFORE_SLEEP}, {"immediate", REPLY_WRITE_IMMEDIATE}, {NULL, 0}};
 
+static const cfg_enum io_threads_ignition_enum[] = {{"guarded", IO_IGNITION_GUARDED},
+                                                     {"rusage", IO_IGNITION_RUSAGE},
+                                                     {"active-time", IO_IGNITION_ACTIVE_TIME},
+                                                     {NULL, 0}};
+
 /* _Generic makes a field of the wrong type a compile error. */
 #define P_INT(f) _Generic(&(f), int * : (void *)&(f))
 #define P_LL(f) _Generic(&(f), long long * : (void *)&(f))
@@ -327,6 +332,12 @@ const cfg cfg_table[] = {
     INTC("io-threads", 0, server.io_threads_num, 1, CONFIG_IO_THREADS_MAX, 1, apply_io_threads),
     INTC("prefetch-batch-max-size", 0, server.prefetch_batch_max_size, 0, 128, 16, NULL),
     BOOLC("io-threads-do-reads", F_IMMUTABLE, cfg_io_threads_do_reads, 0, NULL), /* deprecated, ignored */
+    /* Valkey's debug option: every worker on whenever there is work,
+     * the policy bypassed (tests and the forced-on benchmarks use it). */
+    BOOLC("io-threads-always-active", 0, server.io_threads_always_active, 0, NULL),
+    /* Not a Valkey option: which ignition rule wakes the workers (step 5;
+     * io_offload.c and ignition.c). */
+    ENUMC("io-threads-ignition", 0, server.io_threads_ignition, io_threads_ignition_enum, IO_IGNITION_GUARDED),
     /* An experiment, not a Valkey option (bench/write_timing.py): write a
      * client's replies in its read handler, right after its commands. */
     ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),

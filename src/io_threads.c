@@ -97,6 +97,7 @@ static struct {
 /* Read by every worker, written only while no worker exists. */
 static struct {
     _Alignas(CACHE_LINE_SIZE) io_job_proc *proc[JOB_REQ_COUNT];
+    void (*exit_hook)(void);
 } handlers;
 
 /* Static, so the compiler aligns them to their lines. A private inbox no
@@ -169,9 +170,15 @@ static void *worker_main(void *arg) {
     }
     /* The pool is going away, and its outbox with it. */
     mpsc_producer_reset(&outbox_producer);
+    if (handlers.exit_hook) handlers.exit_hook();
     return NULL;
 }
 /*@ end */
+
+void io_threads_set_exit_hook(void (*hook)(void)) {
+    assert(pool.num == 0);
+    handlers.exit_hook = hook;
+}
 
 void io_threads_init(int num) {
     assert(pool.num == 0 && num >= 1 && num <= IO_THREADS_MAX);

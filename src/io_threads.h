@@ -36,6 +36,10 @@ typedef void io_job_proc(void *payload);
  * worker that meets a job with no handler aborts. */
 void io_threads_set_handler(job_request type, io_job_proc *proc);
 
+/* Sets a function every worker calls just before it exits (to free what
+ * it keeps in thread-local storage). Only while no pool is running. */
+void io_threads_set_exit_hook(void (*hook)(void));
+
 /* Starts a pool of num threads counting main: num - 1 workers, all born
  * inactive (parked); only main is active. num == 1 starts no thread and
  * every submit says no. 1 <= num <= IO_THREADS_MAX; no pool may be

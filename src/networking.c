@@ -100,8 +100,10 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "client_io.h"
 #include "commands.h"
 #include "db.h"
+#include "io_offload.h"
 #include "reply.h"
 #include "resp.h"
 #include "server.h"
@@ -114,10 +116,6 @@ static void client_write_handler(ae_loop *el, int fd, void *data, int mask);
 /* Clients flagged CLOSE_ASAP wait here until before_sleep frees them. */
 static client **closing;
 static size_t closing_len, closing_cap;
-
-/* The shared query buffer of the thread running this code (see "The
- * query buffer" above); allocated by the first read on the thread. */
-static _Thread_local char *thread_shared_qb;
 
 /* "ip:port" of one end of the socket, as CLIENT LIST shows it. */
 static void format_addr(int fd, char *buf, size_t len, int peer) {
@@ -193,32 +191,11 @@ static void unlink_closing(client *c) {
     }
 }
 
-/* Ends a loan of the shared query buffer: the unparsed tail, if any,
- * moves into a private buffer with room for one more read. */
-static void query_buffer_return_shared(client *c) {
-    if (!c->querybuf || c->querybuf != thread_shared_qb) return;
-    if (c->qb_len) {
-        c->qb_cap = c->qb_len + CLIENT_IOBUF_LEN;
-        c->querybuf = zmalloc(c->qb_cap);
-        memcpy(c->querybuf, thread_shared_qb, c->qb_len);
-    } else {
-        c->querybuf = NULL;
-        c->qb_cap = 0;
-    }
-}
-
-/* Frees a private query buffer that holds nothing. */
-static void query_buffer_release_empty(client *c) {
-    if (c->querybuf && c->querybuf != thread_shared_qb && c->qb_len == 0) {
-        zfree(c->querybuf);
-        c->querybuf = NULL;
-        c->qb_cap = 0;
-    }
-}
-
-/* Frees c now, or flags it CLOSE_ASAP when its command is running. */
+/* Frees c now, or flags it CLOSE_ASAP when its command is running or a
+ * worker owns either direction of its I/O: then the client is freed in
+ * before_sleep once the worker has handed it back. */
 void client_free(client *c) {
-    if (server.current_client == c) {
+    if (server.current_client == c || client_io_owned(c)) {
         client_close_async(c);
         return;
     }
@@ -240,7 +217,7 @@ void client_free(client *c) {
     resp_parser_reset(&c->parser);
     free_reply_blocks(c);
     zfree(c->buf);
-    if (c->querybuf != thread_shared_qb) zfree(c->querybuf);
+    if (!client_io_borrows_shared_qb(c)) zfree(c->querybuf);
     zfree(c->name);
     zfree(c->lib_name);
     zfree(c->lib_ver);
@@ -259,12 +236,18 @@ void client_close_async(client *c) {
 
 void networking_free_closed_clients(void) {
     /* A client freed here may not be current: before_sleep runs between
-     * commands, never inside one. */
-    while (closing_len) {
-        client *c = closing[--closing_len];
-        c->flags &= ~CLIENT_CLOSE_ASAP;
-        client_free(c);
+     * commands, never inside one. One a worker still owns goes back on
+     * the list (client_free defers it again) until its job is done. */
+    client **list = closing;
+    size_t n = closing_len;
+    if (!n) return;
+    closing = NULL;
+    closing_len = closing_cap = 0;
+    for (size_t i = 0; i < n; i++) {
+        list[i]->flags &= ~CLIENT_CLOSE_ASAP;
+        client_free(list[i]);
     }
+    zfree(list);
 }
 
 int client_has_pending_replies(const client *c) {
@@ -390,49 +373,11 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask) {
 
 /* ------------------------------------------------------------------ read */
 
-static void cmdq_push(client *c, int argc, obj **argv) {
-    if (c->cmdq_pos == c->cmdq_len) c->cmdq_pos = c->cmdq_len = 0;
-    if (c->cmdq_len == c->cmdq_cap) {
-        c->cmdq_cap = c->cmdq_cap ? c->cmdq_cap * 2 : 8;
-        c->cmdq = zrealloc(c->cmdq, (size_t)c->cmdq_cap * sizeof(*c->cmdq));
-    }
-    c->cmdq[c->cmdq_len].argc = argc;
-    c->cmdq[c->cmdq_len].argv = argv;
-    c->cmdq_len++;
+/* The argument vector of a command that has run: freed by the thread
+ * that allocated it when that is a worker (FREE_ARGV), else here. */
+static void release_argv(client *c, int argc, obj **argv) {
+    if (!io_offload_free_argv(c, argc, argv)) free_argv(argc, argv);
 }
-
-/*@ parse-all */
-/* Parses every complete command in the query buffer into the queue.
- * Returns 0, or -1 after a protocol error (error text in *err). */
-static int parse_query_buffer(client *c, const char **err) {
-    resp_limits lim = {.proto_max_bulk_len = server.proto_max_bulk_len, .authenticated = c->authenticated};
-    while (c->qb_pos < c->qb_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
-        size_t consumed = 0;
-        int argc = 0;
-        obj **argv = NULL;
-        int rc = resp_parse(&c->parser, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos, &lim, &consumed, &argc,
-                            &argv, err);
-        c->qb_pos += consumed;
-        if (rc == RESP_ERROR) return -1;
-        if (rc == RESP_INCOMPLETE) break;
-        if (argc == 0) {
-            zfree(argv);
-            continue;
-        }
-        cmdq_push(c, argc, argv);
-        /* Until AUTH runs, the limits for unauthenticated clients apply to
-         * each command, so parse no further than one command ahead. */
-        if (!c->authenticated) break;
-    }
-    /* Keep the unparsed tail at the front of the buffer. */
-    if (c->qb_pos) {
-        memmove(c->querybuf, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos);
-        c->qb_len -= c->qb_pos;
-        c->qb_pos = 0;
-    }
-    return 0;
-}
-/*@ end */
 
 /* Runs the queued commands in order; stops when the client must close.
  * The phase clock switches to EXEC once for the whole batch, not once per
@@ -448,97 +393,71 @@ static void run_queued_commands(client *c) {
         pc->argv = NULL;
         process_command(c);
         client_command_done(c);
-        if (c->argv) free_argv(c->argc, c->argv);
+        if (c->argv) release_argv(c, c->argc, c->argv);
         c->argc = 0;
         c->argv = NULL;
     }
     server_phase(PHASE_READ);
 }
 
-/* Valkey: processInputBuffer. Parses and runs until the buffer holds no
- * complete command; an unauthenticated client parses one at a time. */
+/* Valkey: processInputBuffer. Runs what the read parsed; an
+ * unauthenticated client parsed one command, so after it ran (it may have
+ * been AUTH) the rest is parsed here and run, until no complete command
+ * is left. A protocol error's reply follows the replies of the commands
+ * before it, and the connection closes. */
 static void process_input(client *c) {
-    const char *err = NULL;
+    const char *err = c->io_read_flags & CLIENT_IO_READ_PROTO_ERROR ? c->io_parse_err : NULL;
+    size_t err_len = c->io_parse_err_len;
     server.current_client = c;
     for (;;) {
-        int rc = parse_query_buffer(c, &err);
         int had = c->cmdq_len - c->cmdq_pos;
         run_queued_commands(c);
-        if (rc == -1) {
-            /* Replies for the commands before the bad one are already
-             * queued; the error follows them and the connection closes. */
-            reply_error_len(c, err, resp_parser_error_len(&c->parser));
+        if (err) {
+            reply_error_len(c, err, err_len);
             c->flags |= CLIENT_CLOSE_AFTER_REPLY;
             resp_parser_reset(&c->parser);
             c->qb_len = c->qb_pos = 0;
             break;
         }
         if (!had || (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) || c->qb_len == 0) break;
+        if (client_io_parse(c, &err) == -1) err_len = resp_parser_error_len(&c->parser);
+    }
+    /* What the loop parsed from a private buffer may have emptied it. */
+    if (c->querybuf && c->qb_len == 0) {
+        zfree(c->querybuf);
+        c->querybuf = NULL;
+        c->qb_cap = 0;
     }
     server.current_client = NULL;
 }
 
-/* Bytes of a big bulk argument the parser is already holding (it fills
- * the argument's object in place, so they are no longer in querybuf but
- * still count against client-query-buffer-limit). */
-static size_t parser_buffered(const resp_parser *p) { return p->big ? p->big_filled : 0; }
-
-/*@ read-handler */
-/* One readable event: read once, check client-query-buffer-limit, parse
- * and run every complete command, then give the shared buffer back. */
-static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
-    (void)el, (void)mask;
-    client *c = data;
-    server_phase(PHASE_READ);
-    /* The payload of a big bulk argument (RESP_MBULK_BIG_ARG or more) is
-     * read straight into its object once no unparsed byte waits in front
-     * of it: no copy, no buffer. Otherwise read more at once when a bulk
-     * longer than one read is on its way, into a private buffer sized for
-     * it; anything else reads into the client's partial request, or else
-     * into the shared buffer. */
-    size_t room = 0, readlen = CLIENT_IOBUF_LEN;
-    char *window = c->qb_len == 0 ? resp_parser_bulk_window(&c->parser, &room) : NULL;
-    size_t pending = resp_parser_pending_bulk(&c->parser);
-    if (pending > readlen && pending < 64 * 1024 * 1024) readlen = pending;
-    if (window) {
-        readlen = room;
-    } else if (!c->querybuf && readlen == CLIENT_IOBUF_LEN) {
-        if (!thread_shared_qb) thread_shared_qb = zmalloc(CLIENT_IOBUF_LEN);
-        c->querybuf = thread_shared_qb;
-        c->qb_cap = CLIENT_IOBUF_LEN;
-    } else if (c->qb_cap - c->qb_len < readlen) {
-        c->qb_cap = c->qb_len + readlen;
-        c->querybuf = zrealloc(c->querybuf, c->qb_cap);
-    }
-    ssize_t n = read(fd, window ? window : c->querybuf + c->qb_len, readlen);
-    server.stat_total_reads++;
-    if (n <= 0) {
-        if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
-            query_buffer_return_shared(c);
-            query_buffer_release_empty(c);
-            return;
-        }
-        if (n == 0)
-            server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
-        else
-            server_log(LL_VERBOSE, "Reading from client: %s", strerror(errno));
-        client_free(c);
-        return;
-    }
-    if (window)
-        resp_parser_bulk_advance(&c->parser, (size_t)n);
-    else
-        c->qb_len += (size_t)n;
-    if (c->qb_len > c->querybuf_peak) c->querybuf_peak = c->qb_len;
-    c->last_interaction = util_mstime();
-    server.stat_net_input_bytes += n;
-
-    /* Valkey: client-query-buffer-limit. The unparsed input (plus a bulk
-     * already being accumulated) may not exceed it; a client that has not
+/*@ read-prepare */
+void client_read_prepare(client *c) {
+    /* Valkey: client-query-buffer-limit; a client that has not
      * authenticated yet gets at most 1 MB, as in Valkey 8. */
     size_t qb_limit = (size_t)server.client_max_querybuf_len;
     if (!c->authenticated && qb_limit > 1024 * 1024) qb_limit = 1024 * 1024;
-    if (c->qb_len + parser_buffered(&c->parser) > qb_limit) {
+    c->io_qb_limit = qb_limit;
+    c->io_proto_max_bulk_len = server.proto_max_bulk_len;
+}
+/*@ end */
+
+/*@ read-done */
+void client_read_done(client *c) {
+    server.stat_total_reads++;
+    ssize_t n = c->io_nread;
+    if (n <= 0) {
+        if (n == -1 && (c->io_read_errno == EAGAIN || c->io_read_errno == EINTR)) return;
+        if (n == 0)
+            server_log(LL_VERBOSE, "Client closed connection id=%llu addr=%s", (unsigned long long)c->id, c->addr);
+        else
+            server_log(LL_VERBOSE, "Reading from client: %s", strerror(c->io_read_errno));
+        client_free(c);
+        return;
+    }
+    c->last_interaction = util_mstime();
+    server.stat_net_input_bytes += n;
+    if (c->io_read_flags & CLIENT_IO_READ_QB_LIMIT) {
         server_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
                    (unsigned long long)c->id, c->addr, c->qb_len);
         server.stat_client_qbuf_limit_disconnections++;
@@ -546,10 +465,25 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
         return;
     }
     process_input(c);
-    query_buffer_return_shared(c);
-    query_buffer_release_empty(c);
     if (c->flags & CLIENT_CLOSE_ASAP) client_free(c);
     else if (server.reply_write_timing == REPLY_WRITE_IMMEDIATE) networking_handle_pending_writes();
+}
+/*@ end */
+
+/*@ read-handler */
+/* One readable event. Unless a worker already owns the client's input,
+ * the read goes to a worker if one takes it (io_offload.c decides);
+ * otherwise main does both halves here: the I/O (client_io.c) and then
+ * the rest (client_read_done). */
+static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
+    (void)el, (void)fd, (void)mask;
+    client *c = data;
+    if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) != CLIENT_IO_IDLE) return;
+    client_read_prepare(c);
+    if (io_offload_read(c)) return;
+    server_phase(PHASE_READ);
+    client_io_read(c);
+    client_read_done(c);
 }
 /*@ end */
 
@@ -581,42 +515,20 @@ static void consume_written(client *c, size_t n) {
     c->sentlen += n;
 }
 
-/*@ write-to-client */
-/* Writes what the client has pending; see "The write loop, exactly" at
- * the top of this file. Returns -1 when the client was freed. */
-static int write_to_client(client *c, int handler_installed) {
-    struct iovec iov[NET_MAX_IOV_PER_WRITE];
-    size_t total = 0;
-    while (client_has_pending_replies(c) && total < NET_MAX_WRITES_PER_EVENT) {
-        int iovcnt = 0;
-        size_t offered = 0, skip = c->sentlen;
-        if (c->bufpos) {
-            iov[iovcnt].iov_base = c->buf + c->sentlen;
-            iov[iovcnt++].iov_len = c->bufpos - c->sentlen;
-            skip = 0;
-        }
-        for (reply_block *b = c->reply_head; b && iovcnt < NET_MAX_IOV_PER_WRITE; b = b->next) {
-            if (b->used > skip) {
-                iov[iovcnt].iov_base = b->buf + skip;
-                iov[iovcnt++].iov_len = b->used - skip;
-            }
-            skip = 0;
-        }
-        for (int i = 0; i < iovcnt; i++) offered += iov[i].iov_len;
-        ssize_t n = iovcnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, iovcnt);
-        server.stat_total_writes++;
-        if (n <= 0) {
-            if (n == -1 && (errno == EAGAIN || errno == EINTR)) break;
-            server_log(LL_VERBOSE, "Error writing to client: %s", n ? strerror(errno) : "closed");
-            client_free(c);
-            return -1;
-        }
-        total += (size_t)n;
-        server.stat_net_output_bytes += n;
-        consume_written(c, (size_t)n);
-        if ((size_t)n < offered) break; /* the send buffer is full */
+/*@ write-done */
+int client_write_done(client *c, int offloaded) {
+    server.stat_total_writes += c->io_write_calls;
+    if (c->io_nwritten) {
+        server.stat_net_output_bytes += (long long)c->io_nwritten;
+        consume_written(c, c->io_nwritten);
+        c->last_interaction = util_mstime();
     }
-    if (total) c->last_interaction = util_mstime();
+    if (c->io_write_flags & CLIENT_IO_WRITE_ERROR) {
+        server_log(LL_VERBOSE, "Error writing to client: %s", strerror(c->io_write_errno));
+        client_free(c);
+        return -1;
+    }
+    int handler_installed = ae_get_file_mask(server.el, c->fd) & AE_WRITABLE;
     if (!client_has_pending_replies(c)) {
         c->bufpos = c->sentlen = 0;
         free_reply_blocks(c);
@@ -626,20 +538,42 @@ static int write_to_client(client *c, int handler_installed) {
             return -1;
         }
     } else if (!handler_installed) {
-        ae_add_file(server.el, c->fd, AE_WRITABLE, client_write_handler, c);
+        /* A full socket waits for AE_WRITABLE. A job that stopped at its
+         * watermark or at 64 KB with room left goes round again with the
+         * next turn's write pass; inline, step 0's rule: the handler. */
+        if (offloaded && !(c->io_write_flags & CLIENT_IO_WRITE_SOCKET_FULL))
+            client_queue_pending_write(c);
+        else
+            ae_add_file(server.el, c->fd, AE_WRITABLE, client_write_handler, c);
     }
     return 0;
+}
+/*@ end */
+
+/*@ write-to-client */
+/* Main writes a client itself: the same three steps a worker's job takes
+ * (mark, write, done), with nothing in between. Returns -1 when the client
+ * was freed. */
+static int write_to_client(client *c) {
+    client_io_mark_write(c);
+    client_io_write(c);
+    return client_write_done(c, 0);
 }
 /*@ end */
 
 /* AE_WRITABLE: the socket took only part of the output last time. */
 static void client_write_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)fd, (void)mask;
+    client *c = data;
+    if (atomic_load_explicit(&c->io_write_state, memory_order_relaxed) != CLIENT_IO_IDLE) return;
+    if (io_offload_write(c)) return;
     server_phase(PHASE_WRITE);
-    write_to_client(data, 1);
+    write_to_client(c);
 }
 
-/* before_sleep's write pass over the clients that have replies queued. */
+/*@ pending-writes */
+/* before_sleep's write pass over the clients that have replies queued:
+ * each goes to a worker if one takes it, or is written here. */
 int networking_handle_pending_writes(void) {
     int processed = 0;
     server_phase(PHASE_WRITE);
@@ -650,13 +584,17 @@ int networking_handle_pending_writes(void) {
         c->next_pending_write = NULL;
         processed++;
         if (c->flags & CLIENT_CLOSE_ASAP) continue;
+        /* A worker is writing it: the job's completion looks again. */
+        if (atomic_load_explicit(&c->io_write_state, memory_order_relaxed) != CLIENT_IO_IDLE) continue;
         /* A client that already waits for AE_WRITABLE is left to it. */
         if (ae_get_file_mask(server.el, c->fd) & AE_WRITABLE) continue;
-        write_to_client(c, 0);
+        if (io_offload_write(c)) continue;
+        write_to_client(c);
     }
     server_phase(PHASE_OTHER);
     return processed;
 }
+/*@ end */
 
 /* ------------------------------------------------------------------ cron */
 
@@ -671,12 +609,16 @@ void networking_clients_cron(void) {
             client_free(c);
             continue;
         }
-        reply_buffer_cron(c, now);
+        /* buf may be under a worker's write: resize it only when idle. */
+        if (atomic_load_explicit(&c->io_write_state, memory_order_relaxed) == CLIENT_IO_IDLE)
+            reply_buffer_cron(c, now);
         if (c->reply_head) client_check_output_limits(c);
     }
 }
 
 size_t client_info_string(const client *c, char *buf, size_t len) {
+    /* The input fields may be a worker's: wait until it is done with them. */
+    io_offload_wait_read(c);
     long long now = util_mstime();
     const char *cmd = c->lastcmd ? c->lastcmd->name : "NULL";
     char events[3] = {0};
@@ -685,7 +627,7 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
     if (mask & AE_WRITABLE) events[e++] = 'w';
     /* Memory the client holds: the shared query buffer is not its own. */
     size_t rbs = c->buf ? c->buf_size : 0;
-    size_t qbuf_mem = c->querybuf == thread_shared_qb ? 0 : c->qb_cap;
+    size_t qbuf_mem = client_io_borrows_shared_qb(c) ? 0 : c->qb_cap;
     int n = snprintf(buf, len,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
                      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "

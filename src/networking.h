@@ -13,14 +13,8 @@
 
 #include "ae.h"
 #include "client.h"
+#include "client_io.h"
 
-/* Valkey: NET_MAX_WRITES_PER_EVENT — stop writing one client once this
- * many bytes went out in one event so one large reply cannot starve the
- * others. */
-#define NET_MAX_WRITES_PER_EVENT (64 * 1024)
-/* Chunks (buf, then blocks) one writev carries; a block holds at least
- * 16 KB, so 64 of them cover the 64 KB per event many times over. */
-#define NET_MAX_IOV_PER_WRITE 64
 
 client *client_create(int fd);
 void client_free(client *c);
@@ -34,6 +28,18 @@ int client_check_output_limits(client *c);
 int client_has_pending_replies(const client *c);
 /* Bytes held in reply blocks (client-output-buffer-limit, INFO, CLIENT LIST). */
 size_t client_output_bytes(const client *c);
+
+/* The main-thread halves of a read and a write (the I/O halves are in
+ * client_io.c, run here or by a worker). client_read_prepare copies the
+ * limits a read needs into the client; client_read_done accounts the
+ * read, closes on EOF, an error or the query-buffer limit, and runs the
+ * parsed commands; client_write_done takes the written bytes off,
+ * closes on an error, and arranges for the rest (offloaded: the job's
+ * write, to be followed by another). Both may free c; client_write_done
+ * then returns -1. */
+void client_read_prepare(client *c);
+void client_read_done(client *c);
+int client_write_done(client *c, int offloaded);
 
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask);
 /* before_sleep's work: write pending replies, free closed clients. */

@@ -27,6 +27,7 @@
 #include "config.h"
 #include "db.h"
 #include "hashtable.h"
+#include "io_offload.h"
 #include "networking.h"
 #include "reply.h"
 #include "siphash.h"
@@ -295,18 +296,20 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
 static void before_sleep(ae_loop *el) {
     (void)el;
     server_phase(PHASE_OTHER);
+    io_offload_take_results();
     networking_handle_pending_writes();
     networking_free_closed_clients();
     if (server.shutdown_asap) {
         server_prepare_shutdown();
         return;
     }
+    io_offload_before_sleep();
     server_phase(PHASE_POLL);
 }
 
 static void after_sleep(ae_loop *el) {
-    (void)el;
     server_phase(PHASE_OTHER);
+    io_offload_after_sleep(ae_last_numevents(el));
 }
 /*@ end */
 
@@ -394,6 +397,7 @@ static void adjust_open_files_limit(void) {
 /* CONFIG SET maxclients: the event loop must hold every client's fd. */
 static int apply_maxclients(const char **err) {
     adjust_open_files_limit();
+    io_offload_wait_poll(); /* ae_resize reallocates what a POLL job writes */
     if (ae_resize(server.el, server.maxclients + 128) == AE_ERR) {
         *err = "The event loop API used by soloist is not able to handle the specified number of clients";
         return 0;
@@ -449,6 +453,8 @@ int server_init(void) {
         ae_add_file(server.el, server.ipfd[i], AE_READABLE, networking_accept_handler, NULL);
     ae_add_timer(server.el, 1, server_cron, NULL);
     config_apply_maxclients = apply_maxclients;
+    config_apply_io_threads = io_offload_set_threads;
+    io_offload_init();
     ae_set_before_sleep(server.el, before_sleep);
     ae_set_after_sleep(server.el, after_sleep);
     server.phase_now = PHASE_OTHER;
@@ -459,6 +465,7 @@ int server_init(void) {
 void server_run(void) { ae_main(server.el); }
 
 void server_destroy(void) {
+    io_offload_shutdown();
     while (server.clients) {
         server.current_client = NULL;
         client_free(server.clients);

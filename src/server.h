@@ -37,6 +37,10 @@ enum reply_write_timing {
     REPLY_WRITE_IMMEDIATE,        /* in the read handler, right after its commands */
 };
 
+/* io-threads-ignition (step 5): the rule that wakes the I/O threads
+ * (ignition.c has them; the values are its ignition_rule's). */
+enum io_ignition_rule { IO_IGNITION_GUARDED = 0, IO_IGNITION_RUSAGE, IO_IGNITION_ACTIVE_TIME };
+
 typedef struct obuf_limit {
     long long hard_bytes, soft_bytes, soft_seconds;
 } obuf_limit;
@@ -57,7 +61,9 @@ struct server {
     long long client_max_querybuf_len;
     obuf_limit obuf_normal;    /* client-output-buffer-limit normal */
     int hz;
-    int io_threads_num;        /* step 4 */
+    int io_threads_num;        /* step 4: threads counting main */
+    int io_threads_always_active; /* step 5: the policy bypassed */
+    int io_threads_ignition;   /* step 5: enum io_ignition_rule */
     int prefetch_batch_max_size; /* step 6 */
     int databases;
     char *logfile;             /* "" = stdout */

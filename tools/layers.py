@@ -48,6 +48,11 @@ LAYERS = [
     {"name": "threads", "why": "code a worker thread runs moves words: it knows no client and no keyspace",
      "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]"],
      "may": ["plumbing"]},
+    {"name": "worker-io", "why": "a worker's half of a client's I/O touches the client alone: no statistic, "
+                                 "no configuration, no event loop, no keyspace",
+     "files": ["client_io.[ch]"],
+     "may": ["plumbing", "clients"],
+     "never": ["ae.h", "networking.h", "reply.h", "io_offload.h", "commands.h"]},
     {"name": "keyspace", "why": "the keyspace knows no socket and no client: only the soloist touches it",
      "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset.[ch]"],
      "may": ["plumbing"], "never": ["ae.h", "anet.h", "resp.h"]},
@@ -56,12 +61,12 @@ LAYERS = [
      "may": ["plumbing", "keyspace", "clients", "server"],
      "never": ["anet.h", "networking.h", "config_private.h", "config.h"]},
     {"name": "clients", "why": "clients read the configuration's values from server.*, never the option table",
-     "files": ["client.h", "reply.[ch]", "networking.[ch]"],
-     "may": ["plumbing", "threads", "keyspace", "server"], "never": ["config.h", "config_private.h"]},
+     "files": ["client.h", "reply.[ch]", "networking.[ch]", "io_offload.[ch]"],
+     "may": ["plumbing", "threads", "worker-io", "keyspace", "server"], "never": ["config.h", "config_private.h"]},
     {"name": "server", "why": "the server wires the layers together",
      "files": ["server.[ch]", "main.c", "config*.[ch]", "commands.[ch]", "cmd_server.c", "cmd_client.c",
                "cmd_config.c", "cmd_info.c"],
-     "may": ["plumbing", "threads", "keyspace", "commands", "clients"]},
+     "may": ["plumbing", "threads", "worker-io", "keyspace", "commands", "clients"]},
 ]
 KEYSPACE = "keyspace"
 

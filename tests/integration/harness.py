@@ -131,6 +131,15 @@ class Server:
             # Debian's redis-server: keep it in the foreground and quiet,
             # and never let it write a dump where the test runs.
             a += ["--daemonize", "no", "--dir", self.log_dir]
+            # A transcript compares CONFIG GET io-threads: give the oracle
+            # the thread count soloist was given (its reads stay on main).
+            extra_args = os.environ.get("SOLOIST_SERVER_ARGS", "").split()
+            if "--io-threads" in extra_args[:-1]:
+                a += ["--io-threads", extra_args[extra_args.index("--io-threads") + 1]]
+        else:
+            # The same tests against soloist with its I/O threads on, e.g.
+            # SOLOIST_SERVER_ARGS="--io-threads 4 --io-threads-always-active yes".
+            a += os.environ.get("SOLOIST_SERVER_ARGS", "").split()
         return a + self.extra
 
     def start(self, ready_timeout=READY_TIMEOUT, attempts=3):

@@ -1,0 +1,263 @@
+/* client_io.c — reading, parsing and writing one client, on any thread.
+ *
+ * Step 4 (worker I/O layer); step 5 adds the watermark. client_io.h says
+ * what it owns and who may call it; networking.c's essay gives the rules
+ * of the query buffer and of the output (buf, sentlen, the block list).
+ * Valkey: src/networking.c readToQueryBuf, parseInputBuffer,
+ * _writeToClient, writevToClient.
+ *
+ * WHY A SEAM
+ *
+ * Step 0's read handler read the socket, counted statistics, checked a
+ * limit from the configuration, parsed, ran the commands and sometimes
+ * freed the client, all in one function; its write loop did the same
+ * with writev. Only some of that may move to another thread: the system
+ * call and the parsing touch nothing but the client, while statistics,
+ * the configuration, the client list, the event loop and the commands
+ * belong to the main thread. So each handler is cut in two. This file is
+ * the half that touches only the client; networking.c runs it, inline on
+ * main or as a job on a worker, and then does the rest on main with what
+ * the job reported. Every value the half needs from main's world travels
+ * in the client (io_qb_limit, io_proto_max_bulk_len, the watermark), set
+ * by main before the hand-off; every outcome travels back in it.
+ *
+ * THE WATERMARK (step 5)
+ *
+ * A write job may run while main appends more replies to the same client
+ * (main runs the client's next commands when its next read completes).
+ * The worker must then read only bytes that existed when main handed it
+ * the client: those were written before main's enqueue, whose release
+ * store the worker's dequeue acquires, so they are visible to it; bytes
+ * appended later have no such edge and may be half-written in the
+ * worker's view. Main therefore records the end of the pending output in
+ * the client first (client_io_mark_write): the last block and its used
+ * count, or buf's bufpos when there is no block. The worker stops there
+ * and never reads the fields main keeps changing: bufpos while main
+ * appends to buf, the last block's used and next, reply_tail. Because
+ * reply.c never appends to buf once a block exists, buf's pending bytes
+ * are frozen whenever the mark is a block. Nothing is freed by the
+ * worker: main takes the written bytes off when the job completes.
+ */
+#include "client_io.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "resp.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* The shared query buffer of the thread running this code (see "The
+ * query buffer" in networking.c); allocated by the first read on the
+ * thread. */
+static _Thread_local char *thread_shared_qb;
+
+bool client_io_borrows_shared_qb(const client *c) { return c->querybuf && c->querybuf == thread_shared_qb; }
+
+void client_io_thread_exit(void) {
+    zfree(thread_shared_qb);
+    thread_shared_qb = NULL;
+}
+
+/* Ends a loan of the shared query buffer: the unparsed tail, if any,
+ * moves into a private buffer with room for one more read; an empty
+ * private buffer is freed. */
+static void query_buffer_settle(client *c) {
+    if (c->querybuf && c->querybuf == thread_shared_qb) {
+        if (c->qb_len) {
+            c->qb_cap = c->qb_len + CLIENT_IOBUF_LEN;
+            c->querybuf = zmalloc(c->qb_cap);
+            memcpy(c->querybuf, thread_shared_qb, c->qb_len);
+        } else {
+            c->querybuf = NULL;
+            c->qb_cap = 0;
+        }
+    } else if (c->querybuf && c->qb_len == 0) {
+        zfree(c->querybuf);
+        c->querybuf = NULL;
+        c->qb_cap = 0;
+    }
+}
+
+static void cmdq_push(client *c, int argc, obj **argv) {
+    if (c->cmdq_pos == c->cmdq_len) c->cmdq_pos = c->cmdq_len = 0;
+    if (c->cmdq_len == c->cmdq_cap) {
+        c->cmdq_cap = c->cmdq_cap ? c->cmdq_cap * 2 : 8;
+        c->cmdq = zrealloc(c->cmdq, (size_t)c->cmdq_cap * sizeof(*c->cmdq));
+    }
+    c->cmdq[c->cmdq_len].argc = argc;
+    c->cmdq[c->cmdq_len].argv = argv;
+    c->cmdq_len++;
+}
+
+/*@ parse-all */
+int client_io_parse(client *c, const char **err) {
+    resp_limits lim = {.proto_max_bulk_len = c->io_proto_max_bulk_len, .authenticated = c->authenticated};
+    int rc = RESP_OK;
+    while (c->qb_pos < c->qb_len) {
+        size_t consumed = 0;
+        int argc = 0;
+        obj **argv = NULL;
+        rc = resp_parse(&c->parser, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos, &lim, &consumed, &argc, &argv,
+                        err);
+        c->qb_pos += consumed;
+        if (rc != RESP_OK) break;
+        cmdq_push(c, argc, argv);
+        /* Until AUTH runs, the limits for unauthenticated clients apply to
+         * each command, so parse no further than one command ahead. */
+        if (!c->authenticated) break;
+    }
+    if (rc == RESP_ERROR) return -1;
+    /* Keep the unparsed tail at the front of the buffer. */
+    if (c->qb_pos) {
+        memmove(c->querybuf, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos);
+        c->qb_len -= c->qb_pos;
+        c->qb_pos = 0;
+    }
+    return 0;
+}
+/*@ end */
+
+/* Bytes of a big bulk argument the parser is already holding (it fills
+ * the argument's object in place, so they are no longer in querybuf but
+ * still count against client-query-buffer-limit). */
+static size_t parser_buffered(const resp_parser *p) { return p->big ? p->big_filled : 0; }
+
+/*@ read-io */
+void client_io_read(client *c) {
+    c->io_read_flags = 0;
+    c->io_parse_err = NULL;
+    /* The payload of a big bulk argument (RESP_MBULK_BIG_ARG or more) is
+     * read straight into its object once no unparsed byte waits in front
+     * of it: no copy, no buffer. Otherwise read more at once when a bulk
+     * longer than one read is on its way, into a private buffer sized for
+     * it; anything else reads into the client's partial request, or else
+     * into the shared buffer. */
+    size_t room = 0, readlen = CLIENT_IOBUF_LEN;
+    char *window = c->qb_len == 0 ? resp_parser_bulk_window(&c->parser, &room) : NULL;
+    size_t pending = resp_parser_pending_bulk(&c->parser);
+    if (pending > readlen && pending < 64 * 1024 * 1024) readlen = pending;
+    if (window) {
+        readlen = room;
+    } else if (!c->querybuf && readlen == CLIENT_IOBUF_LEN) {
+        if (!thread_shared_qb) thread_shared_qb = zmalloc(CLIENT_IOBUF_LEN);
+        c->querybuf = thread_shared_qb;
+        c->qb_cap = CLIENT_IOBUF_LEN;
+    } else if (c->qb_cap - c->qb_len < readlen) {
+        c->qb_cap = c->qb_len + readlen;
+        c->querybuf = zrealloc(c->querybuf, c->qb_cap);
+    }
+    ssize_t n = read(c->fd, window ? window : c->querybuf + c->qb_len, readlen);
+    c->io_nread = n;
+    c->io_read_errno = n == -1 ? errno : 0;
+    if (n > 0) {
+        if (window)
+            resp_parser_bulk_advance(&c->parser, (size_t)n);
+        else
+            c->qb_len += (size_t)n;
+        if (c->qb_len > c->querybuf_peak) c->querybuf_peak = c->qb_len;
+        /* Valkey: client-query-buffer-limit (main put the limit for this
+         * client in io_qb_limit). Past it, nothing is parsed: main closes. */
+        if (c->qb_len + parser_buffered(&c->parser) > c->io_qb_limit) {
+            c->io_read_flags |= CLIENT_IO_READ_QB_LIMIT;
+        } else if (client_io_parse(c, &c->io_parse_err) == -1) {
+            c->io_read_flags |= CLIENT_IO_READ_PROTO_ERROR;
+            c->io_parse_err_len = resp_parser_error_len(&c->parser);
+            c->qb_len = c->qb_pos = 0; /* nothing after a protocol error is read */
+        }
+    }
+    query_buffer_settle(c);
+}
+/*@ end */
+
+/*@ write-mark */
+void client_io_mark_write(client *c) {
+    c->io_last_reply_block = c->reply_tail;
+    c->io_last_bufpos = c->reply_tail ? c->reply_tail->used : c->bufpos;
+}
+/*@ end */
+
+/*@ write-io */
+/* A position in the pending output: in buf (b == NULL) or in block b. */
+typedef struct out_cursor {
+    reply_block *b;
+    size_t off;
+    bool done;
+} out_cursor;
+
+/* The end of the chunk under the cursor, by the watermark's rules. */
+static size_t chunk_end(const client *c, const out_cursor *cur) {
+    if (cur->b == NULL) return c->io_last_reply_block ? c->bufpos : c->io_last_bufpos;
+    return cur->b == c->io_last_reply_block ? c->io_last_bufpos : cur->b->used;
+}
+
+/* Moves the cursor to the next chunk; past the watermark's chunk: done. */
+static void cursor_next(const client *c, out_cursor *cur) {
+    cur->off = 0;
+    if (cur->b == NULL) {
+        if (c->io_last_reply_block) cur->b = c->reply_head;
+        else cur->done = true;
+    } else if (cur->b == c->io_last_reply_block) {
+        cur->done = true;
+    } else {
+        cur->b = cur->b->next;
+    }
+}
+
+void client_io_write(client *c) {
+    struct iovec iov[NET_MAX_IOV_PER_WRITE];
+    out_cursor cur = {.b = NULL, .off = c->sentlen, .done = false};
+    /* bufpos == 0 means buf is done and sentlen counts into the first
+     * block (networking.c's invariants). With no block marked, buf may
+     * be growing under main, so bufpos is not read: the mark says it. */
+    if (c->io_last_reply_block && c->bufpos == 0) cur.b = c->reply_head;
+    size_t total = 0;
+    c->io_write_flags = 0;
+    c->io_write_calls = 0;
+    c->io_write_errno = 0;
+    while (!cur.done && total < NET_MAX_WRITES_PER_EVENT) {
+        int iovcnt = 0;
+        size_t offered = 0;
+        for (out_cursor g = cur; !g.done && iovcnt < NET_MAX_IOV_PER_WRITE; cursor_next(c, &g)) {
+            size_t end = chunk_end(c, &g);
+            if (end > g.off) {
+                iov[iovcnt].iov_base = (g.b ? g.b->buf : c->buf) + g.off;
+                iov[iovcnt++].iov_len = end - g.off;
+                offered += end - g.off;
+            }
+        }
+        if (iovcnt == 0) break; /* nothing left before the mark */
+        ssize_t n = iovcnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, iovcnt);
+        c->io_write_calls++;
+        if (n <= 0) {
+            if (n == -1 && (errno == EAGAIN || errno == EINTR)) {
+                c->io_write_flags |= CLIENT_IO_WRITE_SOCKET_FULL;
+            } else {
+                c->io_write_flags |= CLIENT_IO_WRITE_ERROR;
+                c->io_write_errno = n == 0 ? EPIPE : errno;
+            }
+            break;
+        }
+        total += (size_t)n;
+        /* Advance the cursor over what the kernel took. */
+        size_t left = (size_t)n;
+        while (left) {
+            size_t avail = chunk_end(c, &cur) - cur.off;
+            if (left < avail) {
+                cur.off += left;
+                left = 0;
+            } else {
+                left -= avail;
+                cursor_next(c, &cur);
+            }
+        }
+        if ((size_t)n < offered) { /* the send buffer is full */
+            c->io_write_flags |= CLIENT_IO_WRITE_SOCKET_FULL;
+            break;
+        }
+    }
+    c->io_nwritten = total;
+}
+/*@ end */

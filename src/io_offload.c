@@ -1,0 +1,490 @@
+/* io_offload.c — what the I/O threads do for the server, and when.
+ *
+ * Steps 4 and 5 (clients layer). io_offload.h lists what it owns.
+ * Threads: main only, except the four job handlers (worker_read,
+ * worker_write, worker_free_argv, worker_poll), which run on workers and
+ * touch only what their job hands them.
+ * Valkey: src/io_threads.c at the pinned commit: trySendReadToIOThreads,
+ * trySendWriteToIOThreads, trySendPollJobToIOThreads,
+ * tryOffloadFreeArgvToIOThreads, processIOThreadsResponses,
+ * IOThreadsBeforeSleep, IOThreadsAfterSleep, updateIOThreads.
+ *
+ * THE DECISION, AT EVERY CALL SITE
+ *
+ * Each place where main is about to do a piece of work a worker could do
+ * asks here first, and gets one of two answers: a worker owns it now, or
+ * main does it itself, at once, exactly as the step-0 server did. There
+ * is no third answer ("later"), so no piece of work can be lost between
+ * two threads: the inline path is always there. The work stays on main
+ * when no worker is active, when the inbox is full, or when the client
+ * may not go now (it is closing, or has nothing to write); each reason is
+ * counted (INFO iothreads, io_fallbacks).
+ *
+ * THE HAND-OFF
+ *
+ * A client changes owner per direction, and its io_read_state or
+ * io_write_state says who owns it. The order of the hand-off is the
+ * whole correctness argument, so it is spelled out:
+ *
+ *   main:   fill the job's inputs (limits, the watermark), store
+ *           PENDING, then enqueue. The enqueue is a release store, so the
+ *           worker that dequeues the job sees the inputs and the token.
+ *           If the enqueue fails, store IDLE back and do the work inline.
+ *   worker: do the I/O, store COMPLETED with release after its last touch
+ *           of the client, then send the result to the outbox.
+ *   main:   take the result (an acquire), check COMPLETED, store IDLE,
+ *           and do the main-thread half (networking.c: client_read_done,
+ *           client_write_done).
+ *
+ * Were the token stored after the enqueue, a fast worker could finish and
+ * store COMPLETED first; main's late PENDING would then overwrite it and
+ * the client would look owned for ever. While the token is not IDLE, main
+ * touches none of that direction's fields, and a client freed meanwhile
+ * (CLIENT KILL, a timeout, an output limit) is only flagged; networking.c
+ * frees it after the result comes back. The two directions use disjoint
+ * fields, so a read job and a write job may run for one client at once:
+ * that is what lets main append the replies of the next commands while a
+ * worker writes the earlier ones, up to the watermark (client_io.c).
+ *
+ * THE POLL
+ *
+ * While results are owed, main must not sleep in epoll_wait (they would
+ * wait for the next socket event), so it turns its loop with a zero
+ * timeout; epoll_wait then costs main a system call per turn for nothing.
+ * Valkey hands that call to a worker: a POLL job runs ae_poll with a zero
+ * timeout and publishes how many events fired, and main, instead of
+ * polling, asks whether the job is done (poll_custom). One flag,
+ * poll_state, makes sure at most one thread is ever in epoll_wait: main
+ * polls only while no POLL job is out, and sends one only when none is.
+ * The job goes to the shared inbox while at most 9 threads are active,
+ * counting main (the first free worker takes it), and above that to the
+ * workers' private inboxes in turn (Valkey's comment: fewer pollers
+ * contend on the shared inbox, private inboxes give lower latency at high
+ * thread counts).
+ *
+ * THE FREES
+ *
+ * An argument vector parsed by worker t was allocated by t's allocator
+ * arena; freeing it on t keeps the arenas balanced (with glibc's malloc as
+ * with jemalloc). After a command, each argument the keyspace kept (its
+ * refcount above 1) is released on main, and the rest go to t's private
+ * inbox in one job, unpublished until the loop's commit. The job carries
+ * no length: the last object to free has its refcount set to 0 as the
+ * end mark (Valkey's trick), and the other slots are NULL.
+ */
+#include "io_offload.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "ae.h"
+#include "client_io.h"
+#include "io_threads.h"
+#include "networking.h"
+#include "server.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* Main's bookkeeping. */
+static struct {
+    uint64_t reads_pending, writes_pending; /* results owed by workers */
+    uint64_t reads_done, writes_done, polls_done, argv_frees;
+    uint64_t fallbacks[IO_FALLBACK_COUNT];
+    uint64_t ignitions, scale_ups, scale_downs, guard_reverts, parks;
+    uint64_t last_change_us;
+    int poll_rr; /* the next private inbox a POLL job goes to */
+    /* Results taken during a drain (CONFIG SET io-threads), handled by the
+     * next before_sleep: a drain runs inside a command, and a result's
+     * main half would run other clients' commands. */
+    job_word *saved;
+    size_t saved_len, saved_cap;
+} io;
+
+/* The poll offload's one flag (see "The poll" above). */
+enum { IO_POLL_NONE = 0, IO_POLL_OUT, IO_POLL_DONE };
+static _Atomic int poll_state;
+static _Atomic int poll_fired; /* the POLL job's event count */
+
+/* Jobs each worker ran, by type: written by that worker only (relaxed;
+ * INFO reads them), one line per worker so their counting never shares. */
+static struct {
+    _Alignas(64) _Atomic uint64_t jobs[JOB_REQ_COUNT];
+} worker_stats[IO_THREADS_MAX];
+
+static void count_job(job_request type) {
+    atomic_fetch_add_explicit(&worker_stats[io_thread_id()].jobs[type], 1, memory_order_relaxed);
+}
+
+static uint64_t monotonic_us(void) { return util_monotonic_ns() / 1000; }
+
+/* ------------------------------------------------------ on a worker */
+
+/*@ worker-read */
+static void worker_read(void *payload) {
+    client *c = payload;
+    c->cur_tid = io_thread_id();
+    client_io_read(c);
+    count_job(JOB_REQ_READ_CLIENT);
+    /* Release: everything the read wrote into c is visible to a thread
+     * that sees COMPLETED with acquire (io_offload_wait_read). */
+    atomic_store_explicit(&c->io_read_state, CLIENT_IO_COMPLETED, memory_order_release);
+    io_threads_send_result(job_encode(c, JOB_RES_READ_CLIENT));
+}
+/*@ end */
+
+static void worker_write(void *payload) {
+    client *c = payload;
+    client_io_write(c);
+    count_job(JOB_REQ_WRITE_CLIENT);
+    atomic_store_explicit(&c->io_write_state, CLIENT_IO_COMPLETED, memory_order_release);
+    io_threads_send_result(job_encode(c, JOB_RES_WRITE_CLIENT));
+}
+
+/*@ worker-free-argv */
+static void worker_free_argv(void *payload) {
+    obj **argv = payload;
+    for (int i = 0;; i++) {
+        obj *o = argv[i];
+        if (!o) continue; /* released on main */
+        if (o->refcount == 0) { /* the end mark */
+            obj_free(o);
+            break;
+        }
+        obj_decr_ref(o);
+    }
+    zfree(argv);
+    count_job(JOB_REQ_FREE_ARGV);
+}
+/*@ end */
+
+/*@ worker-poll */
+static void worker_poll(void *payload) {
+    int n = ae_poll(payload, 0);
+    count_job(JOB_REQ_POLL);
+    atomic_store_explicit(&poll_fired, n, memory_order_relaxed);
+    /* Release: pairs with poll_custom's acquire, which then reads the
+     * fired events ae_poll stored and poll_fired. */
+    atomic_store_explicit(&poll_state, IO_POLL_DONE, memory_order_release);
+}
+/*@ end */
+
+/* ------------------------------------------------------- the call sites */
+
+static bool fallback(enum io_fallback why) {
+    io.fallbacks[why]++;
+    return false;
+}
+
+/*@ offload-read */
+bool io_offload_read(client *c) {
+    if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
+    if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))
+        return fallback(IO_FALLBACK_NOT_ELIGIBLE);
+    /* The token first: the enqueue publishes it with the job. */
+    atomic_store_explicit(&c->io_read_state, CLIENT_IO_PENDING, memory_order_relaxed);
+    if (!io_threads_submit(job_encode(c, JOB_REQ_READ_CLIENT))) {
+        atomic_store_explicit(&c->io_read_state, CLIENT_IO_IDLE, memory_order_relaxed);
+        return fallback(IO_FALLBACK_QUEUE_FULL);
+    }
+    io.reads_pending++;
+    return true;
+}
+/*@ end */
+
+/*@ offload-write */
+bool io_offload_write(client *c) {
+    if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
+    if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP) || !client_has_pending_replies(c))
+        return fallback(IO_FALLBACK_NOT_ELIGIBLE);
+    client_io_mark_write(c); /* step 5: the worker writes up to here */
+    atomic_store_explicit(&c->io_write_state, CLIENT_IO_PENDING, memory_order_relaxed);
+    if (!io_threads_submit(job_encode(c, JOB_REQ_WRITE_CLIENT))) {
+        atomic_store_explicit(&c->io_write_state, CLIENT_IO_IDLE, memory_order_relaxed);
+        return fallback(IO_FALLBACK_QUEUE_FULL);
+    }
+    io.writes_pending++;
+    return true;
+}
+/*@ end */
+
+/*@ offload-free-argv */
+bool io_offload_free_argv(client *c, int argc, obj **argv) {
+    int tid = c->cur_tid;
+    if (io_threads_active() < 2 || argc <= 0) return false;
+    if (tid < 1 || tid >= io_threads_active()) return false; /* allocated on main, or its worker is parked */
+    int last = -1;
+    for (int i = 0; i < argc; i++) {
+        if (argv[i]->refcount > 1) { /* the keyspace kept it: main's count */
+            obj_decr_ref(argv[i]);
+            argv[i] = NULL;
+        } else {
+            last = i;
+        }
+    }
+    if (last == -1) {
+        zfree(argv);
+        return true;
+    }
+    argv[last]->refcount = 0; /* the end mark */
+    if (!io_threads_submit_to(tid, job_encode(argv, JOB_REQ_FREE_ARGV))) {
+        argv[last]->refcount = 1;
+        for (int i = 0; i <= last; i++)
+            if (argv[i]) obj_decr_ref(argv[i]);
+        zfree(argv);
+        io.fallbacks[IO_FALLBACK_QUEUE_FULL]++;
+        return true; /* freed here after all */
+    }
+    io.argv_frees++;
+    return true;
+}
+/*@ end */
+
+void io_offload_wait_read(const client *c) {
+    while (atomic_load_explicit(&c->io_read_state, memory_order_acquire) == CLIENT_IO_PENDING) sched_yield();
+}
+
+/* ------------------------------------------------------------ results */
+
+/*@ take-results */
+static void handle_result(job_word r) {
+    client *c = job_ptr(r);
+    _Atomic uint8_t *state = job_type(r) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
+    /* Acquire: the worker's release store of COMPLETED came after its last
+     * touch of the client (the outbox's own acquire orders it too). */
+    if (atomic_load_explicit(state, memory_order_acquire) != CLIENT_IO_COMPLETED) {
+        server_log(LL_WARNING, "io_offload: result for client id=%llu in state %d", (unsigned long long)c->id,
+                   (int)atomic_load_explicit(state, memory_order_relaxed));
+        abort();
+    }
+    atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
+    if (job_type(r) == JOB_RES_READ_CLIENT) {
+        io.reads_pending--;
+        io.reads_done++;
+        if (c->flags & CLIENT_CLOSE_ASAP) return; /* freed in before_sleep */
+        server_phase(PHASE_READ);
+        client_read_done(c);
+    } else {
+        io.writes_pending--;
+        io.writes_done++;
+        if (c->flags & CLIENT_CLOSE_ASAP) return;
+        server_phase(PHASE_WRITE);
+        client_write_done(c, 1);
+    }
+}
+
+/* Valkey: processIOThreadsResponses. Batches of 16, until a round finds
+ * none: a result handled here may queue more work, whose results are
+ * taken on a later turn. */
+static void take_results(void) {
+    for (size_t i = 0; i < io.saved_len; i++) handle_result(io.saved[i]);
+    io.saved_len = 0;
+    if (io.reads_pending + io.writes_pending == 0) return;
+    job_word batch[16];
+    size_t n;
+    while ((n = io_threads_take_results(batch, 16)) > 0)
+        for (size_t i = 0; i < n; i++) handle_result(batch[i]);
+}
+/*@ end */
+
+/* ---------------------------------------------------------- the poll */
+
+/*@ poll-offload */
+/* ae's custom poll while a POLL job is out: no events until it is done. */
+static int poll_custom(ae_loop *el, int timeout_ms) {
+    (void)timeout_ms;
+    if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_DONE) return 0;
+    int n = atomic_load_explicit(&poll_fired, memory_order_relaxed);
+    atomic_store_explicit(&poll_state, IO_POLL_NONE, memory_order_relaxed);
+    ae_set_custom_poll(el, NULL);
+    io.polls_done++;
+    return n;
+}
+
+void io_offload_wait_poll(void) {
+    while (atomic_load_explicit(&poll_state, memory_order_acquire) == IO_POLL_OUT) sched_yield();
+}
+
+/* Valkey: trySendPollJobToIOThreads. Only while results are owed (else
+ * main sleeps in epoll_wait itself) and no POLL job is out. */
+static void try_send_poll(void) {
+    int active = io_threads_active();
+    if (active < 2 || io.reads_pending + io.writes_pending == 0) return;
+    if (atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE) return;
+    atomic_store_explicit(&poll_state, IO_POLL_OUT, memory_order_relaxed);
+    job_word job = job_encode(server.el, JOB_REQ_POLL);
+    bool sent;
+    if (active <= 9) {
+        sent = io_threads_submit(job);
+    } else {
+        io.poll_rr = io.poll_rr % (active - 1) + 1;
+        sent = io_threads_submit_to(io.poll_rr, job);
+        if (sent) io_threads_commit();
+    }
+    if (!sent) {
+        atomic_store_explicit(&poll_state, IO_POLL_NONE, memory_order_relaxed);
+        fallback(IO_FALLBACK_QUEUE_FULL);
+        return;
+    }
+    ae_set_custom_poll(server.el, poll_custom);
+}
+/*@ end */
+
+/* -------------------------------------------------------- the policy */
+
+static void set_active(int target) {
+    int before = io_threads_active();
+    if (target == before) return;
+    io_threads_set_active(target);
+    int after = io_threads_active();
+    if (after == before) return;
+    io.last_change_us = monotonic_us();
+    if (after > before) {
+        if (before == 1) io.ignitions++;
+        io.scale_ups++;
+    } else {
+        io.scale_downs++;
+        io.parks += (uint64_t)(before - after);
+    }
+}
+
+/* io-threads-always-active (Valkey's debug config of the same name): all
+ * workers wake as soon as a turn has events, and park on a turn that ends
+ * with nothing owed — the threads are on whenever there is work, and no
+ * idle pool spins. */
+static void always_active_after_sleep(int numevents) {
+    if (numevents > 0 && io_threads_active() < io_threads_num()) set_active(io_threads_num());
+}
+
+static void always_active_before_sleep(void) {
+    if (io_threads_active() > 1 && io_threads_pending() == 0 && io.reads_pending + io.writes_pending == 0)
+        set_active(1);
+}
+
+/* ------------------------------------------------------------ the loop */
+
+/*@ before-sleep */
+void io_offload_before_sleep(void) {
+    if (io_threads_num() < 2) return;
+    io_threads_commit();
+    if (server.io_threads_always_active) always_active_before_sleep();
+    try_send_poll();
+    /* Results are owed: do not sleep in epoll_wait waiting for them. */
+    ae_set_dont_wait(server.el, io.reads_pending + io.writes_pending > 0);
+}
+/*@ end */
+
+void io_offload_after_sleep(int numevents) {
+    if (io_threads_num() < 2) return;
+    if (server.io_threads_always_active) always_active_after_sleep(numevents);
+}
+
+void io_offload_take_results(void) {
+    if (io_threads_num() >= 2 || io.saved_len) take_results();
+}
+
+/* ------------------------------------------------------- start and stop */
+
+static void install_handlers(void) {
+    io_threads_set_handler(JOB_REQ_READ_CLIENT, worker_read);
+    io_threads_set_handler(JOB_REQ_WRITE_CLIENT, worker_write);
+    io_threads_set_handler(JOB_REQ_FREE_ARGV, worker_free_argv);
+    io_threads_set_handler(JOB_REQ_POLL, worker_poll);
+    io_threads_set_exit_hook(client_io_thread_exit);
+}
+
+void io_offload_init(void) {
+    install_handlers();
+    io_threads_init(server.io_threads_num);
+}
+
+/* Waits until every job has run and every owed result is in io.saved;
+ * false if that took longer than budget_ms. */
+static bool drain_into_saved(long long budget_ms) {
+    long long deadline = util_mstime() + budget_ms;
+    io_threads_commit();
+    for (;;) {
+        job_word batch[64];
+        size_t n = io_threads_take_results(batch, 64);
+        for (size_t i = 0; i < n; i++) {
+            if (io.saved_len == io.saved_cap) {
+                io.saved_cap = io.saved_cap ? io.saved_cap * 2 : 64;
+                io.saved = zrealloc(io.saved, io.saved_cap * sizeof(*io.saved));
+            }
+            io.saved[io.saved_len++] = batch[i];
+        }
+        bool poll_out = atomic_load_explicit(&poll_state, memory_order_acquire) == IO_POLL_OUT;
+        if (io_threads_pending() == 0 && !poll_out && io.saved_len == io.reads_pending + io.writes_pending)
+            return true;
+        if (util_mstime() > deadline) return false;
+        if (n == 0) sched_yield();
+    }
+}
+
+int io_offload_set_threads(int num, const char **err) {
+    if (num == io_threads_num()) return 1;
+    /* Workers never wait on main (the outbox spills instead), so a drain
+     * always ends; the budget only keeps a command from stalling the
+     * server for long if the workers are starved of CPU. */
+    if (io_threads_num() >= 2 && !drain_into_saved(1000)) {
+        *err = "Can't update IO threads under load, try again later";
+        return 0;
+    }
+    io_threads_shutdown();
+    io_threads_init(num);
+    io.last_change_us = monotonic_us();
+    return 1;
+}
+
+void io_offload_shutdown(void) {
+    if (io_threads_num() >= 2) {
+        drain_into_saved(10000);
+        /* Nobody will run these clients' main halves: give them back. */
+        for (size_t i = 0; i < io.saved_len; i++) {
+            client *c = job_ptr(io.saved[i]);
+            _Atomic uint8_t *state =
+                job_type(io.saved[i]) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
+            atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
+        }
+        io.reads_pending = io.writes_pending = 0;
+    }
+    io.saved_len = 0;
+    zfree(io.saved);
+    io.saved = NULL;
+    io.saved_cap = 0;
+    io_threads_shutdown();
+    client_io_thread_exit();
+}
+
+/* --------------------------------------------------------------- INFO */
+
+void io_offload_get_stats(io_offload_stats *out) {
+    memset(out, 0, sizeof(*out));
+    out->num = io_threads_num() ? io_threads_num() : 1;
+    out->active = io_threads_active() ? io_threads_active() : 1;
+    out->ignition_rule = server.io_threads_always_active ? "always-active" : "none";
+    out->ignitions = io.ignitions;
+    out->scale_ups = io.scale_ups;
+    out->scale_downs = io.scale_downs;
+    out->guard_reverts = io.guard_reverts;
+    out->parks = io.parks;
+    out->last_change_us = io.last_change_us;
+    out->queued = io_threads_num() ? io_threads_queued() : 0;
+    out->pending = io_threads_num() ? io_threads_pending() : 0;
+    out->reads_done = io.reads_done;
+    out->writes_done = io.writes_done;
+    out->polls_done = io.polls_done;
+    out->argv_frees = io.argv_frees;
+    memcpy(out->fallbacks, io.fallbacks, sizeof(out->fallbacks));
+}
+
+void io_offload_worker_jobs(int tid, uint64_t out[JOB_REQ_COUNT]) {
+    for (int t = 0; t < JOB_REQ_COUNT; t++)
+        out[t] = tid > 0 && tid < IO_THREADS_MAX
+                     ? atomic_load_explicit(&worker_stats[tid].jobs[t], memory_order_relaxed)
+                     : 0;
+}

@@ -1,0 +1,85 @@
+/* io_offload.h — step 4's offload decision and step 5's ignition, for the
+ * server's main thread.
+ *
+ * Steps 4 and 5 (clients layer). Owns: the job handlers the I/O threads
+ * run for the server, the decision at each call site whether a piece of
+ * work goes to a worker or stays on main (with the reason counted when it
+ * stays), taking the workers' results back, the poll offload, the argv
+ * frees, the policy that wakes and parks workers, and the io-threads
+ * setting at run time. io_offload.c opens with the design.
+ * Threads: main only, except the handlers inside io_offload.c, which run
+ * on workers.
+ * Valkey: src/io_threads.c (trySendReadToIOThreads,
+ * trySendWriteToIOThreads, trySendPollJobToIOThreads,
+ * tryOffloadFreeArgvToIOThreads, processIOThreadsResponses,
+ * IOThreadsBeforeSleep, IOThreadsAfterSleep, updateIOThreads).
+ */
+#ifndef SOLOIST_IO_OFFLOAD_H
+#define SOLOIST_IO_OFFLOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "job.h"
+
+/* Why a piece of work stayed on main (INFO iothreads io_fallbacks). */
+enum io_fallback {
+    IO_FALLBACK_INACTIVE = 0, /* no worker is active */
+    IO_FALLBACK_QUEUE_FULL,   /* the inbox refused the job */
+    IO_FALLBACK_NOT_ELIGIBLE, /* this client or job may not go now */
+    IO_FALLBACK_COUNT
+};
+
+/* Starts the pool with server.io_threads_num threads (none when 1) and
+ * installs the handlers. Once, from server_init. */
+void io_offload_init(void);
+/* Takes every owed result back, then stops the pool. */
+void io_offload_shutdown(void);
+
+/* The call sites' decisions. True: a worker owns that direction of c now
+ * (main must not touch it until the result is taken). False: main does
+ * the work itself, now. */
+bool io_offload_read(client *c);
+bool io_offload_write(client *c);
+/* True: argv (argc objects) went to the worker that allocated it; false:
+ * the caller frees it. */
+bool io_offload_free_argv(client *c, int argc, obj **argv);
+
+/* Waits until no worker is reading c (CLIENT LIST reads its input fields). */
+void io_offload_wait_read(const client *c);
+
+/* before_sleep, first: takes the workers' results and does their main
+ * halves (runs the commands of completed reads, finishes writes). */
+void io_offload_take_results(void);
+
+/* The event loop's hooks: before sleeping (results, commit, the policy,
+ * the poll offload) and after waking (the policy's event count). */
+void io_offload_before_sleep(void);
+void io_offload_after_sleep(int numevents);
+
+/* Waits until no POLL job is out (ae_resize may not run while a worker
+ * polls: CONFIG SET maxclients). */
+void io_offload_wait_poll(void);
+
+/* CONFIG SET io-threads: drains, then changes the pool's size. Returns
+ * nonzero on success; 0 with *err set when the pool could not drain in
+ * time (Valkey's "Can't update IO threads under load"). */
+int io_offload_set_threads(int num, const char **err);
+
+/* For INFO iothreads. */
+typedef struct io_offload_stats {
+    int num, active;
+    const char *ignition_rule;
+    uint64_t ignitions, scale_ups, scale_downs, guard_reverts, parks;
+    uint64_t last_change_us;
+    size_t queued, pending;
+    uint64_t reads_done, writes_done, polls_done, argv_frees;
+    uint64_t fallbacks[IO_FALLBACK_COUNT];
+} io_offload_stats;
+void io_offload_get_stats(io_offload_stats *out);
+/* Jobs of each request type worker tid (1 .. num - 1) has run. */
+void io_offload_worker_jobs(int tid, uint64_t out[JOB_REQ_COUNT]);
+
+#endif
