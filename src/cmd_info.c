@@ -20,6 +20,8 @@
 #include "client.h"
 #include "commands.h"
 #include "db.h"
+#include "io_offload.h"
+#include "io_threads.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -86,7 +88,8 @@ static void info_threads(text *t) {
     server_phase(server.phase_now); /* charge the running phase up to now */
     static const char *names[PHASE_COUNT] = {"poll", "read", "exec", "write", "other"};
     phase_totals pt = server_phase_totals();
-    text_printf(t, "# Threads\r\nio_threads_active:0\r\nio_threads_configured:%d\r\n", server.io_threads_num);
+    text_printf(t, "# Threads\r\nio_threads_active:%d\r\nio_threads_configured:%d\r\n", io_threads_active() > 1,
+                server.io_threads_num);
     for (int p = 0; p < PHASE_COUNT; p++) {
         text_printf(t, "main_thread_%s_us:%llu\r\nmain_thread_%s_calls:%llu\r\n", names[p],
                     (unsigned long long)(server.phase_ns[p] / 1000), names[p],
@@ -103,6 +106,38 @@ static void info_threads(text *t) {
                     pt.busy_ns ? (double)ns / (double)pt.busy_ns : 0.0);
     }
     text_printf(t, "main_thread_serial_share:%.4f\r\n", pt.serial_share);
+}
+/*@ end */
+
+/*@ info-iothreads */
+/* What a reader watches during a benchmark (steps 4 and 5): how many
+ * threads are awake, what the policy did, what each worker ran, and why
+ * work stayed on main. */
+static void info_iothreads(text *t) {
+    io_offload_stats st;
+    io_offload_get_stats(&st);
+    text_printf(t,
+                "# Iothreads\r\nio_threads:%d\r\nio_threads_active:%d\r\nio_threads_ignition_rule:%s\r\n"
+                "io_threads_ignitions:%llu\r\nio_threads_scale_ups:%llu\r\nio_threads_scale_downs:%llu\r\n"
+                "io_threads_guard_reverts:%llu\r\nio_threads_last_change_us:%llu\r\nio_threads_queued:%zu\r\n"
+                "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
+                "io_threads_argv_frees:%llu\r\n",
+                st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions,
+                (unsigned long long)st.scale_ups, (unsigned long long)st.scale_downs,
+                (unsigned long long)st.guard_reverts, (unsigned long long)st.last_change_us, st.queued, st.pending,
+                (unsigned long long)st.parks, (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees);
+    for (int tid = 1; tid < st.num; tid++) {
+        uint64_t j[JOB_REQ_COUNT];
+        io_offload_worker_jobs(tid, j);
+        text_printf(t, "io_thread_%d:reads=%llu,writes=%llu,free_argv=%llu,free_obj=%llu,polls=%llu,accepts=%llu\r\n",
+                    tid, (unsigned long long)j[JOB_REQ_READ_CLIENT], (unsigned long long)j[JOB_REQ_WRITE_CLIENT],
+                    (unsigned long long)j[JOB_REQ_FREE_ARGV], (unsigned long long)j[JOB_REQ_FREE_OBJ],
+                    (unsigned long long)j[JOB_REQ_POLL], (unsigned long long)j[JOB_REQ_ACCEPT]);
+    }
+    text_printf(t, "io_fallbacks:inactive=%llu,queue_full=%llu,not_eligible=%llu\r\n",
+                (unsigned long long)st.fallbacks[IO_FALLBACK_INACTIVE],
+                (unsigned long long)st.fallbacks[IO_FALLBACK_QUEUE_FULL],
+                (unsigned long long)st.fallbacks[IO_FALLBACK_NOT_ELIGIBLE]);
 }
 /*@ end */
 
@@ -123,16 +158,19 @@ static void gen_info(text *t, int argc, obj **argv) {
                     "server_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
                     "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
                     "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
-                    "configured_hz:%d\r\nexecutable:soloist-server\r\nconfig_file:%s\r\nio_threads_active:0\r\n",
+                    "configured_hz:%d\r\nexecutable:soloist-server\r\nconfig_file:%s\r\nio_threads_active:%d\r\n",
                     SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine,
                     (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid,
                     server.runid, server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
-                    server.configfile ? server.configfile : "");
+                    server.configfile ? server.configfile : "", io_threads_active() > 1);
     }
     SECTION("clients", 1) {
         size_t max_in = 0, max_out = 0;
         for (client *c = server.clients; c; c = c->next) {
-            if (c->qb_cap > max_in) max_in = c->qb_cap;
+            /* A worker may be growing the query buffer of a client whose
+             * read it owns: only idle inputs are looked at. */
+            if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE && c->qb_cap > max_in)
+                max_in = c->qb_cap;
             if (client_output_bytes(c) > max_out) max_out = client_output_bytes(c);
         }
         text_printf(t,
@@ -154,6 +192,8 @@ static void gen_info(text *t, int argc, obj **argv) {
                        "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
     }
     SECTION("stats", 1) {
+        io_offload_stats io_stats;
+        io_offload_get_stats(&io_stats);
         text_printf(t,
                     "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
                     "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
@@ -163,14 +203,15 @@ static void gen_info(text *t, int argc, obj **argv) {
                     "instantaneous_ops_per_sec:%lld\r\ninstantaneous_input_kbps:%.2f\r\n"
                     "instantaneous_output_kbps:%.2f\r\nexpired_stale_perc:%.2f\r\n"
                     "expire_cycle_cpu_milliseconds:%lld\r\n"
-                    "io_threaded_reads_processed:0\r\nio_threaded_writes_processed:0\r\n",
+                    "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n",
                     server.stat_numconnections, server.stat_numcommands, server.stat_net_input_bytes,
                     server.stat_net_output_bytes, server.stat_rejected_conn, db_stat.expired_keys,
                     db_stat.keyspace_hits, db_stat.keyspace_misses, server.stat_client_qbuf_limit_disconnections,
                     server.stat_client_outbuf_limit_disconnections, server.stat_total_reads,
                     server.stat_total_writes, server.stat_total_error_replies, server_instantaneous_metric(0),
                     (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
-                    (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000);
+                    (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000,
+                    (unsigned long long)io_stats.reads_done, (unsigned long long)io_stats.writes_done);
     }
     SECTION("replication", 1) {
         text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
@@ -185,6 +226,7 @@ static void gen_info(text *t, int argc, obj **argv) {
                     tv_sec(self.ru_stime), tv_sec(self.ru_utime), tv_sec(thread.ru_stime), tv_sec(thread.ru_utime));
     }
     SECTION("threads", 1) { info_threads(t); }
+    SECTION("iothreads", 1) { info_iothreads(t); }
     SECTION("commandstats", 0) {
         text_printf(t, "# Commandstats\r\n");
         size_t cursor = 0;
