@@ -98,12 +98,19 @@ static struct {
     uint64_t ignitions, scale_ups, scale_downs, guard_reverts, parks;
     uint64_t last_change_us;
     int poll_rr; /* the next private inbox a POLL job goes to */
-    /* Results taken during a drain (CONFIG SET io-threads), handled by the
-     * next before_sleep: a drain runs inside a command, and a result's
+    /* Results taken from the outbox and not handled yet: taken[taken_pos,
+     * taken_len). A drain (CONFIG SET io-threads) appends here and leaves
+     * them for before_sleep: it runs inside a command, and a result's
      * main half would run other clients' commands. */
-    job_word *saved;
-    size_t saved_len, saved_cap;
+    job_word *taken;
+    size_t taken_pos, taken_len, taken_cap;
 } io;
+
+static void taken_reserve(size_t more) {
+    if (io.taken_len + more <= io.taken_cap) return;
+    while (io.taken_cap < io.taken_len + more) io.taken_cap = io.taken_cap ? io.taken_cap * 2 : 64;
+    io.taken = zrealloc(io.taken, io.taken_cap * sizeof(*io.taken));
+}
 
 /* The poll offload's one flag (see "The poll" above). */
 enum { IO_POLL_NONE = 0, IO_POLL_OUT, IO_POLL_DONE };
@@ -277,17 +284,21 @@ static void handle_result(job_word r) {
     }
 }
 
-/* Valkey: processIOThreadsResponses. Batches of 16, until a round finds
- * none: a result handled here may queue more work, whose results are
- * taken on a later turn. */
+/* Valkey: processIOThreadsResponses. Results are taken in batches of 16
+ * into io.taken and handled from there, one by one. They wait there, not
+ * on the stack, because handling one may run CONFIG SET io-threads, whose
+ * drain must see every result already taken and not yet handled. */
 static void take_results(void) {
-    for (size_t i = 0; i < io.saved_len; i++) handle_result(io.saved[i]);
-    io.saved_len = 0;
-    if (io.reads_pending + io.writes_pending == 0) return;
-    job_word batch[16];
-    size_t n;
-    while ((n = io_threads_take_results(batch, 16)) > 0)
-        for (size_t i = 0; i < n; i++) handle_result(batch[i]);
+    for (;;) {
+        if (io.taken_pos == io.taken_len) {
+            io.taken_pos = io.taken_len = 0;
+            if (io.reads_pending + io.writes_pending == 0) return;
+            taken_reserve(16);
+            io.taken_len = io_threads_take_results(io.taken, 16);
+            if (io.taken_len == 0) return;
+        }
+        handle_result(io.taken[io.taken_pos++]);
+    }
 }
 /*@ end */
 
@@ -383,9 +394,7 @@ void io_offload_after_sleep(int numevents) {
     if (server.io_threads_always_active) always_active_after_sleep(numevents);
 }
 
-void io_offload_take_results(void) {
-    if (io_threads_num() >= 2 || io.saved_len) take_results();
-}
+void io_offload_take_results(void) { take_results(); }
 
 /* ------------------------------------------------------- start and stop */
 
@@ -402,23 +411,18 @@ void io_offload_init(void) {
     io_threads_init(server.io_threads_num);
 }
 
-/* Waits until every job has run and every owed result is in io.saved;
+/* Waits until every job has run and every owed result is in io.taken;
  * false if that took longer than budget_ms. */
-static bool drain_into_saved(long long budget_ms) {
+static bool drain_into_taken(long long budget_ms) {
     long long deadline = util_mstime() + budget_ms;
     io_threads_commit();
     for (;;) {
-        job_word batch[64];
-        size_t n = io_threads_take_results(batch, 64);
-        for (size_t i = 0; i < n; i++) {
-            if (io.saved_len == io.saved_cap) {
-                io.saved_cap = io.saved_cap ? io.saved_cap * 2 : 64;
-                io.saved = zrealloc(io.saved, io.saved_cap * sizeof(*io.saved));
-            }
-            io.saved[io.saved_len++] = batch[i];
-        }
+        taken_reserve(64);
+        size_t n = io_threads_take_results(io.taken + io.taken_len, 64);
+        io.taken_len += n;
         bool poll_out = atomic_load_explicit(&poll_state, memory_order_acquire) == IO_POLL_OUT;
-        if (io_threads_pending() == 0 && !poll_out && io.saved_len == io.reads_pending + io.writes_pending)
+        if (io_threads_pending() == 0 && !poll_out &&
+            io.taken_len - io.taken_pos == io.reads_pending + io.writes_pending)
             return true;
         if (util_mstime() > deadline) return false;
         if (n == 0) sched_yield();
@@ -430,7 +434,10 @@ int io_offload_set_threads(int num, const char **err) {
     /* Workers never wait on main (the outbox spills instead), so a drain
      * always ends; the budget only keeps a command from stalling the
      * server for long if the workers are starved of CPU. */
-    if (io_threads_num() >= 2 && !drain_into_saved(1000)) {
+    if (io_threads_num() >= 2 && !drain_into_taken(1000)) {
+        server_log(LL_WARNING, "io-threads %d -> %d refused: %zu jobs still running, %llu results owed after 1 s",
+                   io_threads_num(), num, io_threads_pending(),
+                   (unsigned long long)(io.reads_pending + io.writes_pending - (io.taken_len - io.taken_pos)));
         *err = "Can't update IO threads under load, try again later";
         return 0;
     }
@@ -442,20 +449,19 @@ int io_offload_set_threads(int num, const char **err) {
 
 void io_offload_shutdown(void) {
     if (io_threads_num() >= 2) {
-        drain_into_saved(10000);
+        drain_into_taken(10000);
         /* Nobody will run these clients' main halves: give them back. */
-        for (size_t i = 0; i < io.saved_len; i++) {
-            client *c = job_ptr(io.saved[i]);
+        for (size_t i = io.taken_pos; i < io.taken_len; i++) {
+            client *c = job_ptr(io.taken[i]);
             _Atomic uint8_t *state =
-                job_type(io.saved[i]) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
+                job_type(io.taken[i]) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
             atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
         }
         io.reads_pending = io.writes_pending = 0;
     }
-    io.saved_len = 0;
-    zfree(io.saved);
-    io.saved = NULL;
-    io.saved_cap = 0;
+    zfree(io.taken);
+    io.taken = NULL;
+    io.taken_pos = io.taken_len = io.taken_cap = 0;
     io_threads_shutdown();
     client_io_thread_exit();
 }

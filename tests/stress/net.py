@@ -91,6 +91,7 @@ class Ctx:
         self.port = server.port
         self.round = 0
         self.saved = 0
+        self.side_clients = 0  # connections held open beside the phases' own (stress.py's --flip-io-threads)
 
     def save(self, what, data):
         """Keeps a failing input for replay; returns its path."""
@@ -222,12 +223,14 @@ def connected_clients(ctx, sock):
 
 
 def wait_clients(ctx, sock, want, timeout=5.0):
-    """Polls INFO until connected_clients <= want; returns it."""
+    """Polls INFO until connected_clients <= want (plus the side
+    connections ctx holds open); returns it less those."""
+    want += ctx.side_clients
     deadline = time.monotonic() + timeout
     while True:
         n = connected_clients(ctx, sock)
         if n <= want:
-            return n
+            return n - ctx.side_clients
         if time.monotonic() > deadline:
             raise Failure("connected_clients is %d, expected %d: closed clients not freed" % (n, want))
         time.sleep(0.02)

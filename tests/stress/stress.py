@@ -43,6 +43,12 @@ disconnect; never a crash, a hang or a lost reply. Each round runs:
      "max number of clients reached" and a close). Afterwards INFO must
      count only the connections still open.
 
+ (d) with --flip-io-threads N: all along, a side connection sets
+     io-threads to a random count from 1 to N every 20-200 ms (CONFIG SET
+     at run time while the phases above keep the threads busy). Each
+     answer must be +OK or Valkey's refusal "Can't update IO threads
+     under load"; the rounds' own checks then prove no reply was lost.
+
 After all rounds: PING on a fresh connection, SIGTERM gives exit status
 0, and the server's stderr holds no sanitizer report (a leak included).
 
@@ -56,6 +62,7 @@ import argparse
 import os
 import random
 import sys
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -99,6 +106,40 @@ def discover_commands(ctx):
 
 CHECKS = ["pipelines", "garbage", "unauthenticated garbage", "SCAN beside writers", "big replies and vanishing clients",
           "alive after the rounds", "SIGTERM exits 0", "no sanitizer report"]
+FLIP_CHECK = "CONFIG SET io-threads under load"
+
+
+class Flipper(threading.Thread):
+    """(d): changes io-threads at random moments until stopped."""
+
+    def __init__(self, ctx, seed, most):
+        super().__init__(daemon=True)
+        self.ctx, self.rng, self.most = ctx, random.Random("%d:flip" % seed), most
+        self.stopping = threading.Event()
+        self.sets = self.refusals = 0
+        self.errors = []
+
+    def run(self):
+        try:
+            s = connect(self.ctx.port)
+        except OSError as e:
+            self.errors.append("cannot connect: %s" % e)
+            return
+        try:
+            while not self.stopping.wait(self.rng.uniform(0.02, 0.2)):
+                n = self.rng.randint(1, self.most)
+                r = self.ctx.command(s, "CONFIG", "SET", "io-threads", str(n))
+                if r == b"+OK\r\n":
+                    self.sets += 1
+                elif b"Can't update IO threads under load" in r:
+                    self.refusals += 1
+                else:
+                    self.errors.append("CONFIG SET io-threads %d answered %r" % (n, r[:200]))
+                    return
+        except (Failure, OSError) as e:
+            self.errors.append("side connection: %s" % e)
+        finally:
+            close(s, False)
 
 
 def main():
@@ -110,7 +151,11 @@ def main():
     ap.add_argument("--time-budget", type=float, default=50.0, help="start no round after this many seconds")
     ap.add_argument("--log-dir", default=os.path.join(REPO, "build", "stress-logs"))
     ap.add_argument("--server-arg", action="append", default=[], help="one more server flag (repeatable)")
+    ap.add_argument("--flip-io-threads", type=int, default=0, metavar="N",
+                    help="(d): set io-threads to a random 1..N every 20-200 ms during the rounds")
     args = ap.parse_args()
+    if args.flip_io_threads:
+        CHECKS.insert(CHECKS.index("alive after the rounds"), FLIP_CHECK)
     if args.seed is None:
         args.seed = int.from_bytes(os.urandom(4), "little")
     os.makedirs(args.log_dir, exist_ok=True)
@@ -138,6 +183,11 @@ def main():
         discover_commands(ctx)
     except (Failure, OSError, ValueError) as e:
         print("note: could not read the server's command table (%s); using gen.py's" % e)
+    flipper = None
+    if args.flip_io_threads:
+        flipper = Flipper(ctx, args.seed, args.flip_io_threads)
+        ctx.side_clients = 1
+        flipper.start()
     t0 = time.monotonic()
     done = 0
     for r in rounds:
@@ -177,6 +227,15 @@ def main():
         if not server.alive():
             break
 
+    if flipper:
+        flipper.stopping.set()
+        flipper.join(30)
+        ctx.side_clients = 0
+        ran[FLIP_CHECK] = 1
+        if flipper.is_alive():
+            fails[FLIP_CHECK].append("the side connection hung")
+        fails[FLIP_CHECK] += flipper.errors
+        print("io-threads changed %d times, refused %d times" % (flipper.sets, flipper.refusals))
     ran["alive after the rounds"] = 1
     try:
         ctx.ping()
