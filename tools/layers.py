@@ -46,7 +46,7 @@ LAYERS = [
      "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "object.[ch]", "zmalloc.[ch]", "util.[ch]", "siphash.[ch]"],
      "may": []},
     {"name": "threads", "why": "code a worker thread runs moves words: it knows no client and no keyspace",
-     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]"],
+     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]", "ignition.[ch]"],
      "may": ["plumbing"]},
     {"name": "keyspace", "why": "the keyspace knows no socket and no client: only the soloist touches it",
      "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset.[ch]"],
