@@ -64,7 +64,9 @@
  * the pool is held at two threads, 100 ms are left for it to settle
  * (IGNITION_GUARD_SETTLE_US), and over the next 300 ms
  * (IGNITION_GUARD_WINDOW_US) main's commands per second and its CPU per
- * command are compared with the 300 ms before ignition. The threads paid
+ * command are compared with the last 200 ms before ignition
+ * (IGNITION_GUARD_BEFORE_US: shorter than the shortest ignition lag, so
+ * "before" never reaches back past the step that caused it). The threads paid
  * if throughput rose by 10 % (a closed loop, or an open loop main could
  * not keep up with), or if it held within 5 % while main's CPU per
  * command fell by 15 % (an open loop: the same work, and main has room to
@@ -101,9 +103,11 @@
  * for ten steps of the new regime; window: long enough that a 10 % change
  * stands out of the jitter of 10 ms samples (the recorded traces vary by
  * a few per cent over 100 ms), short enough that a probation that fails
- * costs little. The ratios are per cent. */
+ * costs little. Before: four CPU samples, less than the five the fastest
+ * ignition needs. The ratios are per cent. */
 #define IGNITION_GUARD_SETTLE_US 100000
 #define IGNITION_GUARD_WINDOW_US 300000
+#define IGNITION_GUARD_BEFORE_US 200000
 #define IGNITION_GUARD_GAIN_PCT 110   /* throughput up 10 %: paid */
 #define IGNITION_GUARD_HOLD_PCT 95    /* throughput within 5 % ... */
 #define IGNITION_GUARD_RELIEF_PCT 85  /* ... and main's CPU per command down 15 %: paid */
@@ -224,9 +228,10 @@ static uint64_t cpu_per_command(ignition_point a, ignition_point b) {
     return b.commands > a.commands ? (b.cpu_us - a.cpu_us) * 1000000 / (b.commands - a.commands) : 0;
 }
 
-/* At ignition: "before" is the newest point and the one a window back
- * (or the oldest kept). No probation when main ran no commands: there is
- * nothing to judge by, and the scaling rule parks an idle pool anyway. */
+/* At ignition: "before" runs from the point IGNITION_GUARD_BEFORE_US back
+ * (or the oldest kept) to the newest. If main ran no commands in it, any
+ * throughput after counts as a gain: there is nothing to judge by, and the
+ * scaling rule parks a pool with nothing to do. */
 static void guard_start(ignition *ig, const ignition_sample *s) {
     if (ig->npoints < 2) return;
     int newest = (ig->npoints - 1) % IGNITION_GUARD_POINTS;
@@ -235,11 +240,10 @@ static void guard_start(ignition *ig, const ignition_sample *s) {
     for (int k = 1; k <= back; k++) {
         int i = (newest - k + IGNITION_GUARD_POINTS) % IGNITION_GUARD_POINTS;
         from = i;
-        if (ig->points[newest].us - ig->points[i].us >= IGNITION_GUARD_WINDOW_US) break;
+        if (ig->points[newest].us - ig->points[i].us >= IGNITION_GUARD_BEFORE_US) break;
     }
     ig->before = ig->points[from];
     ig->before_end = ig->points[newest];
-    if (ig->before_end.commands == ig->before.commands) return;
     ig->probation = PROBATION_SETTLING;
     ig->ignited_us = s->now_us;
 }

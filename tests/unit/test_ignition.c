@@ -53,6 +53,8 @@ typedef struct trace {
 typedef struct regime {
     unsigned cmds, user, sys, busy; /* per cent of main alone */
     size_t queued;                  /* depth while the load is on */
+    uint64_t warmup_us;             /* after the pool grows from 1, for this long ... */
+    unsigned warmup;                /* ... every figure is at this per cent instead */
 } regime;
 
 static char data_dir[512];
@@ -107,9 +109,11 @@ static regime load_regime(const char *name) {
     char line[256], n[64];
     regime g;
     while (fgets(line, sizeof line, f))
-        if (sscanf(line, "%63[^,],%u,%u,%u,%u,%zu", n, &g.cmds, &g.user, &g.sys, &g.busy, &g.queued) == 6 &&
+        if (sscanf(line, "%63[^,],%u,%u,%u,%u,%zu,%" SCNu64 ",%u", n, &g.cmds, &g.user, &g.sys, &g.busy, &g.queued,
+                   &g.warmup_us, &g.warmup) == 8 &&
             !strcmp(n, name)) {
             fclose(f);
+            g.warmup_us *= MS;
             return g;
         }
     fclose(f);
@@ -186,7 +190,7 @@ static unsigned load_level(const trace *t, bool busy) {
 typedef struct run {
     ignition ig;
     uint64_t first_ignition;  /* µs from the first row; NEVER if none */
-    uint64_t first_down_after_off;
+    uint64_t first_down, first_down_after_off;
     uint64_t last_up;         /* the last move up */
     uint64_t alone_again;     /* from here to the end main is alone; NEVER if not */
     uint64_t threaded_us;     /* time with workers active */
@@ -199,13 +203,32 @@ typedef struct run {
     uint64_t max_backoff;
 } run;
 
+/* How the simulated pool behaves: the regime while workers are active
+ * (`then` from switch_at on, if set), and how many scale-downs it refuses
+ * before it obeys. */
+typedef struct pool {
+    const regime *g, *then;
+    uint64_t switch_at;
+    int refuse;
+} pool;
+
+static row scale(row d, const regime *g, uint64_t since_grown) {
+    if (since_grown < g->warmup_us)
+        return (row){d.t, d.user * g->warmup / 100, d.sys * g->warmup / 100, d.busy * g->warmup / 100,
+                     d.cmds * g->warmup / 100};
+    return (row){d.t, d.user * g->user / 100, d.sys * g->sys / 100, d.busy * g->busy / 100, d.cmds * g->cmds / 100};
+}
+
 /* Replays t through a policy of `rule` over a pool of num threads. While
- * workers are active each row's increments are scaled by g. The pool
- * refuses the first `refuse` scale-downs it is asked for. */
-static void replay(run *out, const trace *t, ignition_rule rule, int num, const regime *g, int refuse) {
+ * workers are active each row's increments are scaled by the pool's
+ * regime. */
+static void replay_pool(run *out, const trace *t, ignition_rule rule, int num, pool p) {
+    const regime *g = p.g;
+    int refuse = p.refuse;
+    uint64_t grown = 0;
     memset(out, 0, sizeof *out);
     ignition_init(&out->ig, rule);
-    out->first_ignition = out->first_down_after_off = out->alone_again = NEVER;
+    out->first_ignition = out->first_down = out->first_down_after_off = out->alone_again = NEVER;
     row acc = {0};
     int active = 1;
     for (size_t i = 0; i < t->n; i++) {
@@ -213,11 +236,9 @@ static void replay(run *out, const trace *t, ignition_rule rule, int num, const 
         bool on = now >= t->on && now < t->off;
         if (i > 0) {
             row d = row_sub(t->r[i], t->r[i - 1]);
+            if (p.then && now >= p.switch_at) g = p.then;
             if (active > 1) {
-                d.user = d.user * g->user / 100;
-                d.sys = d.sys * g->sys / 100;
-                d.busy = d.busy * g->busy / 100;
-                d.cmds = d.cmds * g->cmds / 100;
+                d = scale(d, g, now - grown);
                 out->threaded_us += d.t;
                 if (on) out->threaded_load_us += d.t;
             }
@@ -234,10 +255,12 @@ static void replay(run *out, const trace *t, ignition_rule rule, int num, const 
         }
         if (target == active) continue;
         if (active == 1) {
+            grown = now;
             if (out->first_ignition == NEVER) out->first_ignition = now;
             if (now >= t->off) out->ignitions_after_off++;
             if (out->n_ignitions < 64) out->ignition_at[out->n_ignitions++] = now;
         }
+        if (target < active && out->first_down == NEVER) out->first_down = now;
         if (target < active && now >= t->off && out->first_down_after_off == NEVER) out->first_down_after_off = now;
         if (target > active) out->last_up = now;
         if (i + 1 < t->n) *(target > active ? &out->ups : &out->downs) += 1;
@@ -245,6 +268,10 @@ static void replay(run *out, const trace *t, ignition_rule rule, int num, const 
         out->alone_again = active == 1 ? now : NEVER;
         if (active > out->max_active) out->max_active = active;
     }
+}
+
+static void replay(run *out, const trace *t, ignition_rule rule, int num, const regime *g, int refuse) {
+    replay_pool(out, t, rule, num, (pool){g, NULL, 0, refuse});
 }
 
 static const ignition_rule RULES[] = {IGNITION_GUARDED, IGNITION_RUSAGE, IGNITION_ACTIVE_TIME};
@@ -372,6 +399,22 @@ static void test_step_scales_down_after_the_load(void **state) {
     free(t.r);
 }
 
+/* Threads that find nothing to do are parked, but not within a second of
+ * their ignition: the pinned rules' first scale-down comes at the first
+ * decision after the cooldown. */
+static void test_no_scale_down_within_the_cooldown(void **state) {
+    (void)state;
+    trace t = load_trace("recorded-burst.csv");
+    regime g = load_regime("idle-queue");
+    for (size_t k = 1; k < N_RULES; k++) {
+        run r;
+        replay(&r, &t, RULES[k], 4, &g, 0);
+        assert_int_equal(r.max_active, 2);
+        assert_in_range(r.first_down - r.first_ignition, COOLDOWN_US + 1, COOLDOWN_US + DECISION_US + IGNITION_SAMPLE_US);
+    }
+    free(t.r);
+}
+
 /* A 1 s closed-loop burst (50 connections, main's sys near 85 %): every
  * rule ignites inside the burst and the threads are parked after it. */
 static void test_burst(void **state) {
@@ -409,6 +452,7 @@ static void test_stale_mean_reignites_the_pinned_rules(void **state) {
     assert_int_equal(r.ignitions_after_off, 0);
     assert_int_equal(r.ig.ignitions, 1);
     assert_true(r.alone_again != NEVER);
+    free(t.r);
 }
 
 /* Two cores at pipeline 1: threads halve throughput (closed loop) or take
@@ -438,6 +482,85 @@ static void test_guard_reverts_when_threads_do_not_pay(void **state) {
         assert_counters_match(&guarded);
         free(t.r);
     }
+}
+
+/* The same judgement when threads make each command cheaper for main but
+ * the clients get fewer answers: throughput counts first. */
+static void test_guard_reverts_cheaper_but_slower(void **state) {
+    (void)state;
+    trace t = load_trace("recorded-burst.csv");
+    regime g = load_regime("nopay-slower");
+    run r;
+    replay(&r, &t, IGNITION_GUARDED, 4, &g, 0);
+    assert_int_equal(r.ig.guard_reverts, 1);
+    free(t.r);
+}
+
+/* CONSTRUCTED: a step to 100 % sys ignites 250 ms in, the fastest any
+ * rule can; threads then cost a tenth of the throughput. "Before" must
+ * not reach back into the idle time ahead of the step, or the loss would
+ * look like a gain. */
+static void test_guard_before_window_stays_inside_the_load(void **state) {
+    (void)state;
+    trace t = constant_trace(0, 100, 100000, 1000, 2000, 0);
+    regime g = load_regime("nopay-slight");
+    run r;
+    replay(&r, &t, IGNITION_GUARDED, 4, &g, 0);
+    assert_true(r.ig.guard_reverts >= 1);
+    assert_int_equal(r.first_down - r.first_ignition, 400 * MS); /* settle + window, exactly */
+    free(t.r);
+}
+
+/* CONSTRUCTED: a 400 ms step to 100 % sys, on a machine where threads do
+ * not pay. The load ends during the probation's window, so its throughput
+ * falls for a reason that is not the threads: no verdict, no revert, no
+ * backoff; the queue rule parks the pool as usual. */
+static void test_guard_no_verdict_when_the_load_leaves(void **state) {
+    (void)state;
+    trace t = constant_trace(0, 100, 100000, 1000, 400, 2000);
+    regime g = load_regime("nopay-closed");
+    run r;
+    replay(&r, &t, IGNITION_GUARDED, 4, &g, 0);
+    assert_int_equal(r.ig.ignitions, 1);
+    assert_int_equal(r.ig.guard_reverts, 0);
+    assert_int_equal(r.ig.backoff_us, 0);
+    assert_int_equal(r.ig.scale_downs, 1);
+    assert_true(r.alone_again != NEVER);
+    free(t.r);
+}
+
+/* Threads that pay, but whose first 100 ms are worse than main alone
+ * (the worker waits for the scheduler): the probation lets them settle
+ * before it measures, and keeps them. */
+static void test_guard_lets_the_pool_settle(void **state) {
+    (void)state;
+    trace t = load_trace("recorded-step.csv");
+    regime g = load_regime("pays-open-slow-start");
+    run r;
+    replay(&r, &t, IGNITION_GUARDED, 4, &g, 0);
+    assert_int_equal(r.ig.ignitions, 1);
+    assert_int_equal(r.ig.guard_reverts, 0);
+    free(t.r);
+}
+
+/* CONSTRUCTED: the recorded burst's load repeated for a minute; for its
+ * first 20 s threads do not pay, then they do (say the clients started
+ * pipelining). The guard tries again once the backoff runs out, keeps the
+ * threads this time, and forgets the backoff. */
+static void test_guard_tries_again_and_resets_the_backoff(void **state) {
+    (void)state;
+    trace src = load_trace("recorded-burst.csv");
+    trace t = looped_trace(&src, 60);
+    regime nopay = load_regime("nopay-closed"), pays = load_regime("pays-closed");
+    run r;
+    replay_pool(&r, &t, IGNITION_GUARDED, 4, (pool){&nopay, &pays, t.on + 20000 * MS, 0});
+    assert_true(r.ig.guard_reverts >= 4);
+    assert_int_equal(r.ig.backoff_us, 0);
+    assert_true(r.ignition_at[r.n_ignitions - 1] <= t.on + 20000 * MS + 16000 * MS + 1000 * MS);
+    assert_true(r.threaded_load_us >= 20000 * MS);
+    assert_int_equal(r.max_active, 4);
+    free(src.r);
+    free(t.r);
 }
 
 /* Threads that pay are kept: more commands/s (closed loop), or the same
@@ -569,9 +692,15 @@ int main(void) {
         cmocka_unit_test(test_ignition_needs_five_samples_at_least),
         cmocka_unit_test(test_rusage_and_active_time_thresholds),
         cmocka_unit_test(test_step_scales_down_after_the_load),
+        cmocka_unit_test(test_no_scale_down_within_the_cooldown),
         cmocka_unit_test(test_burst),
         cmocka_unit_test(test_stale_mean_reignites_the_pinned_rules),
         cmocka_unit_test(test_guard_reverts_when_threads_do_not_pay),
+        cmocka_unit_test(test_guard_reverts_cheaper_but_slower),
+        cmocka_unit_test(test_guard_before_window_stays_inside_the_load),
+        cmocka_unit_test(test_guard_no_verdict_when_the_load_leaves),
+        cmocka_unit_test(test_guard_lets_the_pool_settle),
+        cmocka_unit_test(test_guard_tries_again_and_resets_the_backoff),
         cmocka_unit_test(test_guard_keeps_threads_that_pay),
         cmocka_unit_test(test_backoff_is_bounded),
         cmocka_unit_test(test_refused_scale_downs_are_asked_again),
