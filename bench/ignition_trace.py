@@ -118,7 +118,7 @@ def write(path, shape, what, rows, marks, argv):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default=os.path.join(bl.ROOT, "tests", "data", "ignition"))
-    ap.add_argument("--rate", type=int, default=30000, help="the step's open-loop rate (requests/s)")
+    ap.add_argument("--rate", type=int, default=60000, help="the step's open-loop rate (requests/s)")
     ap.add_argument("--only", default="step,burst,light")
     args = ap.parse_args()
     bl.install_cleanup()

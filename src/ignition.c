@@ -27,10 +27,11 @@
  * A high sys share says main spends its time in read, write and
  * epoll_wait, the work a worker can take; the second clause catches a
  * main thread busy parsing in user space. The newer rule replaces both
- * with one portable figure. The window is deliberately slow: a step to a
- * level L (per cent) ignites after ceil(16 * 30 / L) samples, 250 ms at
- * the very least (L = 100) and 650 ms for a step to 40 %, so a spike of a
- * few hundred milliseconds never wakes a thread.
+ * with one portable figure. The window is deliberately slow: a step from
+ * idle to a level L (per cent) ignites after floor(16 * 30 / L) + 1
+ * samples, 250 ms at the very least (L = 100, two and a half of the
+ * server's 100 ms cron periods) and 650 ms for a step to 40 %, so a spike
+ * of a few hundred milliseconds never wakes a thread.
  *
  * Scaling (after ignition). Each step while workers are active samples
  * the shared inbox's depth; every 16th sample (160 ms at one step per
@@ -43,8 +44,9 @@
  * sample's active says so and the next decision asks again. Back at one
  * thread, ignition is armed again.
  *
- * RUSAGE and ACTIVE_TIME are Valkey's rules exactly, and so is one of
- * their consequences: the mean is sampled only while main is alone, so
+ * RUSAGE and ACTIVE_TIME are Valkey's rules exactly, with a consequence
+ * that follows from the rules as written (read from them, not seen on a
+ * running Valkey): the mean is sampled only while main is alone, so
  * it still holds the load from before ignition when the pool comes back
  * to one thread, and the first new sample spans the whole threaded
  * period. If those old samples are high the rule ignites again at once,
@@ -70,15 +72,20 @@
  * if throughput rose by 10 % (a closed loop, or an open loop main could
  * not keep up with), or if it held within 5 % while main's CPU per
  * command fell by 15 % (an open loop: the same work, and main has room to
- * spare). If throughput fell below a quarter the load itself went away,
- * and there is nothing to judge. Otherwise the guard sends the pool back
- * to one thread (guard_reverts) and refuses to ignite for a backoff that
+ * spare). Otherwise the guard sends the pool back to one thread
+ * (guard_reverts) and refuses to ignite for a backoff that
  * starts at 1 s and doubles with each revert in a row, up to 64 s; a
- * probation that paid resets it. A machine where threads never pay thus
- * spends at most 0.4 s in 64 on trying (under 1 %), and a load that
+ * probation that paid resets it. A revert the pool refuses is asked for
+ * again at every step. A machine where threads never pay thus spends, in
+ * the long run, 0.4 s in every 64 on trying (under 1 %), and a load that
  * changes (clients start pipelining, a core frees up) is tried again
- * within about a minute. The guard judges ignition only: after it, a
- * thread too many shows as an empty queue, which the scaling rule handles.
+ * within about a minute. The guard does not ask why throughput fell: if
+ * the load left during the window, the threads were not needed either,
+ * and the revert costs only the backoff (the next ignition waits a second
+ * longer); telling the two apart by how far throughput fell would let a
+ * pool that ruins throughput pass for a load that left. The guard judges
+ * ignition only: after it, a thread too many shows as an empty queue,
+ * which the scaling rule handles.
  */
 #include "ignition.h"
 
@@ -104,14 +111,20 @@
  * stands out of the jitter of 10 ms samples (the recorded traces vary by
  * a few per cent over 100 ms), short enough that a probation that fails
  * costs little. Before: four CPU samples, less than the five the fastest
- * ignition needs. The ratios are per cent. */
+ * ignition needs. The ratios (per cent) are each about twice the
+ * recorded jitter, and the relief asked of main is larger than the gain
+ * asked of throughput because CPU per command is the noisier quotient. */
 #define IGNITION_GUARD_SETTLE_US 100000
 #define IGNITION_GUARD_WINDOW_US 300000
 #define IGNITION_GUARD_BEFORE_US 200000
 #define IGNITION_GUARD_GAIN_PCT 110   /* throughput up 10 %: paid */
 #define IGNITION_GUARD_HOLD_PCT 95    /* throughput within 5 % ... */
 #define IGNITION_GUARD_RELIEF_PCT 85  /* ... and main's CPU per command down 15 %: paid */
-#define IGNITION_GUARD_GONE_PCT 25    /* throughput below a quarter: the load left */
+/* The backoff: the first as long as the cooldown (a pool the guard parked
+ * gets no sooner second chance than one the queue rule parked); doubling,
+ * so a machine where threads never pay stops trying within a few
+ * minutes' worth of tries; capped, so a load that changes is tried again
+ * within about a minute. */
 #define IGNITION_BACKOFF_MIN_US 1000000
 #define IGNITION_BACKOFF_MAX_US 64000000
 
@@ -205,10 +218,12 @@ static int ask(ignition *ig, int target, int why, uint64_t now_us) {
     return target;
 }
 
-/* Counts the change the previous step asked for, once the pool made it. */
+/* Counts the change the previous step asked for, if the pool made it (a
+ * refused one is asked for again: a revert at the next step, a scale-down
+ * at the next decision). */
 static void count_change(ignition *ig, int active) {
     if (!ig->asked || active != ig->asked) {
-        if (!ig->reverting) ig->asked = 0; /* refused: the next decision asks again */
+        ig->asked = 0;
         return;
     }
     uint64_t *counter[] = {[ASK_IGNITION] = &ig->ignitions, [ASK_SCALE_UP] = &ig->scale_ups,
@@ -263,7 +278,6 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
     ig->probation = PROBATION_NONE;
     uint64_t rate_b = per_second(ig->before, ig->before_end), rate_a = per_second(ig->after, now);
     uint64_t cpc_b = cpu_per_command(ig->before, ig->before_end), cpc_a = cpu_per_command(ig->after, now);
-    if (rate_a * 100 < rate_b * IGNITION_GUARD_GONE_PCT) return true; /* the load left */
     bool gained = rate_a * 100 >= rate_b * IGNITION_GUARD_GAIN_PCT;
     bool relieved = rate_a * 100 >= rate_b * IGNITION_GUARD_HOLD_PCT && cpc_a * 100 <= cpc_b * IGNITION_GUARD_RELIEF_PCT;
     if (gained || relieved) {
