@@ -292,6 +292,13 @@ static void assert_counters_match(const run *r) {
     assert_int_equal(r->ig.scale_downs + r->ig.guard_reverts, (uint64_t)r->downs);
 }
 
+/* Replays t under each rule in turn, runs[k] for RULES[k], with the
+ * regime called `name` and a pool that obeys. */
+static void replay_rules(run *runs, const trace *t, const char *name, int num) {
+    regime g = load_regime(name);
+    for (size_t k = 0; k < N_RULES; k++) replay(&runs[k], t, RULES[k], num, &g, 0);
+}
+
 /* ---- tests ----------------------------------------------------------- */
 
 /* Idle, then 2,000 requests/s: main's sys share stays in single figures
@@ -299,10 +306,10 @@ static void assert_counters_match(const run *r) {
 static void test_light_load_never_ignites(void **state) {
     (void)state;
     trace t = load_trace("recorded-light.csv");
-    regime g = load_regime("pays-open");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-open", 4);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 4, &g, 0);
+        const run r = runs[k];
         assert_int_equal(r.first_ignition, NEVER);
         assert_int_equal(r.ig.ignitions, 0);
     }
@@ -314,10 +321,10 @@ static void test_light_load_never_ignites(void **state) {
 static void test_step_ignites_within_its_lag(void **state) {
     (void)state;
     trace t = load_trace("recorded-step.csv");
-    regime g = load_regime("pays-open");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-open", 4);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 4, &g, 0);
+        const run r = runs[k];
         unsigned level = load_level(&t, RULES[k] == IGNITION_ACTIVE_TIME);
         uint64_t lag = r.first_ignition - t.on;
         printf("step, %-11s ignites %" PRIu64 " ms after the step (%.1f cron periods of 100 ms; level %u %%, "
@@ -337,10 +344,10 @@ static void test_step_ignites_within_its_lag(void **state) {
 static void test_ignition_needs_five_samples_at_least(void **state) {
     (void)state;
     trace t = constant_trace(0, 100, 100000, 1000, 2000, 500); /* CONSTRUCTED */
-    regime g = load_regime("pays-closed");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-closed", 2);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 2, &g, 0);
+        const run r = runs[k];
         assert_in_range(r.first_ignition - t.on, 4 * 50 * MS + 10 * MS, 5 * 50 * MS + 10 * MS);
     }
     free(t.r);
@@ -381,10 +388,10 @@ static void test_rusage_and_active_time_thresholds(void **state) {
 static void test_step_scales_down_after_the_load(void **state) {
     (void)state;
     trace t = load_trace("recorded-step.csv");
-    regime g = load_regime("pays-open");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-open", 4);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 4, &g, 0);
+        const run r = runs[k];
         assert_int_equal(r.max_active, 4);
         assert_true(r.first_down_after_off != NEVER);
         printf("step, %-11s first scale-down %" PRIu64 " ms after the load ended\n", ignition_rule_name(RULES[k]),
@@ -405,10 +412,10 @@ static void test_step_scales_down_after_the_load(void **state) {
 static void test_no_scale_down_within_the_cooldown(void **state) {
     (void)state;
     trace t = load_trace("recorded-burst.csv");
-    regime g = load_regime("idle-queue");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "idle-queue", 4);
     for (size_t k = 1; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 4, &g, 0);
+        const run r = runs[k];
         assert_int_equal(r.max_active, 2);
         assert_in_range(r.first_down - r.first_ignition, COOLDOWN_US + 1, COOLDOWN_US + DECISION_US + IGNITION_SAMPLE_US);
     }
@@ -420,10 +427,10 @@ static void test_no_scale_down_within_the_cooldown(void **state) {
 static void test_burst(void **state) {
     (void)state;
     trace t = load_trace("recorded-burst.csv");
-    regime g = load_regime("pays-closed");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-closed", 4);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 4, &g, 0);
+        const run r = runs[k];
         unsigned level = load_level(&t, RULES[k] == IGNITION_ACTIVE_TIME);
         printf("burst, %-11s ignites %" PRIu64 " ms into it (level %u %%)\n", ignition_rule_name(RULES[k]),
                (r.first_ignition - t.on) / MS, level);
@@ -667,10 +674,10 @@ static void test_target_always_in_range(void **state) {
 static void test_one_thread_is_always_one(void **state) {
     (void)state;
     trace t = load_trace("recorded-burst.csv");
-    regime g = load_regime("pays-closed");
+    run runs[N_RULES];
+    replay_rules(runs, &t, "pays-closed", 1);
     for (size_t k = 0; k < N_RULES; k++) {
-        run r;
-        replay(&r, &t, RULES[k], 1, &g, 0);
+        const run r = runs[k];
         assert_int_equal(r.first_ignition, NEVER);
     }
     free(t.r);
