@@ -46,7 +46,7 @@ LAYERS = [
      "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "object.[ch]", "zmalloc.[ch]", "util.[ch]", "siphash.[ch]"],
      "may": []},
     {"name": "threads", "why": "code a worker thread runs moves words: it knows no client and no keyspace",
-     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]"],
+     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]", "ignition.[ch]"],
      "may": ["plumbing"]},
     {"name": "worker-io", "why": "a worker's half of a client's I/O touches the client alone: no statistic, "
                                  "no configuration, no event loop, no keyspace",

@@ -1,0 +1,342 @@
+/* ignition.c — when to wake the I/O threads, and how many to keep awake.
+ *
+ * Step 5 (threads layer). Main thread only. See ignition.h for what the
+ * caller samples.
+ * Valkey: src/io_threads.c — IOThreadsBeforeSleep, IOThreadsAfterSleep;
+ * src/server.c — trackInstantaneousMetric, getInstantaneousMetric.
+ *
+ * Why a policy at all. Threads are not free. An active worker with no
+ * work spins on its park mutex at full speed (io_threads.c), and every
+ * request handed to a worker costs main an enqueue and a dequeue and
+ * costs the machine two cache-line trips. When main has time to spare the
+ * pool buys nothing and burns a core; on a machine with fewer cores than
+ * threads it takes the core the main thread or the clients needed. So the
+ * pool starts with main alone and wakes workers only when main is busy.
+ *
+ * Ignition (main alone -> main and one worker). Every 50 ms
+ * (IGNITION_CPU_SAMPLE_US) while main is alone, the caller's cumulative
+ * figures become rates — the share of one core main spent in the kernel,
+ * in user space, and (for the newer rule) busy in its event loop — and
+ * each rate goes into a 16-slot mean (ignition_mean). The mean counts all
+ * 16 slots, so it is an 800 ms window, and from idle it climbs by a
+ * sixteenth of the new level each sample:
+ *
+ *   RUSAGE       sys mean > 30 %, or sys > 5 % and user > 50 %
+ *   ACTIVE_TIME  busy mean > 30 %
+ *
+ * A high sys share says main spends its time in read, write and
+ * epoll_wait, the work a worker can take; the second clause catches a
+ * main thread busy parsing in user space. The newer rule replaces both
+ * with one portable figure. The window is deliberately slow: a step from
+ * idle to a level L (per cent) ignites after floor(16 * 30 / L) + 1
+ * samples, 250 ms at the very least (L = 100, two and a half of the
+ * server's 100 ms cron periods) and 650 ms for a step to 40 %, so a spike
+ * of a few hundred milliseconds never wakes a thread.
+ *
+ * Scaling (after ignition). Each step while workers are active samples
+ * the shared inbox's depth; every 16th sample (160 ms at one step per
+ * IGNITION_SAMPLE_US) decides on the mean of the last 16 depths: above 1,
+ * requests wait for a worker, so one more thread (up to num); exactly 0,
+ * and no ignition or scale-up for a second (IGNITION_COOLDOWN_US), so one
+ * fewer. A scale-down does not restart the cooldown, so once the load is
+ * gone the pool shrinks one thread per decision. The pool may refuse a
+ * scale-down (a worker still holds jobs only it can run); the next
+ * sample's active says so and the next decision asks again. Back at one
+ * thread, ignition is armed again.
+ *
+ * RUSAGE and ACTIVE_TIME are Valkey's rules exactly, with a consequence
+ * that follows from the rules as written (read from them, not seen on a
+ * running Valkey): the mean is sampled only while main is alone, so
+ * it still holds the load from before ignition when the pool comes back
+ * to one thread, and the first new sample spans the whole threaded
+ * period. If those old samples are high the rule ignites again at once,
+ * with no load, and a second later scales down, once per cooldown until
+ * the old samples age out (test_ignition.c replays it on a recorded
+ * trace). GUARDED starts the mean afresh whenever the pool returns to
+ * main alone.
+ *
+ * The guard (GUARDED, the default: "adaptive must not hurt"). Threads pay
+ * only when main was the bottleneck and the machine has a core for the
+ * worker. On two cores at pipeline depth 1 neither holds: main's
+ * per-request cost is the syscalls, handing them to a worker adds the
+ * queue trips, and the worker's core is the clients' core. Redis 7.0
+ * with io-threads 2 on such a machine serves fewer requests than with
+ * one. The CPU rule cannot see that, because it looks at main alone
+ * before ignition; the guard looks after. Ignition starts a probation:
+ * the pool is held at two threads, 100 ms are left for it to settle
+ * (IGNITION_GUARD_SETTLE_US), and over the next 300 ms
+ * (IGNITION_GUARD_WINDOW_US) main's commands per second and its CPU per
+ * command are compared with the last 200 ms before ignition
+ * (IGNITION_GUARD_BEFORE_US: shorter than the shortest ignition lag, so
+ * "before" never reaches back past the step that caused it). The threads paid
+ * if throughput rose by 10 % (a closed loop, or an open loop main could
+ * not keep up with), or if it held within 5 % while main's CPU per
+ * command fell by 15 % (an open loop: the same work, and main has room to
+ * spare). Otherwise the guard sends the pool back to one thread
+ * (guard_reverts) and refuses to ignite for a backoff that
+ * starts at 1 s and doubles with each revert in a row, up to 64 s; a
+ * probation that paid resets it. A revert the pool refuses is asked for
+ * again at every step. A machine where threads never pay thus spends, in
+ * the long run, 0.4 s in every 64 on trying (under 1 %), and a load that
+ * changes (clients start pipelining, a core frees up) is tried again
+ * within about a minute. The guard does not ask why throughput fell: if
+ * the load left during the window, the threads were not needed either,
+ * and the revert costs only the backoff (the next ignition waits a second
+ * longer); telling the two apart by how far throughput fell would let a
+ * pool that ruins throughput pass for a load that left. The guard judges
+ * ignition only: after it, a thread too many shows as an empty queue,
+ * which the scaling rule handles.
+ */
+#include "ignition.h"
+
+#include <string.h>
+#include <strings.h>
+
+/* Valkey samples main's CPU once in 50 ms (IOThreadsBeforeSleep). */
+#define IGNITION_CPU_SAMPLE_US 50000
+/* The thresholds, parts per million of one core (Valkey's
+ * IO_IGNITION_CPU_SYS 30.0, IO_IGNITION_CPU_SYS_LOW 5.0,
+ * IO_IGNITION_CPU_USER 50.0; the newer IO_IGNITION_MAIN_THREAD_ACTIVE_PERCENT
+ * 30, which its comment calls low enough to start the next thread quickly). */
+#define IGNITION_SYS_PPM 300000
+#define IGNITION_SYS_LOW_PPM 50000
+#define IGNITION_USER_PPM 500000
+#define IGNITION_ACTIVE_PPM 300000
+/* No scale-down within a second of the last ignition or scale-up
+ * (Valkey's IO_COOLDOWN_MS): a thread is not parked while the queue it
+ * was woken for may still be filling. */
+#define IGNITION_COOLDOWN_US 1000000
+/* The guard. Settle: long enough for the woken worker to be scheduled and
+ * for ten steps of the new regime; window: long enough that a 10 % change
+ * stands out of the jitter of 10 ms samples (the recorded traces vary by
+ * a few per cent over 100 ms), short enough that a probation that fails
+ * costs little. Before: four CPU samples, less than the five the fastest
+ * ignition needs. The ratios (per cent) are each about twice the
+ * recorded jitter, and the relief asked of main is larger than the gain
+ * asked of throughput because CPU per command is the noisier quotient. */
+#define IGNITION_GUARD_SETTLE_US 100000
+#define IGNITION_GUARD_WINDOW_US 300000
+#define IGNITION_GUARD_BEFORE_US 200000
+#define IGNITION_GUARD_GAIN_PCT 110   /* throughput up 10 %: paid */
+#define IGNITION_GUARD_HOLD_PCT 95    /* throughput within 5 % ... */
+#define IGNITION_GUARD_RELIEF_PCT 85  /* ... and main's CPU per command down 15 %: paid */
+/* The backoff: the first as long as the cooldown (a pool the guard parked
+ * gets no sooner second chance than one the queue rule parked); doubling,
+ * so a machine where threads never pay stops trying within a few
+ * minutes' worth of tries; capped, so a load that changes is tried again
+ * within about a minute. */
+#define IGNITION_BACKOFF_MIN_US 1000000
+#define IGNITION_BACKOFF_MAX_US 64000000
+
+/* Why the pool was asked to move, for the counters. */
+enum { ASK_IGNITION = 1, ASK_SCALE_UP, ASK_SCALE_DOWN, ASK_REVERT };
+
+/* Probation's phases. */
+enum { PROBATION_NONE = 0, PROBATION_SETTLING, PROBATION_MEASURING };
+
+static const char *const rule_names[IGNITION_RULE_COUNT] = {
+    [IGNITION_GUARDED] = "guarded",
+    [IGNITION_RUSAGE] = "rusage",
+    [IGNITION_ACTIVE_TIME] = "active-time",
+};
+
+const char *ignition_rule_name(ignition_rule r) {
+    return (unsigned)r < IGNITION_RULE_COUNT ? rule_names[r] : "unknown";
+}
+
+int ignition_rule_parse(const char *name) {
+    for (int r = 0; name && r < IGNITION_RULE_COUNT; r++)
+        if (!strcasecmp(name, rule_names[r])) return r;
+    return -1;
+}
+
+void ignition_init(ignition *ig, ignition_rule rule) {
+    memset(ig, 0, sizeof *ig);
+    ig->rule = (unsigned)rule < IGNITION_RULE_COUNT ? rule : IGNITION_GUARDED;
+    ig->last_active = 1;
+}
+
+/*@ ignition-mean */
+/* Adds one sample of a cumulative value's rate since the last call
+ * (Valkey's trackInstantaneousMetric with factor 1e6): the first call
+ * only remembers where to measure from. */
+static void mean_track(ignition_mean *m, uint64_t value, uint64_t now_us) {
+    if (m->primed) {
+        uint64_t dt = now_us - m->last_us, dv = value - m->last_value;
+        m->samples[m->idx] = dt ? dv * 1000000 / dt : 0;
+        m->idx = (m->idx + 1) % IGNITION_METRIC_SAMPLES;
+    }
+    m->primed = true;
+    m->last_value = value;
+    m->last_us = now_us;
+}
+
+/* The mean of all 16 slots, filled or not (getInstantaneousMetric). */
+static uint64_t mean_get(const ignition_mean *m) {
+    uint64_t sum = 0;
+    for (int i = 0; i < IGNITION_METRIC_SAMPLES; i++) sum += m->samples[i];
+    return sum / IGNITION_METRIC_SAMPLES;
+}
+/*@ end */
+
+/*@ ignition-rule */
+static bool should_ignite(const ignition *ig) {
+    if (ig->rule == IGNITION_ACTIVE_TIME) return mean_get(&ig->busy) > IGNITION_ACTIVE_PPM;
+    uint64_t sys = mean_get(&ig->sys), user = mean_get(&ig->user);
+    return sys > IGNITION_SYS_PPM || (sys > IGNITION_SYS_LOW_PPM && user > IGNITION_USER_PPM);
+}
+/*@ end */
+
+static ignition_point point_of(const ignition_sample *s) {
+    return (ignition_point){s->now_us, s->main_user_us + s->main_sys_us, s->commands};
+}
+
+/* Main alone: every 50 ms, one sample into each mean, and (for the guard)
+ * one point into the ring it measures "before" from. */
+static void sample_cpu(ignition *ig, const ignition_sample *s) {
+    if (ig->sys.primed && s->now_us - ig->last_cpu_sample_us < IGNITION_CPU_SAMPLE_US) return;
+    ig->last_cpu_sample_us = s->now_us;
+    mean_track(&ig->sys, s->main_sys_us, s->now_us);
+    mean_track(&ig->user, s->main_user_us, s->now_us);
+    mean_track(&ig->busy, s->main_active_us, s->now_us);
+    ig->points[ig->npoints++ % IGNITION_GUARD_POINTS] = point_of(s);
+}
+
+/* Forgets main's CPU history (GUARDED, when the pool returns to main
+ * alone): the next ignition is decided on samples taken since. */
+static void restart_cpu(ignition *ig) {
+    memset(&ig->sys, 0, sizeof ig->sys);
+    memset(&ig->user, 0, sizeof ig->user);
+    memset(&ig->busy, 0, sizeof ig->busy);
+    ig->npoints = 0;
+}
+
+static int ask(ignition *ig, int target, int why, uint64_t now_us) {
+    ig->asked = target;
+    ig->asked_why = why;
+    ig->asked_us = now_us;
+    return target;
+}
+
+/* Counts the change the previous step asked for, if the pool made it (a
+ * refused one is asked for again: a revert at the next step, a scale-down
+ * at the next decision). */
+static void count_change(ignition *ig, int active) {
+    if (!ig->asked || active != ig->asked) {
+        ig->asked = 0;
+        return;
+    }
+    uint64_t *counter[] = {[ASK_IGNITION] = &ig->ignitions, [ASK_SCALE_UP] = &ig->scale_ups,
+                           [ASK_SCALE_DOWN] = &ig->scale_downs, [ASK_REVERT] = &ig->guard_reverts};
+    (*counter[ig->asked_why])++;
+    ig->last_change_us = ig->asked_us;
+    ig->asked = 0;
+}
+
+/*@ ignition-guard */
+/* Commands per second and CPU µs per command between two points, scaled
+ * by 1e6 to stay in integers. */
+static uint64_t per_second(ignition_point a, ignition_point b) {
+    return b.us > a.us ? (b.commands - a.commands) * 1000000 / (b.us - a.us) : 0;
+}
+static uint64_t cpu_per_command(ignition_point a, ignition_point b) {
+    return b.commands > a.commands ? (b.cpu_us - a.cpu_us) * 1000000 / (b.commands - a.commands) : 0;
+}
+
+/* At ignition: "before" runs from the point IGNITION_GUARD_BEFORE_US back
+ * (or the oldest kept) to the newest. If main ran no commands in it, any
+ * throughput after counts as a gain: there is nothing to judge by, and the
+ * scaling rule parks a pool with nothing to do. */
+static void guard_start(ignition *ig, const ignition_sample *s) {
+    if (ig->npoints < 2) return;
+    int newest = (ig->npoints - 1) % IGNITION_GUARD_POINTS;
+    int back = ig->npoints < IGNITION_GUARD_POINTS ? ig->npoints - 1 : IGNITION_GUARD_POINTS - 1;
+    int from = newest;
+    for (int k = 1; k <= back; k++) {
+        int i = (newest - k + IGNITION_GUARD_POINTS) % IGNITION_GUARD_POINTS;
+        from = i;
+        if (ig->points[newest].us - ig->points[i].us >= IGNITION_GUARD_BEFORE_US) break;
+    }
+    ig->before = ig->points[from];
+    ig->before_end = ig->points[newest];
+    ig->probation = PROBATION_SETTLING;
+    ig->ignited_us = s->now_us;
+}
+
+/* During probation: false while it goes on, true once it is over, with
+ * *revert saying whether the threads go back to sleep. */
+static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
+    *revert = false;
+    if (ig->probation == PROBATION_SETTLING) {
+        if (s->now_us - ig->ignited_us < IGNITION_GUARD_SETTLE_US) return false;
+        ig->after = point_of(s);
+        ig->probation = PROBATION_MEASURING;
+        return false;
+    }
+    ignition_point now = point_of(s);
+    if (now.us - ig->after.us < IGNITION_GUARD_WINDOW_US) return false;
+    ig->probation = PROBATION_NONE;
+    uint64_t rate_b = per_second(ig->before, ig->before_end), rate_a = per_second(ig->after, now);
+    uint64_t cpc_b = cpu_per_command(ig->before, ig->before_end), cpc_a = cpu_per_command(ig->after, now);
+    bool gained = rate_a * 100 >= rate_b * IGNITION_GUARD_GAIN_PCT;
+    bool relieved = rate_a * 100 >= rate_b * IGNITION_GUARD_HOLD_PCT && cpc_a * 100 <= cpc_b * IGNITION_GUARD_RELIEF_PCT;
+    if (gained || relieved) {
+        ig->backoff_us = 0;
+        return true;
+    }
+    ig->backoff_us = ig->backoff_us ? ig->backoff_us * 2 : IGNITION_BACKOFF_MIN_US;
+    if (ig->backoff_us > IGNITION_BACKOFF_MAX_US) ig->backoff_us = IGNITION_BACKOFF_MAX_US;
+    ig->not_before_us = s->now_us + ig->backoff_us;
+    *revert = true;
+    return true;
+}
+/*@ end */
+
+/*@ ignition-step */
+int ignition_step(ignition *ig, const ignition_sample *s) {
+    int num = s->num < 1 ? 1 : s->num;
+    int active = s->active < 1 ? 1 : s->active > num ? num : s->active;
+    bool guarded = ig->rule == IGNITION_GUARDED;
+    count_change(ig, active);
+
+    if (active == 1) {
+        /* Main alone: the ignition check (IOThreadsBeforeSleep samples,
+         * IOThreadsAfterSleep decides). */
+        if (ig->last_active > 1 && guarded) restart_cpu(ig);
+        ig->last_active = 1;
+        ig->reverting = false;
+        ig->probation = PROBATION_NONE;
+        if (num == 1) return 1;
+        sample_cpu(ig, s);
+        if (!should_ignite(ig)) return 1;
+        if (guarded && s->now_us < ig->not_before_us) return 1;
+        ig->last_scale_us = s->now_us;
+        if (guarded) guard_start(ig, s);
+        return ask(ig, 2, ASK_IGNITION, s->now_us);
+    }
+    ig->last_active = active;
+    if (ig->reverting) return ask(ig, 1, ASK_REVERT, ig->asked_us);
+
+    /* Workers active: one queue-depth sample per step. */
+    ig->depth[ig->depth_samples++ % IGNITION_METRIC_SAMPLES] = s->queued;
+    if (ig->probation != PROBATION_NONE) {
+        bool revert;
+        if (!guard_judge(ig, s, &revert)) return active;
+        if (revert) {
+            ig->reverting = true;
+            return ask(ig, 1, ASK_REVERT, s->now_us);
+        }
+    }
+    if (ig->depth_samples % IGNITION_METRIC_SAMPLES) return active;
+    size_t sum = 0;
+    for (int i = 0; i < IGNITION_METRIC_SAMPLES; i++) sum += ig->depth[i];
+    size_t avg = sum / IGNITION_METRIC_SAMPLES;
+    if (avg > 1 && active < num) {
+        ig->last_scale_us = s->now_us;
+        return ask(ig, active + 1, ASK_SCALE_UP, s->now_us);
+    }
+    if (avg == 0 && s->now_us - ig->last_scale_us > IGNITION_COOLDOWN_US)
+        return ask(ig, active - 1, ASK_SCALE_DOWN, s->now_us);
+    return active;
+}
+/*@ end */

@@ -1,0 +1,115 @@
+/* ignition.h — when to wake the I/O threads, and how many to keep awake.
+ *
+ * Step 5 (threads layer). Owns: the policy's state and its counters, and
+ * nothing else: it reads numbers the caller samples (the main thread's
+ * CPU, commands processed, the shared inbox's depth, the pool's size) and
+ * answers with how many threads should be active. It moves no thread
+ * and reads no clock: the caller does both, so the policy is a pure
+ * function of the samples, and a test can replay a trace through it.
+ * Threads: main only (one ignition per pool, no locking).
+ * Valkey: src/io_threads.c — IOThreadsBeforeSleep (the CPU sampling),
+ * IOThreadsAfterSleep (ignition and scaling); src/server.c —
+ * trackInstantaneousMetric and getInstantaneousMetric (the 16-sample
+ * mean). ignition.c explains the policy.
+ */
+#ifndef SOLOIST_IGNITION_H
+#define SOLOIST_IGNITION_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Call ignition_step at most this often (Valkey's IO_SAMPLE_RATE_MS): each
+ * call while workers are active is one sample of the queue depth. */
+#define IGNITION_SAMPLE_US 10000
+
+/* The 16-sample means (Valkey's STATS_METRIC_SAMPLES). */
+#define IGNITION_METRIC_SAMPLES 16
+
+typedef enum {
+    IGNITION_GUARDED = 0, /* RUSAGE, then a probation that undoes what did not pay (the default) */
+    IGNITION_RUSAGE,      /* main's sys CPU > 30 %, or sys > 5 % and user > 50 % (Valkey 9.1's rule) */
+    IGNITION_ACTIVE_TIME, /* main's event loop busy > 30 % of wall time (the newer rule) */
+    IGNITION_RULE_COUNT
+} ignition_rule;
+
+/* What the caller samples before each step. Counters are cumulative and
+ * never go backwards; times are microseconds of one monotonic clock. */
+typedef struct ignition_sample {
+    uint64_t now_us;         /* monotonic */
+    uint64_t main_user_us;   /* cumulative, getrusage(RUSAGE_THREAD) */
+    uint64_t main_sys_us;    /* cumulative */
+    uint64_t main_active_us; /* cumulative event-loop busy time (for ACTIVE_TIME) */
+    uint64_t commands;       /* cumulative commands processed (for the guard) */
+    size_t queued;           /* shared inbox depth now */
+    int active, num;         /* threads active / configured, counting main */
+} ignition_sample;
+
+/* A 16-sample mean of a rate, as Valkey keeps its instantaneous metrics:
+ * each sample is (value's increase) * 1e6 / (time's increase), parts per
+ * million of one core; the mean counts all 16 slots, filled or not. */
+typedef struct ignition_mean {
+    uint64_t samples[IGNITION_METRIC_SAMPLES];
+    int idx;
+    bool primed; /* last_* hold a sample to measure the next from */
+    uint64_t last_value, last_us;
+} ignition_mean;
+
+/* A point the guard measures rates between: main's CPU and commands. */
+typedef struct ignition_point {
+    uint64_t us, cpu_us, commands;
+} ignition_point;
+
+#define IGNITION_GUARD_POINTS 8
+
+typedef struct ignition {
+    ignition_rule rule;
+
+    /* Ignition: main's CPU, sampled every IGNITION_CPU_SAMPLE_US while
+     * main is alone. */
+    uint64_t last_cpu_sample_us;
+    ignition_mean sys, user, busy;
+
+    /* Scaling: the queue depth, one sample a step while workers are
+     * active, and a decision every IGNITION_METRIC_SAMPLES samples. */
+    size_t depth[IGNITION_METRIC_SAMPLES];
+    uint64_t depth_samples;
+    uint64_t last_scale_us; /* last ignition or scale-up (not scale-down) */
+
+    /* The guard (GUARDED only). */
+    ignition_point points[IGNITION_GUARD_POINTS]; /* while alone, every CPU sample */
+    int npoints;
+    int probation;          /* 0 none; 1 settling; 2 measuring */
+    ignition_point before;  /* rates before ignition: from points[] ... */
+    ignition_point before_end;
+    ignition_point after;   /* ... and after: from the end of settling */
+    uint64_t ignited_us;
+    uint64_t backoff_us;    /* the next revert's wait; 0 after threads paid */
+    uint64_t not_before_us; /* no ignition until then */
+    bool reverting;         /* asking for 1 until the pool gets there */
+    int last_active;        /* active at the previous step */
+
+    /* What the last step asked for and why, so that the counters count
+     * what the pool did, not what it was asked. */
+    int asked, asked_why;
+    uint64_t asked_us;
+
+    /* Counters, for INFO iothreads. */
+    uint64_t ignitions, scale_ups, scale_downs, guard_reverts;
+    uint64_t last_change_us; /* when the pool last moved (monotonic µs) */
+} ignition;
+
+/* A fresh policy: main alone, nothing sampled yet. */
+void ignition_init(ignition *ig, ignition_rule rule);
+
+/* One step: takes the sample, answers the number of threads that should
+ * be active, 1 .. s->num (1 when num < 1). The caller moves the pool
+ * towards it; a scale-down the pool refuses shows in the next sample's
+ * active, and the policy works from that. */
+int ignition_step(ignition *ig, const ignition_sample *s);
+
+/* "guarded", "rusage", "active-time"; and back (any case; -1 if none). */
+const char *ignition_rule_name(ignition_rule r);
+int ignition_rule_parse(const char *name);
+
+#endif
