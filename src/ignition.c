@@ -120,6 +120,14 @@
 #define IGNITION_GUARD_GAIN_PCT 110   /* throughput up 10 %: paid */
 #define IGNITION_GUARD_HOLD_PCT 95    /* throughput within 5 % ... */
 #define IGNITION_GUARD_RELIEF_PCT 85  /* ... and main's CPU per command down 15 %: paid */
+/* A collapse needs no statistics: if, 50 ms or more after ignition,
+ * throughput since ignition is under half of before, the threads go back
+ * to sleep at once instead of at the end of the window. On a machine
+ * where they cannot pay (two cores, shallow pipelines) the woken worker
+ * and main's spinning take the clients' core, and a full probation there
+ * costs most of 400 ms of service; this bounds the cost to about 50 ms. */
+#define IGNITION_GUARD_COLLAPSE_US 50000
+#define IGNITION_GUARD_COLLAPSE_PCT 50
 /* The backoff: the first as long as the cooldown (a pool the guard parked
  * gets no sooner second chance than one the queue rule parked); doubling,
  * so a machine where threads never pay stops trying within a few
@@ -261,19 +269,34 @@ static void guard_start(ignition *ig, const ignition_sample *s) {
     ig->before_end = ig->points[newest];
     ig->probation = PROBATION_SETTLING;
     ig->ignited_us = s->now_us;
+    ig->at_ignition = point_of(s);
+}
+
+/* The probation failed: back to one thread, and a longer wait before the
+ * next try. */
+static bool guard_fail(ignition *ig, const ignition_sample *s, bool *revert) {
+    ig->probation = PROBATION_NONE;
+    ig->backoff_us = ig->backoff_us ? ig->backoff_us * 2 : IGNITION_BACKOFF_MIN_US;
+    if (ig->backoff_us > IGNITION_BACKOFF_MAX_US) ig->backoff_us = IGNITION_BACKOFF_MAX_US;
+    ig->not_before_us = s->now_us + ig->backoff_us;
+    *revert = true;
+    return true;
 }
 
 /* During probation: false while it goes on, true once it is over, with
  * *revert saying whether the threads go back to sleep. */
 static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
     *revert = false;
+    ignition_point now = point_of(s);
+    if (now.us - ig->at_ignition.us >= IGNITION_GUARD_COLLAPSE_US &&
+        per_second(ig->at_ignition, now) * 100 < per_second(ig->before, ig->before_end) * IGNITION_GUARD_COLLAPSE_PCT)
+        return guard_fail(ig, s, revert);
     if (ig->probation == PROBATION_SETTLING) {
         if (s->now_us - ig->ignited_us < IGNITION_GUARD_SETTLE_US) return false;
         ig->after = point_of(s);
         ig->probation = PROBATION_MEASURING;
         return false;
     }
-    ignition_point now = point_of(s);
     if (now.us - ig->after.us < IGNITION_GUARD_WINDOW_US) return false;
     ig->probation = PROBATION_NONE;
     uint64_t rate_b = per_second(ig->before, ig->before_end), rate_a = per_second(ig->after, now);
@@ -284,11 +307,7 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
         ig->backoff_us = 0;
         return true;
     }
-    ig->backoff_us = ig->backoff_us ? ig->backoff_us * 2 : IGNITION_BACKOFF_MIN_US;
-    if (ig->backoff_us > IGNITION_BACKOFF_MAX_US) ig->backoff_us = IGNITION_BACKOFF_MAX_US;
-    ig->not_before_us = s->now_us + ig->backoff_us;
-    *revert = true;
-    return true;
+    return guard_fail(ig, s, revert);
 }
 /*@ end */
 

@@ -83,6 +83,7 @@ typedef struct ignition {
     ignition_point before;  /* rates before ignition: from points[] ... */
     ignition_point before_end;
     ignition_point after;   /* ... and after: from the end of settling */
+    ignition_point at_ignition; /* for the collapse check */
     uint64_t ignited_us;
     uint64_t backoff_us;    /* the next revert's wait; 0 after threads paid */
     uint64_t not_before_us; /* no ignition until then */

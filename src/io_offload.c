@@ -84,6 +84,7 @@
 
 #include "ae.h"
 #include "client_io.h"
+#include "ignition.h"
 #include "io_threads.h"
 #include "networking.h"
 #include "server.h"
@@ -95,7 +96,7 @@ static struct {
     uint64_t reads_pending, writes_pending; /* results owed by workers */
     uint64_t reads_done, writes_done, polls_done, argv_frees;
     uint64_t fallbacks[IO_FALLBACK_COUNT];
-    uint64_t ignitions, scale_ups, scale_downs, guard_reverts, parks;
+    uint64_t ignitions, scale_ups, scale_downs, parks; /* what the pool did, whoever asked */
     uint64_t last_change_us;
     int poll_rr; /* the next private inbox a POLL job goes to */
     /* Results taken from the outbox and not handled yet: taken[taken_pos,
@@ -182,8 +183,10 @@ static void worker_poll(void *payload) {
 
 /* ------------------------------------------------------- the call sites */
 
+/* Work stays on main; counted when there was a pool to give it to (the
+ * step-0 server, io-threads 1, has nothing to fall back from). */
 static bool fallback(enum io_fallback why) {
-    io.fallbacks[why]++;
+    if (io_threads_num() >= 2) io.fallbacks[why]++;
     return false;
 }
 
@@ -376,13 +379,44 @@ static void always_active_before_sleep(void) {
         set_active(1);
 }
 
+/* The policy (ignition.c) decides from what main samples here, once per
+ * IGNITION_SAMPLE_US at most: main's CPU from getrusage(RUSAGE_THREAD)
+ * (a system call, so not every turn), its busy time from the phase
+ * clock, the commands run and the shared inbox's depth. */
+static ignition policy;
+static uint64_t policy_last_us;
+
+static void policy_before_sleep(void) {
+    uint64_t now = monotonic_us();
+    if (policy_last_us && now - policy_last_us < IGNITION_SAMPLE_US) return;
+    policy_last_us = now;
+    if ((int)policy.rule != server.io_threads_ignition) ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
+    struct rusage ru;
+    getrusage(RUSAGE_THREAD, &ru);
+    phase_totals pt = server_phase_totals();
+    ignition_sample smp = {
+        .now_us = now,
+        .main_user_us = (uint64_t)ru.ru_utime.tv_sec * 1000000 + (uint64_t)ru.ru_utime.tv_usec,
+        .main_sys_us = (uint64_t)ru.ru_stime.tv_sec * 1000000 + (uint64_t)ru.ru_stime.tv_usec,
+        .main_active_us = pt.busy_ns / 1000,
+        .commands = (uint64_t)server.stat_numcommands,
+        .queued = io_threads_queued(),
+        .active = io_threads_active(),
+        .num = io_threads_num(),
+    };
+    set_active(ignition_step(&policy, &smp));
+}
+
 /* ------------------------------------------------------------ the loop */
 
 /*@ before-sleep */
 void io_offload_before_sleep(void) {
     if (io_threads_num() < 2) return;
     io_threads_commit();
-    if (server.io_threads_always_active) always_active_before_sleep();
+    if (server.io_threads_always_active)
+        always_active_before_sleep();
+    else
+        policy_before_sleep();
     try_send_poll();
     /* Results are owed: do not sleep in epoll_wait waiting for them. */
     ae_set_dont_wait(server.el, io.reads_pending + io.writes_pending > 0);
@@ -409,6 +443,7 @@ static void install_handlers(void) {
 void io_offload_init(void) {
     install_handlers();
     io_threads_init(server.io_threads_num);
+    ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
 }
 
 /* Waits until every job has run and every owed result is in io.taken;
@@ -443,6 +478,7 @@ int io_offload_set_threads(int num, const char **err) {
     }
     io_threads_shutdown();
     io_threads_init(num);
+    ignition_init(&policy, (ignition_rule)server.io_threads_ignition); /* a new pool starts alone */
     io.last_change_us = monotonic_us();
     return 1;
 }
@@ -472,11 +508,12 @@ void io_offload_get_stats(io_offload_stats *out) {
     memset(out, 0, sizeof(*out));
     out->num = io_threads_num() ? io_threads_num() : 1;
     out->active = io_threads_active() ? io_threads_active() : 1;
-    out->ignition_rule = server.io_threads_always_active ? "always-active" : "none";
+    out->ignition_rule = server.io_threads_always_active ? "always-active"
+                                                         : ignition_rule_name((ignition_rule)server.io_threads_ignition);
     out->ignitions = io.ignitions;
     out->scale_ups = io.scale_ups;
     out->scale_downs = io.scale_downs;
-    out->guard_reverts = io.guard_reverts;
+    out->guard_reverts = policy.guard_reverts;
     out->parks = io.parks;
     out->last_change_us = io.last_change_us;
     out->queued = io_threads_num() ? io_threads_queued() : 0;

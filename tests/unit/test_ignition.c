@@ -612,7 +612,9 @@ static void test_backoff_is_bounded(void **state) {
     for (int i = 1; i < r.n_ignitions; i++) {
         uint64_t gap = r.ignition_at[i] - r.ignition_at[i - 1];
         uint64_t backoff = (1000 * MS) << (i - 1 < 6 ? i - 1 : 6);
-        assert_true(gap >= backoff && gap + 2 * IGNITION_SAMPLE_US >= prev_gap); /* backing off */
+        /* Backing off; a probation cut short by a collapse may end up to a
+         * full window sooner than the one before it. */
+        assert_true(gap >= backoff && gap + 500 * MS >= prev_gap);
         assert_true(gap <= backoff + 500 * MS);                                  /* and no more */
         prev_gap = gap;
     }
