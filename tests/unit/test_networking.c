@@ -30,67 +30,7 @@
 #include "util.h"
 #include "zmalloc.h"
 
-/* One connected client: c is the server's side, peer the test's. */
-typedef struct conn {
-    client *c;
-    int peer;
-} conn;
-
-static conn open_conn(void) {
-    int sv[2];
-    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
-    conn k = {client_create(sv[0]), sv[1]};
-    assert_non_null(k.c);
-    return k;
-}
-
-static void close_conn(conn *k) {
-    client_free(k->c);
-    close(k->peer);
-}
-
-static void turn(void) {
-    ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP);
-}
-
-static void send_all(int fd, const char *p, size_t len) {
-    while (len) {
-        ssize_t n = write(fd, p, len);
-        if (n == -1 && errno == EAGAIN) {
-            turn(); /* the server drains its side */
-            continue;
-        }
-        assert_true(n > 0);
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
-/* Turns the loop until want bytes came back (or 10000 turns passed);
- * returns them NUL-terminated, zmalloc'd. */
-static char *recv_n(int fd, size_t want) {
-    char *out = zmalloc(want + 1);
-    size_t got = 0;
-    for (int i = 0; i < 10000 && got < want; i++) {
-        turn();
-        ssize_t n = read(fd, out + got, want - got);
-        if (n > 0) got += (size_t)n;
-    }
-    assert_int_equal(got, want);
-    out[got] = '\0';
-    return out;
-}
-
-static void expect_reply(int fd, const char *want) {
-    char *got = recv_n(fd, strlen(want));
-    assert_string_equal(got, want);
-    zfree(got);
-}
-
-static void roundtrip(conn *k, const char *req, const char *want) {
-    send_all(k->peer, req, strlen(req));
-    expect_reply(k->peer, want);
-}
+#include "loop_test.h"
 
 static int setup(void **state) {
     (void)state;

@@ -1,0 +1,89 @@
+/* loop_test.h — clients on socketpairs against the real server loop, for
+ * the tests of the connection path (test_networking.c, step 0) and of the
+ * I/O threads (test_io_offload.c, steps 4 and 5).
+ *
+ * The test writes a request into its end, turns the loop without waiting
+ * (AE_DONT_WAIT), and reads the reply from the same end. Every exchange
+ * gives up after a bounded number of loop turns; with I/O threads a turn
+ * may find the worker not done yet, so the bound is in turns and in time.
+ * Include after cmocka.h, client.h, networking.h and server.h.
+ */
+#ifndef SOLOIST_LOOP_TEST_H
+#define SOLOIST_LOOP_TEST_H
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ae.h"
+#include "util.h"
+#include "zmalloc.h"
+
+/* One connected client: c is the server's side, peer the test's. */
+typedef struct conn {
+    client *c;
+    int peer;
+} conn;
+
+static conn open_conn(void) {
+    int sv[2];
+    assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
+    conn k = {client_create(sv[0]), sv[1]};
+    assert_non_null(k.c);
+    return k;
+}
+
+static void close_conn(conn *k) {
+    client_free(k->c);
+    close(k->peer);
+}
+
+static void turn(void) {
+    ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP | AE_CALL_AFTER_SLEEP);
+}
+
+static void send_all(int fd, const char *p, size_t len) {
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n == -1 && errno == EAGAIN) {
+            turn(); /* the server drains its side */
+            continue;
+        }
+        assert_true(n > 0);
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* Turns the loop until want bytes came back (or 10000 turns and 5 s
+ * passed);
+ * returns them NUL-terminated, zmalloc'd. */
+static char *recv_n(int fd, size_t want) {
+    char *out = zmalloc(want + 1);
+    size_t got = 0;
+    long long deadline = util_mstime() + 5000;
+    for (int i = 0; got < want && (i < 10000 || util_mstime() < deadline); i++) {
+        turn();
+        ssize_t n = read(fd, out + got, want - got);
+        if (n > 0) got += (size_t)n;
+        else if (i >= 100) sched_yield(); /* a worker may need this core */
+    }
+    assert_int_equal(got, want);
+    out[got] = '\0';
+    return out;
+}
+
+static void expect_reply(int fd, const char *want) {
+    char *got = recv_n(fd, strlen(want));
+    assert_string_equal(got, want);
+    zfree(got);
+}
+
+static void roundtrip(conn *k, const char *req, const char *want) {
+    send_all(k->peer, req, strlen(req));
+    expect_reply(k->peer, want);
+}
+
+#endif
