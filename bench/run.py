@@ -12,7 +12,7 @@ these files by tools/findings.py; nothing here summarises.
 
   bench/run.py [--quick] [--only a,b] [--pinned] [--standin] [--results DIR]
 
---quick     development sizes (QUICK=1): the whole set in about a minute
+--quick     development sizes (QUICK=1): the whole set in about three minutes
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
