@@ -17,6 +17,7 @@ work is reported (valkey-benchmark, median of runs, ratio against a
 baseline measured the same day on the same machine), not its code.
 """
 
+import contextlib
 import json
 import os
 import resource
@@ -35,6 +36,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (BENCH_A_IS names what A really is, so no row can pass off redis-server
 # as soloist).
 SERVER_FLAGS = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+# The serving cells of (a) — GET and SET, 3-byte and 512-byte values,
+# pipeline 1 and 16 — shared by every benchmark that compares with it.
+TESTS = ["GET", "SET"]
+SIZES = [3, 512]
+PIPELINES = [1, 16]
 
 
 def env_flag(name):
@@ -173,6 +180,15 @@ class Server:
     def resume(self):
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def turn(self):
+        """Resumed for the with-block, stopped again after it."""
+        self.resume()
+        try:
+            yield self
+        finally:
+            self.pause()
 
     def stop(self):
         if self.proc.poll() is None:
@@ -444,6 +460,21 @@ def threads_cpu_s(pid):
     return out
 
 
+def serving_cells(base, budget, load):
+    """The config of each cell of (a), value size by value size: load(size)
+    runs before a size's cells (to fill the keyspace); a cell the budget
+    has no time left for is printed as skipped instead of yielded."""
+    for size in SIZES:
+        load(size)
+        for test in TESTS:
+            for p in PIPELINES:
+                cfg = dict(base, test=test, pipeline=p, value_size=size)
+                if budget.out():
+                    emit(dict(cfg, kind="skipped", why="time budget spent"))
+                    continue
+                yield cfg
+
+
 def sb_binary():
     return os.environ.get("SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench"))
 
@@ -456,3 +487,10 @@ def soloist_bench(port, args, timeout=60):
     if p.returncode != 0:
         raise RuntimeError("soloist-bench failed (%d): %s" % (p.returncode, p.stderr[-300:]))
     return json.loads(p.stdout), " ".join(argv)
+
+
+def sb_prefill(srv, keys, size):
+    """SET each of soloist-bench's `keys` keys once with `size`-byte values
+    (its own key names and value pattern, so its GETs hit and check)."""
+    soloist_bench(srv.port, ["-c", "4", "-n", str(keys), "-s", str(size), "-r", "1:0",
+                             "--prefill", "--count", "1", "-d", "0"])

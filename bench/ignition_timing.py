@@ -110,11 +110,6 @@ def gen_args(rate, seconds):
     return args + (["--rate", str(int(rate))] if rate else [])
 
 
-def prefill(srv):
-    bl.soloist_bench(srv.port, ["-c", "4", "-n", str(KEYS), "-s", str(VALUE), "-r", "1:0",
-                                "--prefill", "--count", "1", "-d", "0"])
-
-
 def first(samples, after, pred):
     return next((s for s in samples if s["t"] >= after and pred(s)), None)
 
@@ -235,7 +230,7 @@ def main():
             cfg = dict(base, io_threads=THREADS, ignition="default")
             # What "idle" reads as, before any load.
             idle_active = int(srv.info("iothreads")[("iothreads", "io_threads_active")])
-            prefill(srv)
+            bl.sb_prefill(srv, KEYS, VALUE)
             closed = bl.soloist_bench(srv.port, gen_args(None, cal_s))[0]["classes"][0]["rps"]
             rates = {"low": max(1000, int(closed / 10 // 1000 * 1000)),
                      "high": max(2000, int(closed * 0.7 // 1000 * 1000))}
@@ -252,7 +247,7 @@ def main():
             idle_after_burst(srv, THREADS, burst_s, windows, cfg)
             srv.stop()
         one, _ = bl.thread_server(label, binary, 1)
-        prefill(one)
+        bl.sb_prefill(one, KEYS, VALUE)
         idle_after_burst(one, 1, burst_s, windows, dict(base, io_threads=1))
         one.stop()
         bl.emit(dict(base, kind="done", elapsed_s=round(time.monotonic() - t0, 1)))

@@ -53,9 +53,6 @@ import benchlib as bl  # noqa: E402
 
 CONNS = 50
 KEYS = 10000
-TESTS = ["GET", "SET"]
-SIZES = [3, 512]
-PIPELINES = [1, 16]
 THREADS = [1, 2, 4]
 FORCED = ["--io-threads-always-active", "yes"]
 
@@ -156,38 +153,28 @@ def main():
         if 1 not in srv:
             bl.emit(dict(base, kind="unavailable", why="io-threads 1 did not start"))
             return
-        for size in SIZES:
-            for n, s in srv.items():
-                s.resume()
-                bl.soloist_bench(s.port, ["-c", "4", "-n", str(KEYS), "-s", str(size), "-r", "1:0",
-                                          "--prefill", "--count", "1", "-d", "0"])
-                s.pause()
-            for test in TESTS:
-                for p in PIPELINES:
-                    cfg = dict(base, test=test, pipeline=p, value_size=size)
-                    if budget.out():
-                        bl.emit(dict(cfg, kind="skipped", why="time budget spent"))
-                        continue
-                    rate = fixed
-                    if not rate:
-                        srv[1].resume()
-                        closed = calibrate(srv[1], test, p, size, cal_s)
-                        srv[1].pause()
-                        rate = max(1000, int(closed / 3 // 1000 * 1000))
-                        bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
-                                     why="a third of io-threads 1's closed-loop rps in this cell"))
-                    for i in range(runs):
-                        for n, s in srv.items():
-                            s.resume()
-                            try:
-                                r = one_run(s, n, test, p, size, rate, warmup, duration)
-                            finally:
-                                s.pause()
-                            bl.emit(dict(cfg, kind="run", run=i + 1, **r))
-                            bl.log("%s %dB P=%d io-threads %d run %d: %.0f rps, main %.3f us/req, "
-                                   "process %.3f us/req" % (test, size, p, n, i + 1, r["rps"],
-                                                            r["main_us_per_request"] or -1,
-                                                            r["process_us_per_request"] or -1))
+        def prefill(size):
+            for s in srv.values():
+                with s.turn():
+                    bl.sb_prefill(s, KEYS, size)
+        for cfg in bl.serving_cells(base, budget, prefill):
+            test, p, size = cfg["test"], cfg["pipeline"], cfg["value_size"]
+            rate = fixed
+            if not rate:
+                with srv[1].turn():
+                    closed = calibrate(srv[1], test, p, size, cal_s)
+                rate = max(1000, int(closed / 3 // 1000 * 1000))
+                bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
+                             why="a third of io-threads 1's closed-loop rps in this cell"))
+            for i in range(runs):
+                for n, s in srv.items():
+                    with s.turn():
+                        r = one_run(s, n, test, p, size, rate, warmup, duration)
+                    bl.emit(dict(cfg, kind="run", run=i + 1, **r))
+                    bl.log("%s %dB P=%d io-threads %d run %d: %.0f rps, main %.3f us/req, "
+                           "process %.3f us/req" % (test, size, p, n, i + 1, r["rps"],
+                                                    r["main_us_per_request"] or -1,
+                                                    r["process_us_per_request"] or -1))
         bl.emit(dict(base, kind="done", elapsed_s=round(budget.seconds - budget.left(), 1)))
     finally:
         bl.stop_all()

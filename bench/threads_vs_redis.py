@@ -37,9 +37,6 @@ import benchlib as bl  # noqa: E402
 
 CLIENTS = 50
 KEYSPACE = 100000
-TESTS = ["GET", "SET"]
-SIZES = [3, 512]
-PIPELINES = [1, 16]
 SOLOIST_THREADS = [1, 2, 4]
 REDIS_SETTINGS = [(1, []), (2, ["--io-threads", "2", "--io-threads-do-reads", "yes"])]
 
@@ -64,11 +61,8 @@ def start_all(base):
 
 
 def measure(srv, *args, **kw):
-    srv.resume()
-    try:
+    with srv.turn():
         return bl.redis_benchmark(srv, *args, **kw)
-    finally:
-        srv.pause()
 
 
 def main():
@@ -86,18 +80,12 @@ def main():
         if not any(name.startswith("soloist") for name, _, _ in sides):
             bl.emit(dict(base, kind="unavailable", why="soloist did not start"))
             return
-        for size in SIZES:
+        def load(size):
             for _, srv, _ in sides:
-                srv.resume()
-                bl.populate(srv, KEYSPACE, size)
-                srv.pause()
-            for test in TESTS:
-                for p in PIPELINES:
-                    cfg = dict(base, test=test, pipeline=p, value_size=size)
-                    if budget.out():
-                        bl.emit(dict(cfg, kind="skipped", why="time budget spent"))
-                        continue
-                    cell(sides, cfg, runs, target)
+                with srv.turn():
+                    bl.populate(srv, KEYSPACE, size)
+        for cfg in bl.serving_cells(base, budget, load):
+            cell(sides, cfg, runs, target)
         bl.emit(dict(base, kind="done", elapsed_s=round(budget.seconds - budget.left(), 1)))
     finally:
         bl.stop_all()
