@@ -14,7 +14,8 @@ soloist-bench and watches the server's `INFO iothreads` every few ms
   io_threads_ignitions, io_threads_scale_ups, io_threads_scale_downs,
   io_threads_guard_reverts  counters, diffed per step.
 
-Steps, each from an idle server (active back at its idle value): a low
+Steps, each from an idle server (active back at its idle value, waited
+for; a step that starts before is marked and not timed): a low
 open-loop rate (a tenth of a short closed-loop calibration; ignition not
 expected), a high one (seven tenths), a closed loop (as much as the
 generator sends), and the high rate again. GET, 3-byte values, P=1, 50
@@ -136,7 +137,7 @@ def wait_idle(poller, idle_active, timeout):
     return False
 
 
-def one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, base):
+def one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, started_idle, base):
     poller.offered = rate or -1  # -1: closed loop, rate unknown until it ends
     n0 = len(poller.samples)
     c0 = dict(poller.samples[-1])
@@ -160,6 +161,7 @@ def one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, base):
     out = dict(base, kind="step", step=name, rate=rate, loop="open" if rate else "closed",
                rps=cls["rps"], burst_s=burst_s, observe_s=observe_s, argv=argv,
                ignited=ign is not None, peak_active=peak, idle_active=idle_active,
+               started_idle=started_idle,
                polls=len(samples),
                counters={k: (c1[k] - c0[k]) if c1[k] is not None and c0[k] is not None else None
                          for k in COUNTERS})
@@ -240,8 +242,8 @@ def main():
             try:
                 for name, rate in (("low", rates["low"]), ("high", rates["high"]), ("closed", None),
                                    ("high", rates["high"])):
-                    wait_idle(poller, idle_active, observe_s)
-                    one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, cfg)
+                    idle = wait_idle(poller, idle_active, observe_s)
+                    one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, idle, cfg)
             finally:
                 poller.stop()
             idle_after_burst(srv, THREADS, burst_s, windows, cfg)

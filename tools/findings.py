@@ -1213,7 +1213,9 @@ def h_ignition_timing(run, lines, bench):
         return (v, "server") if v is not None else (ln.get("%s_ms_poll" % what), "poll")
 
     def timing(sel, what):
-        got = [when(ln, what) for ln in sel if ln.get("%s_ms_poll" % what) is not None]
+        # A step that began with threads still active has no ignition to time.
+        got = [when(ln, what) for ln in sel if ln.get("%s_ms_poll" % what) is not None
+               and (what != "ignition" or ln.get("started_idle", True))]
         if not got:
             return None
         return "**%.1f ms** median (%s)" % (statistics.median(v for v, _ in got),
@@ -1249,6 +1251,9 @@ def h_ignition_timing(run, lines, bench):
         fig = "; ".join("%s %s: peak %d active" % (ln["step"], fmt_rps(ln["rps"]), ln["peak_active"]) for ln in steps)
         fig += "; over all steps: " + ", ".join("%s %d" % (k.replace("io_threads_", ""), v)
                                                for k, v in sorted(tot.items()))
+        busy = [ln["step"] for ln in steps if not ln.get("started_idle", True)]
+        if busy:
+            fig += "; NOT IDLE at the start (not timed): %s" % ", ".join(busy)
         row("F5.5", "threads active at the peak of each step, and the policy's counters", fig)
     else:
         for rid, claim in (("F5.1", "time from a step up in offered load to ignition"),

@@ -209,9 +209,10 @@ def tvr_lines(run_id="RUN1", sides=("soloist-1", "soloist-2", "soloist-4", "redi
 
 
 def ign_lines(run_id="RUN1", threads=True):
-    """bench/ignition_timing.py lines: four steps (the low one does not
-    ignite), samples, and the idle CPU after a burst; without threads only
-    the skipped line and io-threads 1's idle CPU."""
+    """bench/ignition_timing.py lines: five steps (the low one does not
+    ignite, the last began with threads still active), samples, and the
+    idle CPU after a burst; without threads only the skipped line and
+    io-threads 1's idle CPU."""
     base = {"bench": "ignition_timing", "clients": 50, "value_size": 3, "poll_ms": 5.0, "cores": 2,
             "run_id": run_id}
     idle1 = dict(base, kind="idle", io_threads=1, burst_s=3.0, threads=1,
@@ -237,6 +238,9 @@ def ign_lines(run_id="RUN1", threads=True):
             dict(base, kind="step", io_threads=4, step="high", rate=35000, loop="open", rps=34950.0, burst_s=3.0,
                  observe_s=5.0, ignited=True, peak_active=4, counters=one, ignition_ms_poll=22.0,
                  ignition_ms_server=20.0, scaled_down=False),
+            dict(base, kind="step", io_threads=4, step="high", rate=35000, loop="open", rps=34950.0, burst_s=3.0,
+                 observe_s=5.0, ignited=True, peak_active=4, counters=zero, ignition_ms_poll=0.5,
+                 ignition_ms_server=None, scaled_down=False, started_idle=False),
             dict(base, kind="idle", io_threads=4, burst_s=3.0, threads=4,
                  windows=[{"from_s": 0, "to_s": 1, "pct_of_one_core": 1.5,
                            "by_thread_pct": {"soloist-server": 0.5, "io_thd_1": 0.5, "io_thd_2": 0.5}}]),
@@ -621,9 +625,10 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**15.0 ms** median (10.0 server, 20.0 server)", rows["F5.1"][2])
         self.assertIn("**6.0 ms**", rows["F5.2"][2])
         self.assertIn("505.0 poll, 500.0 server", rows["F5.3"][2])  # no stamp: the poll's time
-        self.assertIn("1 of 3 ignited steps not scaled down within 5 s", rows["F5.3"][2])
+        self.assertIn("2 of 4 ignited steps not scaled down within 5 s", rows["F5.3"][2])
         self.assertIn("5,000 req/s: no ignition", rows["F5.4"][2])
         self.assertIn("ignitions 3", rows["F5.5"][2])
+        self.assertIn("NOT IDLE at the start (not timed): high", rows["F5.5"][2])
         self.assertIn("**1.50%** of one core (io_thd_1 0.50%", rows["F5.6"][2])
         self.assertIn("**0.05%**", rows["F5.7"][2])
         cols, prow, _ = findings.PLOTS["ignition_over_time"].fn(ign_lines())
