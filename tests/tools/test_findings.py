@@ -773,6 +773,22 @@ class BenchlibTest(unittest.TestCase):
         self.assertIn("no INFO iothreads section", why)
         self.assertEqual(benchlib.Server.live, [])
 
+    def test_runner_knows_the_benchmarks_of_steps_4_and_5(self):
+        import argparse
+        import run
+        for quick, bound in ((True, 75), (False, 330)):
+            a = argparse.Namespace(quick=quick, soloist_bench_bin=sys.executable)
+            for name in ("main_cpu", "threads_vs_redis", "ignition_timing"):
+                self.assertIn(name, run.ALL)
+                argv, _, limit = run.command_for(name, a)
+                self.assertTrue(os.access(argv[0], os.X_OK), argv[0])
+                self.assertLessEqual(limit, bound)
+        a = argparse.Namespace(quick=True, soloist_bench_bin="/nonexistent/soloist-bench")
+        for name in ("main_cpu", "ignition_timing"):
+            argv, why, _ = run.command_for(name, a)
+            self.assertIsNone(argv)
+            self.assertIn("not built", why)
+
     def test_calibrated_requests_are_whole_rounds(self):
         n = benchlib.calibrate_requests(100000.0, 2.5, 50, 16)
         self.assertEqual(n % (50 * 16), 0)
