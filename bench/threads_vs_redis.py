@@ -8,9 +8,9 @@ io-threads 2 with threaded reads (`--io-threads 2 --io-threads-do-reads
 yes`). The cells are server_vs_redis.py's: GET and SET, 50 clients,
 3-byte and 512-byte values, P=1 and P=16, keyspace -r 100000 loaded in
 full before each value size. In each cell the five settings run in turn,
-A B C D E A B C D E …, each run sized by a short calibration to last
-about BENCH_TARGET_S; a setting waiting its turn is stopped (SIGSTOP), so
-only the one measured holds threads. findings computes per cell the
+A B C D E A B C D E …, each setting's runs sized by its own short
+calibration to last about BENCH_TARGET_S; a setting waiting its turn is
+stopped (SIGSTOP), so only the one measured holds threads. findings computes per cell the
 ratios soloist-N / soloist-1 and soloist-N / redis-2 from the run lines.
 
 On a 2-core machine shared with redis-benchmark, a thread that the server
@@ -68,7 +68,7 @@ def measure(srv, *args, **kw):
 def main():
     bl.install_cleanup()
     q = bl.quick()
-    target = float(os.environ.get("BENCH_TARGET_S", "0.2" if q else "1.5"))
+    target = float(os.environ.get("BENCH_TARGET_S", "0.2" if q else "1.2"))
     runs = max(3, int(os.environ.get("BENCH_RUNS", "3")))
     budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", "55" if q else "280")))
     base = {"bench": "threads_vs_redis", "clients": CLIENTS, "keyspace": KEYSPACE,
@@ -92,29 +92,29 @@ def main():
 
 
 def cell(sides, cfg, runs, target):
+    """Each setting is calibrated on its own and its runs sized to about
+    `target` seconds: the settings differ by an order of magnitude on a
+    2-core machine (redis's I/O thread spins), and one shared size would
+    make the slowest setting's runs take that much longer."""
     test, p, size = cfg["test"], cfg["pipeline"], cfg["value_size"]
-    n0 = bl.calibrate_requests(20000 * (1 if p == 1 else 4) * (0.25 if bl.quick() else 1),
+    n0 = bl.calibrate_requests(20000 * (1 if p == 1 else 4) * (0.1 if bl.quick() else 0.25),
                                1.0, CLIENTS, p)
-    seen = []
+    requests = {}
     for name, srv, n in sides:
         r = measure(srv, test.lower(), CLIENTS, n0, p, size, KEYSPACE)
-        seen.append(r["rps"])
+        requests[name] = bl.calibrate_requests(r["rps"], target, CLIENTS, p)
         bl.emit(dict(cfg, kind="calibrate", side=name, server=srv.label, server_is=srv.really,
                      io_threads=n, requests=n0, **strip(r)))
-    geo = 1.0
-    for x in seen:
-        geo *= x ** (1.0 / len(seen))
-    requests = bl.calibrate_requests(geo, target, CLIENTS, p)
     med = {}
     for i in range(runs):
         for name, srv, n in sides:
-            r = measure(srv, test.lower(), CLIENTS, requests, p, size, KEYSPACE,
+            r = measure(srv, test.lower(), CLIENTS, requests[name], p, size, KEYSPACE,
                         timeout=max(60, 20 * target))
             med.setdefault(name, []).append(r["rps"])
             bl.emit(dict(cfg, kind="run", side=name, server=srv.label, server_is=srv.really,
-                         io_threads=n, run=i + 1, requests=requests, **strip(r)))
-    bl.log("%s %dB P=%d n=%d: %s" % (test, size, p, requests, ", ".join(
-        "%s %.0f" % (name, bl.median(v)) for name, v in med.items())))
+                         io_threads=n, run=i + 1, requests=requests[name], **strip(r)))
+    bl.log("%s %dB P=%d: %s" % (test, size, p, ", ".join(
+        "%s %.0f (n=%d)" % (name, bl.median(v), requests[name]) for name, v in med.items())))
 
 
 def strip(r):

@@ -1151,7 +1151,9 @@ def h_threads_vs_redis(run, lines, bench):
         order = "".join(str(TVR_SIDES.index(x["side"]) + 1) for x in lines if x.get("kind") == "run"
                         and (x["test"], x["value_size"], x["pipeline"]) == key)
         cfg = [key[0], "P=%d" % key[2], "%d clients" % ln["clients"], "%d B values" % key[1],
-               "keyspace -r %s (all keys loaded)" % ln["keyspace"], "%d requests per run" % ln["requests"],
+               "keyspace -r %s (all keys loaded)" % ln["keyspace"],
+               "runs sized per setting by its own calibration (%s requests)" % ", ".join(
+                   "%s %d" % (k, by[k][0]["requests"]) for k in TVR_SIDES if k in by),
                "%d runs each, settings alternated (%s; 1-5 = %s), median" % (
                    len(by["soloist-1"]), order, ", ".join(TVR_SIDES)),
                "soloist ignition: default (adaptive)", "redis io-threads 2: --io-threads-do-reads yes",
