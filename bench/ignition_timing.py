@@ -38,9 +38,10 @@ change and every 100 ms: the plot's data), kind=step, kind=idle,
 kind=done. About 40 s, 20 s with QUICK. Knobs: QUICK=1, POLL_MS,
 SOLOIST_BIN, SOLOIST_BENCH_BIN, BENCH_PINNED.
 
-Valkey anchor: the adaptive activation of I/O threads in
-valkey src/io_threads.c (adjustIOThreadsByEventLoad), measured from the
-outside, not mirrored.
+Valkey anchor: the adaptive activation of I/O threads in valkey
+src/io_threads.c (adjustIOThreadsByEventLoad in Valkey 8.0-9.0, reworked
+by Valkey pull request #3324, which added io-threads-always-active),
+measured from the outside, not mirrored.
 """
 
 import os
