@@ -77,9 +77,10 @@ class Poller(threading.Thread):
         self.last_print = None
 
     def read(self):
+        sent = time.monotonic()
         self.sock.sendall(bl.resp([b"INFO", b"iothreads"]))
         info = bl.parse_info(bl.read_reply(self.sock))
-        s = {"t": time.monotonic()}
+        s = {"t": time.monotonic(), "t_sent": sent}
         for k in FIELDS:
             v = info.get(("iothreads", k))
             s[k] = int(v) if v is not None and v.lstrip("-").isdigit() else None
@@ -116,15 +117,16 @@ def first(samples, after, pred):
     return next((s for s in samples if s["t"] >= after and pred(s)), None)
 
 
-def stamped_ms(s, since, prev_t):
+def stamped_ms(s, since, prev_sent):
     """The server's own time of the change `s` saw, in ms after `since`,
-    when its stamp falls between the previous sample and this one (the
-    clocks agree); else None."""
+    when its stamp falls after the previous poll was sent (that reply said
+    nothing had changed yet) and before this one's reply came back — the
+    clocks agree; else None."""
     us = s.get("io_threads_last_change_us")
     if us is None:
         return None
     t = us / 1e6
-    if prev_t - 0.001 <= t <= s["t"] + 0.001:
+    if prev_sent <= t <= s["t"]:
         return round((t - since) * 1000, 3)
     return None
 
@@ -154,7 +156,7 @@ def one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, started_i
     time.sleep(0.02)
     samples = poller.samples[n0:]
     c1 = samples[-1]
-    prevs = {id(s): (samples[i - 1]["t"] if i else c0["t"]) for i, s in enumerate(samples)}
+    prevs = {id(s): (samples[i - 1]["t_sent"] if i else c0["t_sent"]) for i, s in enumerate(samples)}
     ign = first(samples, t_start, lambda s: s["io_threads_active"] > idle_active)
     down = first(samples, t_end, lambda s: s["io_threads_active"] == idle_active) if ign else None
     cls = rep["classes"][0]
@@ -207,6 +209,33 @@ def idle_after_burst(srv, io_threads, burst_s, windows, base):
         "%g-%gs %.2f%%" % (w["from_s"], w["to_s"], w["pct_of_one_core"]) for w in parts)))
 
 
+def steps(srv, cfg, t0, interval, cal_s, burst_s, observe_s, windows):
+    """The threaded server's part: the steps under the poll, then its idle
+    CPU after a burst."""
+    # What "idle" reads as, before any load.
+    idle_active = srv.info("iothreads").get(("iothreads", "io_threads_active"), "")
+    if not idle_active.isdigit():
+        bl.emit(dict(cfg, kind="skipped", why="INFO iothreads has no io_threads_active line",
+                     what="ignition and scale-down timings"))
+    else:
+        idle_active = int(idle_active)
+        bl.sb_prefill(srv, KEYS, VALUE)
+        closed = bl.soloist_bench(srv.port, gen_args(None, cal_s))[0]["classes"][0]["rps"]
+        rates = {"low": max(1000, int(closed / 10 // 1000 * 1000)),
+                 "high": max(2000, int(closed * 0.7 // 1000 * 1000))}
+        bl.emit(dict(cfg, kind="rate", closed_rps=closed, **rates))
+        poller = Poller(srv, interval, t0, cfg)
+        poller.start()
+        try:
+            for name, rate in (("low", rates["low"]), ("high", rates["high"]), ("closed", None),
+                               ("high", rates["high"])):
+                idle = wait_idle(poller, idle_active, observe_s)
+                one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, idle, cfg)
+        finally:
+            poller.stop()
+    idle_after_burst(srv, cfg["io_threads"], burst_s, windows, cfg)
+
+
 def main():
     bl.install_cleanup()
     q = bl.quick()
@@ -230,25 +259,11 @@ def main():
                          what="ignition and scale-down timings, idle CPU at io-threads %d" % THREADS))
             bl.log("io-threads %d: skipped (%s)" % (THREADS, why))
         else:
-            cfg = dict(base, io_threads=THREADS, ignition="default")
-            # What "idle" reads as, before any load.
-            idle_active = int(srv.info("iothreads")[("iothreads", "io_threads_active")])
-            bl.sb_prefill(srv, KEYS, VALUE)
-            closed = bl.soloist_bench(srv.port, gen_args(None, cal_s))[0]["classes"][0]["rps"]
-            rates = {"low": max(1000, int(closed / 10 // 1000 * 1000)),
-                     "high": max(2000, int(closed * 0.7 // 1000 * 1000))}
-            bl.emit(dict(cfg, kind="rate", closed_rps=closed, **rates))
-            poller = Poller(srv, interval, t0, cfg)
-            poller.start()
             try:
-                for name, rate in (("low", rates["low"]), ("high", rates["high"]), ("closed", None),
-                                   ("high", rates["high"])):
-                    idle = wait_idle(poller, idle_active, observe_s)
-                    one_step(srv, poller, name, rate, burst_s, observe_s, idle_active, idle, cfg)
+                steps(srv, dict(base, io_threads=THREADS, ignition="default"), t0, interval, cal_s,
+                      burst_s, observe_s, windows)
             finally:
-                poller.stop()
-            idle_after_burst(srv, THREADS, burst_s, windows, cfg)
-            srv.stop()
+                srv.stop()
         one, _ = bl.thread_server(label, binary, 1)
         bl.sb_prefill(one, KEYS, VALUE)
         idle_after_burst(one, 1, burst_s, windows, dict(base, io_threads=1))
