@@ -124,6 +124,28 @@ def calibrate(srv, test, p, size, seconds):
     return rep["classes"][0]["rps"]
 
 
+def cell(srv, cfg, runs, fixed, times):
+    """One cell: its rate (fixed, or a third of io-threads 1's closed
+    loop), then the settings in turn, `runs` times."""
+    warmup, duration, cal_s = times
+    test, p, size = cfg["test"], cfg["pipeline"], cfg["value_size"]
+    rate = fixed
+    if not rate:
+        with srv[1].turn():
+            closed = calibrate(srv[1], test, p, size, cal_s)
+        rate = max(1000, int(closed / 3 // 1000 * 1000))
+        bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
+                     why="a third of io-threads 1's closed-loop rps in this cell"))
+    for i in range(runs):
+        for n, s in srv.items():
+            with s.turn():
+                r = one_run(s, n, test, p, size, rate, warmup, duration)
+            bl.emit(dict(cfg, kind="run", run=i + 1, **r))
+            bl.log("%s %dB P=%d io-threads %d run %d: %.0f rps, main %.3f us/req, process %.3f us/req"
+                   % (test, size, p, n, i + 1, r["rps"], r["main_us_per_request"] or -1,
+                      r["process_us_per_request"] or -1))
+
+
 def main():
     bl.install_cleanup()
     q = bl.quick()
@@ -153,28 +175,13 @@ def main():
         if 1 not in srv:
             bl.emit(dict(base, kind="unavailable", why="io-threads 1 did not start"))
             return
+
         def prefill(size):
             for s in srv.values():
                 with s.turn():
                     bl.sb_prefill(s, KEYS, size)
         for cfg in bl.serving_cells(base, budget, prefill):
-            test, p, size = cfg["test"], cfg["pipeline"], cfg["value_size"]
-            rate = fixed
-            if not rate:
-                with srv[1].turn():
-                    closed = calibrate(srv[1], test, p, size, cal_s)
-                rate = max(1000, int(closed / 3 // 1000 * 1000))
-                bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
-                             why="a third of io-threads 1's closed-loop rps in this cell"))
-            for i in range(runs):
-                for n, s in srv.items():
-                    with s.turn():
-                        r = one_run(s, n, test, p, size, rate, warmup, duration)
-                    bl.emit(dict(cfg, kind="run", run=i + 1, **r))
-                    bl.log("%s %dB P=%d io-threads %d run %d: %.0f rps, main %.3f us/req, "
-                           "process %.3f us/req" % (test, size, p, n, i + 1, r["rps"],
-                                                    r["main_us_per_request"] or -1,
-                                                    r["process_us_per_request"] or -1))
+            cell(srv, cfg, runs, fixed, (warmup, duration, cal_s))
         bl.emit(dict(base, kind="done", elapsed_s=round(budget.seconds - budget.left(), 1)))
     finally:
         bl.stop_all()

@@ -80,6 +80,7 @@ def main():
         if not any(name.startswith("soloist") for name, _, _ in sides):
             bl.emit(dict(base, kind="unavailable", why="soloist did not start"))
             return
+
         def load(size):
             for _, srv, _ in sides:
                 with srv.turn():
