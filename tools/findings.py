@@ -960,6 +960,9 @@ def h_main_cpu(run, lines, bench):
         ln = by[1][0]
         med = {n: {f: median_of(side, f) for f in ("main_us_per_request", "process_us_per_request", "rps")}
                for n, side in by.items()}
+        if not all(m["main_us_per_request"] for m in med.values()):
+            raise Refused("main_cpu %s: the main thread's CPU did not move in a run; no cost per request"
+                          % cell_name(key))
         parts = []
         for n in MC_THREADS:
             if n not in med:
