@@ -789,6 +789,18 @@ class BenchlibTest(unittest.TestCase):
             self.assertIsNone(argv)
             self.assertIn("not built", why)
 
+    def test_ignition_trusts_the_servers_stamp_only_between_the_polls(self):
+        import ignition_timing as it
+        # The previous poll went out at 10.000 s; this one came back at
+        # 10.010 s having seen the change, which the server stamped.
+        seen = {"t": 10.010, "io_threads_last_change_us": 10_004_000}
+        self.assertAlmostEqual(it.stamped_ms(seen, 9.990, 10.000), 14.0)
+        late = dict(seen, io_threads_last_change_us=10_020_000)   # after the reply: another clock
+        early = dict(seen, io_threads_last_change_us=9_999_000)   # before the last "no change"
+        self.assertIsNone(it.stamped_ms(late, 9.990, 10.000))
+        self.assertIsNone(it.stamped_ms(early, 9.990, 10.000))
+        self.assertIsNone(it.stamped_ms(dict(seen, io_threads_last_change_us=None), 9.990, 10.000))
+
     def test_calibrated_requests_are_whole_rounds(self):
         n = benchlib.calibrate_requests(100000.0, 2.5, 50, 16)
         self.assertEqual(n % (50 * 16), 0)
