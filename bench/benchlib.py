@@ -17,6 +17,7 @@ work is reported (valkey-benchmark, median of runs, ratio against a
 baseline measured the same day on the same machine), not its code.
 """
 
+import contextlib
 import json
 import os
 import resource
@@ -35,6 +36,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # (BENCH_A_IS names what A really is, so no row can pass off redis-server
 # as soloist).
 SERVER_FLAGS = ["--bind", "127.0.0.1", "--save", "", "--appendonly", "no"]
+
+# The serving cells of (a) — GET and SET, 3-byte and 512-byte values,
+# pipeline 1 and 16 — shared by every benchmark that compares with it.
+TESTS = ["GET", "SET"]
+SIZES = [3, 512]
+PIPELINES = [1, 16]
 
 
 def env_flag(name):
@@ -159,22 +166,33 @@ class Server:
 
     def info(self, section=None):
         args = [b"INFO"] + ([section.encode()] if section else [])
-        raw = self.command(*args)
-        out = {}
-        sect = ""
-        for line in raw.decode("utf-8", "replace").splitlines():
-            if line.startswith("# "):
-                sect = line[2:].strip().lower()
-            elif ":" in line and not line.startswith("$"):
-                k, v = line.split(":", 1)
-                out[(sect, k.strip())] = v.strip()
-        return out
+        return parse_info(self.command(*args))
 
     def cpu_s(self):
         return _proc_cpu_s(self.proc.pid)
 
+    def pause(self):
+        """SIGSTOP: a server waiting its turn in an alternation takes no
+        CPU from the one being measured (idle I/O threads may spin)."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGSTOP)
+
+    def resume(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
+
+    @contextlib.contextmanager
+    def turn(self):
+        """Resumed for the with-block, stopped again after it."""
+        self.resume()
+        try:
+            yield self
+        finally:
+            self.pause()
+
     def stop(self):
         if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGCONT)
             self.proc.send_signal(signal.SIGTERM)
             try:
                 self.proc.wait(5)
@@ -353,3 +371,126 @@ class Budget:
 
     def out(self):
         return self.left() <= 0
+
+
+# ------------------------------------------------ steps 4-5: I/O threads
+#
+# Until the server's I/O threads exist, --io-threads N may be refused or
+# accepted and ignored; the benchmarks of steps 4-5 ask thread_server()
+# for a server and measure what they can when it says no.
+
+def parse_info(raw):
+    """INFO text -> {(section, key): value}."""
+    out, sect = {}, ""
+    for line in raw.decode("utf-8", "replace").splitlines():
+        if line.startswith("# "):
+            sect = line[2:].strip().lower()
+        elif ":" in line and not line.startswith("$"):
+            k, v = line.split(":", 1)
+            out[(sect, k.strip())] = v.strip()
+    return out
+
+
+def thread_server(label, binary, threads, extra_args=()):
+    """(Server, None) for soloist with `threads` I/O threads (counting the
+    main thread), or (None, why) when the server refuses the options or
+    ignores them (no INFO iothreads, or io_threads differs). io-threads 1
+    needs no thread support and is always given."""
+    args = ["--io-threads", str(threads)] + list(extra_args)
+    try:
+        srv = Server(label, binary, "soloist", args)
+    except RuntimeError as e:
+        return None, "the server refused %s: %s" % (" ".join(args), str(e).splitlines()[-1][-200:])
+    if threads == 1 and not extra_args:
+        return srv, None
+    got = srv.info("iothreads").get(("iothreads", "io_threads"))
+    if got is None:
+        srv.stop()
+        return None, "the server has no INFO iothreads section (%s accepted but not implemented)" % " ".join(args)
+    if got != str(threads):
+        srv.stop()
+        return None, "INFO iothreads says io_threads:%s after --io-threads %d" % (got, threads)
+    return srv, None
+
+
+def main_thread_cpu(srv):
+    """The main thread's CPU seconds three ways (its tid is the pid):
+    INFO cpu (getrusage RUSAGE_THREAD, printed to the µs), the scheduler's
+    run time from /proc/PID/task/PID/schedstat (ns), and utime+stime from
+    /proc/PID/task/PID/stat (clock ticks, 10 ms at USER_HZ 100). Also the
+    whole process from INFO (RUSAGE_SELF) and /proc/PID/stat."""
+    info = srv.info("cpu")
+    out = {}
+    try:
+        out["info_main_s"] = (float(info[("cpu", "used_cpu_user_main_thread")]) +
+                              float(info[("cpu", "used_cpu_sys_main_thread")]))
+    except (KeyError, ValueError):
+        out["info_main_s"] = None
+    try:
+        out["info_process_s"] = float(info[("cpu", "used_cpu_user")]) + float(info[("cpu", "used_cpu_sys")])
+    except (KeyError, ValueError):
+        out["info_process_s"] = None
+    pid = srv.proc.pid
+    try:
+        with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+            out["schedstat_main_s"] = int(f.read().split()[0]) / 1e9
+    except (OSError, ValueError, IndexError):
+        out["schedstat_main_s"] = None
+    try:
+        with open("/proc/%d/task/%d/stat" % (pid, pid)) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        out["ticks_main_s"] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        out["ticks_main_s"] = None
+    out["ticks_process_s"] = _proc_cpu_s(pid)
+    return out
+
+
+def threads_cpu_s(pid):
+    """{tid: (comm, run-time seconds)} from each thread's schedstat (ns)."""
+    out = {}
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                comm = f.read().strip()
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                out[int(tid)] = (comm, int(f.read().split()[0]) / 1e9)
+        except (OSError, ValueError, IndexError):
+            continue
+    return out
+
+
+def serving_cells(base, budget, load):
+    """The config of each cell of (a), value size by value size: load(size)
+    runs before a size's cells (to fill the keyspace); a cell the budget
+    has no time left for is printed as skipped instead of yielded."""
+    for size in SIZES:
+        load(size)
+        for test in TESTS:
+            for p in PIPELINES:
+                cfg = dict(base, test=test, pipeline=p, value_size=size)
+                if budget.out():
+                    emit(dict(cfg, kind="skipped", why="time budget spent"))
+                    continue
+                yield cfg
+
+
+def sb_binary():
+    return os.environ.get("SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench"))
+
+
+def soloist_bench(port, args, timeout=60):
+    """One soloist-bench run with --json -q; returns (report, argv text)."""
+    pl = placement()
+    argv = _taskset(pl.get("client_cpus")) + [sb_binary(), "-p", str(port), "--json", "-q"] + list(args)
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    if p.returncode != 0:
+        raise RuntimeError("soloist-bench failed (%d): %s" % (p.returncode, p.stderr[-300:]))
+    return json.loads(p.stdout), " ".join(argv)
+
+
+def sb_prefill(srv, keys, size):
+    """SET each of soloist-bench's `keys` keys once with `size`-byte values
+    (its own key names and value pattern, so its GETs hit and check)."""
+    soloist_bench(srv.port, ["-c", "4", "-n", str(keys), "-s", str(size), "-r", "1:0",
+                             "--prefill", "--count", "1", "-d", "0"])

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs the benchmarks (step 0's, and the queues of steps 1-3) and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5) and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
@@ -12,10 +12,11 @@ these files by tools/findings.py; nothing here summarises.
 
   bench/run.py [--quick] [--only a,b] [--pinned] [--standin] [--results DIR]
 
---quick     development sizes (QUICK=1): the whole set in about a minute
+--quick     development sizes (QUICK=1): the whole set in about three minutes
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
-            queues, server_vs_redis_pinned
+            queues, main_cpu, threads_vs_redis, ignition_timing,
+            server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -44,7 +45,8 @@ sys.path.insert(0, HERE)
 import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
-       "loadgen_sanity", "idle_memory", "p1_anatomy", "queues"]
+       "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
+       "main_cpu", "threads_vs_redis", "ignition_timing"]
 
 
 def sh(argv, default=""):
@@ -229,6 +231,13 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "write_timing.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
                 45 if q else 180)
+    if n in ("main_cpu", "ignition_timing"):
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        limit = {"main_cpu": (75, 270), "ignition_timing": (45, 90)}[n][0 if q else 1]
+        return [os.path.join(HERE, n + ".py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin}, limit
+    if n == "threads_vs_redis":
+        return [os.path.join(HERE, "threads_vs_redis.py")], {}, 75 if q else 330
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":

@@ -28,9 +28,6 @@ import benchlib as bl  # noqa: E402
 
 CLIENTS = 50
 KEYSPACE = 100000
-TESTS = ["GET", "SET"]
-SIZES = [3, 512]
-PIPELINES = [1, 16]
 
 
 def main():
@@ -50,12 +47,12 @@ def main():
             srv[label] = bl.Server(label, binary, really)
             bl.log("%s (%s) on port %d" % (label, really, srv[label].port))
         order = ["soloist", "redis"]
-        for size in SIZES:
+        for size in bl.SIZES:
             dbsize = {}
             for label in order:
                 dbsize[label] = bl.populate(srv[label], KEYSPACE, size)
-            for test in TESTS:
-                for p in PIPELINES:
+            for test in bl.TESTS:
+                for p in bl.PIPELINES:
                     if budget.out():
                         bl.emit(dict(base, kind="skipped", test=test, pipeline=p,
                                      value_size=size, why="time budget spent"))

@@ -897,6 +897,395 @@ def h_queues(run, lines, bench):
     return rows
 
 
+# ------------------------------- steps 4-5: I/O threads in the server (F4, F5)
+#
+# Until the server has I/O threads, its benchmarks measure io-threads 1
+# (and redis-server) and print kind=skipped lines for the rest; the rows
+# then say "not measured" with the benchmark's reason rather than vanish.
+
+class NotMeasured(Refused):
+    """A plot with nothing to draw because its benchmark skipped it;
+    plots() leaves it out instead of failing."""
+
+
+def skipped_why(lines, has=None, **match):
+    """The reasons kind=skipped lines give for settings matching `match`
+    (and carrying the field `has`, e.g. io_threads: a setting skipped, not
+    a cell the time budget left out)."""
+    return sorted({ln.get("why", "?") for ln in lines if ln.get("kind") == "skipped"
+                   and (has is None or has in ln) and all(ln.get(k) == v for k, v in match.items())})
+
+
+def one_run_of(lines, what):
+    ids = {ln.get("run_id") for ln in lines if ln.get("kind") in ("run", "step", "idle")}
+    if len(ids) > 1 or None in ids:
+        raise Refused("%s mixes runs %s; its comparisons must be measured in one run"
+                      % (what, sorted(map(str, ids))))
+
+
+def cell_name(key):
+    return "%s %d B P=%d" % key
+
+
+MC_THREADS = (1, 2, 4)
+MC_TABLE = ("Main-thread CPU per request with I/O threads forced on (soloist, open loop at one rate per "
+            "cell; medians)", ["cell", "rate req/s", "io-threads 1 µs", "io-threads 2 µs", "io-threads 4 µs",
+                               "process µs (1 / 2 / 4)", "ceiling req/s (1 / 2 / 4)"])
+
+
+def main_cpu_cells(lines):
+    """{cell: {io_threads: [run lines]}} of bench/main_cpu.py."""
+    cells = {}
+    for ln in lines:
+        if ln.get("kind") == "run":
+            key = (ln["test"], ln["value_size"], ln["pipeline"])
+            cells.setdefault(key, {}).setdefault(ln["io_threads"], []).append(ln)
+    return cells
+
+
+def h_main_cpu(run, lines, bench):
+    """F4.1-F4.8 (per cell), F4.17 (the target), F4.18 (the clocks)."""
+    base = base_conditions(run)
+    one_run_of(lines, "main_cpu")
+    cells = main_cpu_cells(lines)
+    cmd, src = "make findings BENCH=main_cpu", run.rel(bench)
+    why = "; ".join(skipped_why(lines, has="io_threads"))
+    rows, p1 = [], {}
+    for i, key in enumerate(SVR_ORDER):
+        if key not in cells:
+            continue
+        by = cells[key]
+        if 1 not in by:
+            raise Refused("main_cpu %s has no io-threads 1 runs to compare with" % cell_name(key))
+        ln = by[1][0]
+        med = {n: {f: median_of(side, f) for f in ("main_us_per_request", "process_us_per_request", "rps")}
+               for n, side in by.items()}
+        if not all(m["main_us_per_request"] for m in med.values()):
+            raise Refused("main_cpu %s: the main thread's CPU did not move in a run; no cost per request"
+                          % cell_name(key))
+        parts = []
+        for n in MC_THREADS:
+            if n not in med:
+                continue
+            m = med[n]
+            text = "io-threads %d **%.2f µs** (process %.2f; ceiling 1/main %s req/s" % (
+                n, m["main_us_per_request"], m["process_us_per_request"], fmt_rps(1e6 / m["main_us_per_request"]))
+            if n > 1:
+                r = m["main_us_per_request"] / med[1]["main_us_per_request"]
+                text += "; %s of io-threads 1" % fmt_ratio(r)
+                if key[2] == 1:
+                    p1.setdefault(n, []).append((r, key))
+                tr = median_of(by[n], "threaded_reads_per_request") if all(
+                    x.get("threaded_reads_per_request") is not None for x in by[n]) else None
+                if tr is not None:
+                    text += "; %.2f reads/request done by I/O threads" % tr
+            parts.append(text + ")")
+        missing = [n for n in MC_THREADS if n not in by]
+        fig = "; ".join(parts)
+        if missing:
+            fig += "; io-threads %s **not measured**: %s" % (", ".join(map(str, missing)), why or "no runs")
+        errs = sum(x.get("errors", 0) for side in by.values() for x in side)
+        if errs:
+            fig += "; %d ERRORS in the runs" % errs
+        order = "".join(str(x["io_threads"]) for x in lines if x.get("kind") == "run"
+                        and (x["test"], x["value_size"], x["pipeline"]) == key)
+        cfg = [key[0], "P=%d%s" % (key[2], " (batches of %d at the rate)" % key[2] if key[2] > 1 else ""),
+               "%d connections" % ln["clients"], "%d B values" % key[1], "%d keys prefilled" % ln["keys"],
+               "open loop, %s arrivals at %s req/s (the same for every setting)" % (ln["arrival"], fmt_rps(ln["rate"])),
+               "achieved %s req/s at io-threads 1" % fmt_rps(med[1]["rps"]),
+               "io-threads 2 and 4 with --io-threads-always-active yes",
+               "%gs warm-up + %gs per run, counters diffed over both" % (ln["warmup_s"], ln["duration_s"]),
+               "%d runs each, alternated (order of io-threads %s), median" % (len(by[1]), order),
+               "main thread: %s" % ln.get("main_clock", "INFO"), sb_cfg(placement_cfg(ln, base["cores"]))]
+        rows.append(Row("F4.%d" % (1 + i), "main thread's CPU per request, %s, fixed open-loop rate: "
+                        "io-threads 1, 2, 4 (offload forced on)" % cell_name(key), fig,
+                        dict(base, config=cfg), cmd, src,
+                        "the ceiling 1 / (main-thread CPU per request) holds however many cores there are",
+                        extra={"summary": MC_TABLE, "main_cpu": {n: m["main_us_per_request"] for n, m in med.items()},
+                               "cells": [cell_name(key), fmt_rps(ln["rate"])] + [
+                                   "%.2f" % med[n]["main_us_per_request"] if n in med else "—" for n in MC_THREADS]
+                               + [" / ".join("%.2f" % med[n]["process_us_per_request"] if n in med else "—"
+                                             for n in MC_THREADS),
+                                  " / ".join(fmt_rps(1e6 / med[n]["main_us_per_request"]) if n in med else "—"
+                                             for n in MC_THREADS)]}))
+    if rows:
+        cfg = ["GET and SET", "3 and 512 B values", "P=1", "open loop at one rate per cell",
+               "io-threads 2 and 4 with offload forced on", "medians of alternated runs"]
+        if p1:
+            parts = []
+            met = []
+            for n in sorted(p1):
+                worst, wk = max(p1[n])
+                ok = worst <= 1 / 3 and len(p1[n]) == 4
+                met.append(ok)
+                parts.append("io-threads %d: %s (worst %s, %s)" % (
+                    n, ", ".join("%s %s" % (cell_name(k), fmt_ratio(r)) for r, k in p1[n]),
+                    fmt_ratio(worst), cell_name(wk)))
+            fig = "; ".join(parts) + (" — target met" if any(met) else " — target not met")
+        else:
+            fig = "**not measured**: %s" % (why or "no io-threads 2 or 4 runs")
+        rows.append(Row("F4.17", "Target (benchmark goal): main-thread CPU per request at P=1 with offload "
+                        "on ≤ 1/3 of io-threads 1", fig, dict(base, config=cfg), cmd, src))
+        rows.append(clock_row(base, lines, cmd, src))
+    return rows
+
+
+def sb_cfg(text):
+    """A placement note for benchmarks driven by soloist-bench."""
+    return text.replace("redis-benchmark", "soloist-bench")
+
+
+def clock_row(base, lines, cmd, src):
+    """F4.18: the three clocks of the main thread's CPU, per request."""
+    runs = [ln for ln in lines if ln.get("kind") == "run" and ln.get("clocks_main_us_per_request")]
+    clocks = [ln["clocks_main_us_per_request"] for ln in runs]
+    ref = [c for c in clocks if c.get("info_main_s")]
+
+    def spread(k):
+        d = [abs(c[k] / c["info_main_s"] - 1) for c in ref if c.get(k) is not None]
+        return (statistics.median(d), max(d)) if d else (None, None)
+    sched, ticks = spread("schedstat_main_s"), spread("ticks_main_s")
+    step = statistics.median(1e4 / ln["server_commands"] for ln in runs if ln.get("server_commands"))
+    fig = ("against INFO used_cpu_*_main_thread (getrusage RUSAGE_THREAD, µs): /proc/PID/task/PID/schedstat "
+           "(ns) differs by median %.2f%%, at most %.2f%%; /proc/PID/task/PID/stat utime+stime (10 ms ticks) by "
+           "median **%.1f%%**, at most %.1f%% — one tick is %.3f µs/request in a median run, so the figures use "
+           "INFO" % (100 * (sched[0] or 0), 100 * (sched[1] or 0), 100 * (ticks[0] or 0), 100 * (ticks[1] or 0), step))
+    cfg = ["every main_cpu run", "%d runs" % len(runs), "per request: clock difference / commands executed",
+           "INFO and schedstat both read the scheduler's run time; stat's ticks are sampled"]
+    return Row("F4.18", "the main thread's CPU, three clocks: which one the rows use and why", fig,
+               dict(base, config=cfg), cmd, src)
+
+
+def x_main_cpu_amdahl(chosen):
+    """F4.9-F4.16: the speed-up each measured main-thread cost allows
+    (io-threads 1's cost over io-threads N's) beside Amdahl's bound from
+    step 0's serial share s (phase_shares: F0.20 at P=1, F0.21 at P=16).
+    Two benchmarks, two runs: labelled, not a ratio of one run's sides."""
+    mc, ps = chosen.get("main_cpu"), chosen.get("phase_shares")
+    if mc is None or ps is None:
+        return []
+    lines = mc.lines["main_cpu"]
+    s = {}
+    for p in (1, 16):
+        vals = [ln["serial_share"] for ln in ps.lines["phase_shares"]
+                if ln.get("kind") == "run" and ln.get("pipeline") == p and ln.get("serial_share") is not None]
+        if vals:
+            s[p] = statistics.median(vals)
+    base = base_conditions(mc)
+    cells = main_cpu_cells(lines)
+    why = "; ".join(skipped_why(lines, has="io_threads"))
+    rows = []
+    for i, key in enumerate(SVR_ORDER):
+        p = key[2]
+        if key not in cells or p not in s or 1 not in cells[key]:
+            continue
+        by = cells[key]
+        m1 = median_of(by[1], "main_us_per_request")
+        src_row = "F0.20" if p == 1 else "F0.21"
+        parts = []
+        for n in MC_THREADS[1:]:
+            bound = amdahl(s[p], n)
+            if n in by:
+                mn = median_of(by[n], "main_us_per_request")
+                parts.append("io-threads %d: main-thread ceiling %s req/s = **%s** io-threads 1's "
+                             "(%s); Amdahl ≤ %s" % (n, fmt_rps(1e6 / mn), fmt_ratio(m1 / mn), fmt_rps(1e6 / m1),
+                                                    fmt_ratio(bound)))
+            else:
+                parts.append("io-threads %d: Amdahl ≤ %s (%s req/s from io-threads 1's ceiling %s); "
+                             "main-thread cost **not measured**" % (n, fmt_ratio(bound), fmt_rps(bound * 1e6 / m1),
+                                                                    fmt_rps(1e6 / m1)))
+        fig = "; ".join(parts) + "; s = %.2f, so no thread count passes %s" % (s[p], fmt_ratio(1 / s[p]))
+        if len(by) < len(MC_THREADS) and why:
+            fig += " (%s)" % why
+        cfg = [cell_name(key), "main-thread CPU per request from %s" % mc.rel("main_cpu"),
+               "s from %s (%s, GET 3 B P=%d, run %s)" % (ps.rel("phase_shares"), src_row, p,
+                                                         ps.prov.get("date", "?")),
+               "Amdahl: 1 / (s + (1 − s) / N)", "two runs: a comparison of bounds, not a measured ratio"]
+        rows.append(Row("F4.%d" % (9 + i), "the speed-up the main thread's measured cost allows against "
+                        "Amdahl's bound from s, %s" % cell_name(key), fig, dict(base, config=cfg),
+                        "make findings BENCH=main_cpu,phase_shares", mc.rel("main_cpu"),
+                        "s was measured for GET 3 B values; in the other cells it is an estimate"))
+    return rows
+
+
+TVR_SIDES = ("soloist-1", "soloist-2", "soloist-4", "redis-1", "redis-2")
+TVR_TABLE = ("Closed loop with I/O threads: soloist io-threads 1, 2, 4 (adaptive) and redis-server 7.0 "
+             "io-threads 1, 2 (medians, rps)", ["cell"] + list(TVR_SIDES) + ["4 / 1", "4 / redis-2"])
+
+
+def h_threads_vs_redis(run, lines, bench):
+    """F4.30-F4.37 (per cell), F4.38-F4.39 (targets), F4.40 (redis's own
+    threads)."""
+    base = base_conditions(run)
+    one_run_of(lines, "threads_vs_redis")
+    cmd, src = "make findings BENCH=threads_vs_redis", run.rel(bench)
+    cells = {}
+    for ln in lines:
+        if ln.get("kind") == "run":
+            cells.setdefault((ln["test"], ln["value_size"], ln["pipeline"]), {}).setdefault(
+                ln["side"], []).append(ln)
+    why = "; ".join(skipped_why(lines, has="io_threads", server="soloist"))
+    rows, four, vs_redis, redis_own = [], [], [], []
+    for i, key in enumerate(SVR_ORDER):
+        if key not in cells:
+            continue
+        by = cells[key]
+        for need in ("soloist-1", "redis-2"):
+            if need not in by:
+                raise Refused("threads_vs_redis %s has no %s runs; its ratios need both from one run"
+                              % (cell_name(key), need))
+        med = {k: median_of(v) for k, v in by.items()}
+        parts = ["rps %s" % ", ".join("%s %s" % (k, fmt_rps(med[k])) for k in TVR_SIDES if k in med)]
+        for n in (2, 4):
+            k = "soloist-%d" % n
+            if k in med:
+                parts.append("%s / soloist-1 **%s** (%s)" % (k, fmt_ratio(med[k] / med["soloist-1"]),
+                                                            overlap(by[k], by["soloist-1"])))
+                parts.append("%s / redis-2 **%s**" % (k, fmt_ratio(med[k] / med["redis-2"])))
+        if "soloist-4" in med:
+            four.append((med["soloist-4"] / med["soloist-1"], key))
+            vs_redis.append((med["soloist-4"] / med["redis-2"], key))
+        else:
+            parts.append("soloist-1 / redis-2 %s; soloist io-threads 2, 4 **not measured**: %s"
+                         % (fmt_ratio(med["soloist-1"] / med["redis-2"]), why or "no runs"))
+        if "redis-1" in med:
+            redis_own.append((med["redis-2"] / med["redis-1"], key))
+        ln = by["soloist-1"][0]
+        order = "".join(str(TVR_SIDES.index(x["side"]) + 1) for x in lines if x.get("kind") == "run"
+                        and (x["test"], x["value_size"], x["pipeline"]) == key)
+        cfg = [key[0], "P=%d" % key[2], "%d clients" % ln["clients"], "%d B values" % key[1],
+               "keyspace -r %s (all keys loaded)" % ln["keyspace"],
+               "runs sized per setting by its own calibration (%s requests)" % ", ".join(
+                   "%s %d" % (k, by[k][0]["requests"]) for k in TVR_SIDES if k in by),
+               "%d runs each, settings alternated (%s; 1-5 = %s), median" % (
+                   len(by["soloist-1"]), order, ", ".join(TVR_SIDES)),
+               "soloist ignition: default (adaptive)", "redis io-threads 2: --io-threads-do-reads yes",
+               "waiting servers stopped (SIGSTOP)", placement_cfg(ln, base["cores"])]
+        rows.append(Row("F4.%d" % (30 + i), "closed loop, %s: soloist with I/O threads against its io-threads 1 "
+                        "and against redis-server 7.0 io-threads 2" % cell_name(key), "; ".join(parts),
+                        dict(base, config=cfg), cmd, src, serving_note(ln, base["cores"]),
+                        extra={"summary": TVR_TABLE,
+                               "cells": [cell_name(key)] + [fmt_rps(med[k]) if k in med else "—" for k in TVR_SIDES]
+                               + ["%s" % fmt_ratio(med["soloist-4"] / med["soloist-1"]) if "soloist-4" in med else "—",
+                                  "%s" % fmt_ratio(med["soloist-4"] / med["redis-2"]) if "soloist-4" in med else "—"]}))
+    if not rows:
+        return rows
+    cfg = ["GET and SET", "P=1 and 16", "3 and 512 B values", "50 clients", "medians of alternated runs per cell",
+           "soloist io-threads 4, default ignition"]
+    ln = next(x for x in lines if x.get("kind") == "run")
+    for rid, claim, pairs, floor in (
+            ("F4.38", "Target (benchmark goal): adaptive io-threads 4 ≥ 0.95× io-threads 1 in every cell", four, 0.95),
+            ("F4.39", "Target (benchmark goal): soloist io-threads 4 ≥ 1.0× redis-server 7.0 io-threads 2 in "
+             "every cell", vs_redis, 1.0)):
+        if pairs:
+            low, lk = min(pairs)
+            met = sum(1 for r, _ in pairs if r >= floor)
+            fig = "%d of %d cells ≥ %s; lowest %s (%s)%s" % (
+                met, len(pairs), fmt_ratio(floor), fmt_ratio(low), cell_name(lk),
+                " — target met" if met == len(pairs) == 8 else " — target not met")
+        else:
+            fig = "**not measured**: %s" % (why or "no soloist io-threads 4 runs")
+        rows.append(Row(rid, claim, fig, dict(base, config=cfg), cmd, src, serving_note(ln, base["cores"])))
+    if redis_own:
+        fig = "; ".join("%s %s" % (cell_name(k), fmt_ratio(r)) for r, k in redis_own)
+        rows.append(Row("F4.40", "the peer's own threads: redis-server 7.0 io-threads 2 / io-threads 1 per cell",
+                        fig, dict(base, config=cfg[:5] + ["redis --io-threads 2 --io-threads-do-reads yes"]),
+                        cmd, src, serving_note(ln, base["cores"])))
+    return rows
+
+
+def h_ignition_timing(run, lines, bench):
+    """F5.1-F5.5 (ignition and scale-down), F5.6-F5.7 (idle CPU after a
+    burst)."""
+    base = base_conditions(run)
+    one_run_of(lines, "ignition_timing")
+    cmd, src = "make findings BENCH=ignition_timing", run.rel(bench)
+    steps = [ln for ln in lines if ln.get("kind") == "step"]
+    idle = {ln["io_threads"]: ln for ln in lines if ln.get("kind") == "idle"}
+    why = "; ".join(skipped_why(lines, has="io_threads")) or "no steps in the results"
+    rows = []
+    lead = (steps or list(idle.values()) or [{}])[0]
+    cfg = ["GET", "P=1", "%s connections" % lead.get("clients", 50), "%s B values" % lead.get("value_size", 3),
+           "soloist-bench, 1 thread", "INFO iothreads polled every %g ms on one connection" % lead.get("poll_ms", 5),
+           "step times from the generator's start and exit; the server's io_threads_last_change_us "
+           "where it falls between the polls that saw the change, else the poll's time"]
+    if steps:
+        cfg.insert(0, "io-threads %s, default ignition" % steps[0]["io_threads"])
+        cfg.append("%g s bursts" % steps[0]["burst_s"])
+
+    def when(ln, what):
+        v = ln.get("%s_ms_server" % what)
+        return (v, "server") if v is not None else (ln.get("%s_ms_poll" % what), "poll")
+
+    def timing(sel, what):
+        # A step that began with threads still active has no ignition to time.
+        got = [when(ln, what) for ln in sel if ln.get("%s_ms_poll" % what) is not None
+               and (what != "ignition" or ln.get("started_idle", True))]
+        if not got:
+            return None
+        return "**%.1f ms** median (%s)" % (statistics.median(v for v, _ in got),
+                                             ", ".join("%.1f %s" % (v, k) for v, k in got))
+
+    def row(rid, claim, fig, extra_cfg=()):
+        rows.append(Row(rid, claim, fig, dict(base, config=cfg + list(extra_cfg)), cmd, src))
+
+    if steps:
+        high = [ln for ln in steps if ln["step"] == "high"]
+        closed = [ln for ln in steps if ln["step"] == "closed"]
+        low = [ln for ln in steps if ln["step"] == "low"]
+        rate = high[0]["rate"] if high else None
+        fig = timing(high, "ignition") or "no ignition in %d steps" % len(high)
+        row("F5.1", "time from a step up to %s req/s (open loop) to ignition" % fmt_rps(rate or 0), fig,
+            ["%d steps" % len(high)])
+        row("F5.2", "time from a step up to a closed loop (as fast as the generator sends) to ignition",
+            timing(closed, "ignition") or "no ignition in %d steps" % len(closed),
+            ["closed loop at %s req/s" % "/".join(fmt_rps(x["rps"]) for x in closed)])
+        ignited = [ln for ln in steps if ln["ignited"]]
+        fig = timing(ignited, "scale_down") or "no scale-down seen"
+        late = [ln for ln in ignited if not ln.get("scaled_down")]
+        if late:
+            fig += "; %d of %d ignited steps not scaled down within %g s" % (len(late), len(ignited),
+                                                                            late[0]["observe_s"])
+        row("F5.3", "time from the end of the load to scale-down", fig,
+            ["%d ignited steps" % len(ignited)])
+        fig = "; ".join("%s req/s: %s (peak %d active, ignitions %s, guard reverts %s)" % (
+            fmt_rps(ln["rate"]), "IGNITED" if ln["ignited"] else "no ignition", ln["peak_active"],
+            ln["counters"].get("io_threads_ignitions"), ln["counters"].get("io_threads_guard_reverts")) for ln in low)
+        row("F5.4", "a low step (a tenth of the closed-loop rate): does it ignite?", fig or "no low step")
+        tot = {k: sum((ln["counters"].get(k) or 0) for ln in steps) for k in steps[0]["counters"]}
+        fig = "; ".join("%s %s: peak %d active" % (ln["step"], fmt_rps(ln["rps"]), ln["peak_active"]) for ln in steps)
+        fig += "; over all steps: " + ", ".join("%s %d" % (k.replace("io_threads_", ""), v)
+                                               for k, v in sorted(tot.items()))
+        busy = [ln["step"] for ln in steps if not ln.get("started_idle", True)]
+        if busy:
+            fig += "; NOT IDLE at the start (not timed): %s" % ", ".join(busy)
+        row("F5.5", "threads active at the peak of each step, and the policy's counters", fig)
+    else:
+        for rid, claim in (("F5.1", "time from a step up in offered load to ignition"),
+                           ("F5.2", "time from a step up to a closed loop to ignition"),
+                           ("F5.3", "time from the end of the load to scale-down"),
+                           ("F5.4", "a low step: does it ignite?"),
+                           ("F5.5", "threads active at the peak of each step, and the policy's counters")):
+            row(rid, claim, "**not measured**: %s" % why)
+
+    def idle_fig(ln):
+        return "; ".join("%g–%g s after: **%.2f%%** of one core (%s)" % (
+            w["from_s"], w["to_s"], w["pct_of_one_core"],
+            ", ".join("%s %.2f%%" % kv for kv in sorted(w["by_thread_pct"].items())))
+            for w in ln["windows"])
+    icfg = ["CPU of every thread from /proc/PID/task/*/schedstat", "after a closed-loop burst",
+            "nothing polls the server meanwhile"]
+    for rid, n in (("F5.6", 4), ("F5.7", 1)):
+        ln = idle.get(n)
+        claim = "the idle server's CPU, all threads, after a burst: io-threads %d%s" % (
+            n, " (the step-0 server, the floor)" if n == 1 else "")
+        if ln:
+            row(rid, claim, idle_fig(ln), icfg + ["%d threads" % ln["threads"], "%g s burst" % ln["burst_s"]])
+        else:
+            row(rid, claim, "**not measured**: %s" % why)
+    return rows
+
+
 def h_generic(run, lines, bench):
     base = base_conditions(run)
     rows = []
@@ -923,7 +1312,14 @@ HANDLERS = {
     "idle_memory": h_idle_memory,
     "p1_anatomy": h_p1_anatomy,
     "queues": h_queues,
+    "main_cpu": h_main_cpu,
+    "threads_vs_redis": h_threads_vs_redis,
+    "ignition_timing": h_ignition_timing,
 }
+
+# Rows that read two benchmarks' results: fn(chosen) -> rows, none when
+# either is absent.
+CROSS = [x_main_cpu_amdahl]
 
 
 def build_rows(chosen):
@@ -934,6 +1330,8 @@ def build_rows(chosen):
         rows += HANDLERS.get(bench, h_generic)(run, lines, bench)
         if bench in HANDLERS:
             rows += h_generic(run, lines, bench)
+    for fn in CROSS:
+        rows += fn(chosen)
     seen = {}
     for r in rows:
         r.validate()
@@ -1165,6 +1563,44 @@ def p_batch_size(lines):
     return ["commit_batch", "soloist_ns", "ck_ring_ns"], rows, body
 
 
+@plot("main_cpu_per_request", "main_cpu",
+      "Main thread's CPU per request by io-threads (offload forced on), open loop at one rate per cell")
+def p_main_cpu_per_request(lines):
+    cells = main_cpu_cells(lines)
+    rows = [['"%s"' % cell_name(key)] + [round(median_of(cells[key][n], "main_us_per_request"), 3)
+                                         if n in cells[key] else "NaN" for n in MC_THREADS]
+            for key in SVR_ORDER if key in cells]
+    body = ("set datafile missing 'NaN'; set style data histograms; set style histogram clustered gap 1; "
+            "set style fill solid 0.85 border rgb '#ffffff'; set yrange [0:*]; "
+            "set ylabel 'main-thread CPU µs per request (median of runs)'; set grid y; "
+            "set key outside right top vertical; set xtics rotate by -30; "
+            "plot DATA using 2:xtic(1) title 'io-threads 1' lc rgb '#a23b2a', "
+            "'' using 3 title 'io-threads 2' lc rgb '#6fa3c7', '' using 4 title 'io-threads 4' lc rgb '#3b5b92'")
+    return ["cell"] + ["io_threads_%d_us" % n for n in MC_THREADS], rows, body
+
+
+@plot("ignition_over_time", "ignition_timing",
+      "I/O threads active and offered load over time (soloist io-threads 4, default ignition)")
+def p_ignition_over_time(lines):
+    samples = [ln for ln in lines if ln.get("kind") == "sample"]
+    if not samples:
+        raise NotMeasured("plot ignition_over_time: no samples (%s)"
+                          % ("; ".join(skipped_why(lines, has="io_threads")) or "nothing polled"))
+    closed = [ln["rps"] for ln in lines if ln.get("kind") == "step" and ln.get("loop") == "closed"]
+    rows = []
+    for ln in samples:
+        offered = ln["offered_rps"]
+        if offered and offered < 0:  # closed loop: its achieved rate, known at its end
+            offered = statistics.median(closed) if closed else "NaN"
+        rows.append((ln["t_s"], ln["active"], round(offered / 1000, 3) if offered != "NaN" else "NaN"))
+    body = ("set datafile missing 'NaN'; set xlabel 'seconds'; set ylabel 'threads active'; "
+            "set y2label 'offered load (thousand requests/s)'; set ytics nomirror; set y2tics; "
+            "set yrange [0:*]; set y2range [0:*]; set offsets 0, 0, 0.5, 0; set grid; set key top left; "
+            "plot DATA using 1:2 with steps lw 2 lc rgb '#a23b2a' title 'io_threads_active', "
+            "'' using 1:3 axes x1y2 with steps lw 1 dt 2 lc rgb '#3b5b92' title 'offered (closed loop: achieved)'")
+    return ["t_s", "active", "offered_krps"], rows, body
+
+
 def draw_plot(name, run, dest, work, terminal="svg"):
     """Draws plot NAME from `run`'s raw lines into dest (an .svg, or a .png
     with terminal='png'); the figures go to work/NAME.dat beside it.
@@ -1206,7 +1642,11 @@ def plots(chosen):
             continue
         d = os.path.join(run.path, "plots")
         for term in ("svg", "png"):
-            made.append(draw_plot(name, run, os.path.join(d, "%s.%s" % (name, term)), d, terminal=term))
+            try:
+                made.append(draw_plot(name, run, os.path.join(d, "%s.%s" % (name, term)), d, terminal=term))
+            except NotMeasured as e:
+                sys.stderr.write("findings: %s; left out\n" % e)
+                break
     return made
 
 

@@ -6,7 +6,7 @@
 #   2. runs against Debian's redis-server on a free loopback port, where
 #      every reply is checked by the tool itself (a GET must be nil or the
 #      exact value written for that key) and the JSON must show it:
-#      closed loop, open loop (arrival accuracy), 10 MB values, the mixed
+#      closed loop, open loop (arrival accuracy, batches), 10 MB values, the mixed
 #      noisy-neighbour classes, wrong values and error replies counted,
 #      and a server stall showing in the open-loop tail (coordinated
 #      omission corrected) but not in the closed-loop p99;
@@ -94,6 +94,15 @@ server_checks() {
   j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival poisson --distribution zipf:0.99 -d 2s)
   jcheck "$L open loop poisson, zipf keys: about 4000 arrivals in 2 s, all hits" "$j" \
     'abs(c0["requests"]+c0["unsent"]-4000)<=380 and c0["errors"]==0 and c0["hits"]==c0["gets"] and c0["distribution"]=="zipf:0.99"'
+
+  # Open loop with --batch: 1000 batches of 16 in 2 s, each sent whole on
+  # an idle connection, so the server reads about one batch per read.
+  local r0 r1
+  r0=$(timeout 5 redis-cli -p "$P" info stats | tr -d '\r' | sed -n 's/^total_reads_processed://p')
+  j=$(bench -p "$P" -c 4 -P 16 --batch -n 1000 --prefill --rate 8000 --arrival uniform -d 2s)
+  r1=$(timeout 5 redis-cli -p "$P" info stats | tr -d '\r' | sed -n 's/^total_reads_processed://p')
+  jcheck "$L open loop --batch: 16000 due in batches of 16, read in about 1000 reads" "$j" \
+    "abs(c0['requests']+c0['unsent']-16000)<=32 and c0['unsent']%16==0 and c0['errors']==0 and c0['misses']==0 and (${r1:-0} - ${r0:-0}) < 16000 / 4"
 
   # 10 MB values: written by reference, checked while streaming.
   j=$(bench -p "$P" -c 2 -n 4 -s 10mb --prefill -r 1:1 --count 30)

@@ -8,7 +8,11 @@ a summary line and never across runs; a row without conditions is
 refused; rows sort by ID and the output is deterministic; QUICK runs do
 not displace full ones; a stand-in is labelled; the queue rows compare
 soloist with ck_ring from one run's per-run lines and label what they
-computed rather than measured.
+computed rather than measured; the rows of steps 4-5 compare each
+I/O-thread setting with io-threads 1 and redis-server's threads from one
+run, set the main thread's cost beside Amdahl's bound from phase_shares,
+and say "not measured", with the benchmark's reason, for a setting a
+server without threads could not run.
 
 Run: python3 -m unittest tests/tools/test_findings.py (tests/suites/55).
 """
@@ -146,6 +150,102 @@ def q_lines(run_id="RUN1", ck_run_id=None, drop=()):
             clock="/proc/self/task/*/schedstat of io_thd_* threads", cpu_pct_per_worker=pct)
     out.append({"bench": "queues", "kind": "summary", "test": "spsc", "ratio": 99.0, "run_id": run_id})
     return [ln for ln in out if (ln.get("test"), ln.get("impl")) not in drop]
+
+
+def mc_lines(run_id="RUN1", threads=(1, 2, 4), other_run_id=None):
+    """bench/main_cpu.py lines: two alternated runs per setting per cell.
+    The main thread costs 9 µs a request at io-threads 1, 4 at 2 and 2.5
+    at 4 (P=1; a tenth of that at P=16); settings not in `threads` are
+    skipped with the reason a server without threads gives."""
+    out = []
+    cost = {1: 9.0, 2: 4.0, 4: 2.5}
+    for n in (2, 4):
+        if n not in threads:
+            out.append({"bench": "main_cpu", "kind": "skipped", "io_threads": n, "run_id": run_id,
+                        "why": "the server refused --io-threads %d --io-threads-always-active yes" % n})
+    for test, size, p in CELLS:
+        for i in range(2):
+            for n in threads:
+                main = cost[n] / (1 if p == 1 else 10)
+                out.append({"bench": "main_cpu", "kind": "run", "test": test, "value_size": size,
+                            "pipeline": p, "io_threads": n, "run": i + 1, "clients": 50, "keys": 10000,
+                            "cores": 2, "placement": "shared", "arrival": "poisson", "rate": 30000,
+                            "warmup_s": 0.5, "duration_s": 2.0, "rps": 30000.0, "errors": 0,
+                            "main_clock": "INFO used_cpu_*_main_thread", "server_commands": 75000,
+                            "main_us_per_request": main + 0.1 * i, "process_us_per_request": 2 * main,
+                            "clocks_main_us_per_request": {"info_main_s": main, "schedstat_main_s": main,
+                                                           "ticks_main_s": main * 1.1},
+                            "threaded_reads_per_request": 1.0 if n > 1 else None,
+                            "run_id": other_run_id if (other_run_id and n == 4) else run_id})
+    return out
+
+
+def ps_lines(s1=0.5, s16=0.25, run_id="PS"):
+    """phase_shares run lines with serial shares s1 (P=1) and s16 (P=16)."""
+    return [{"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1, "keyspace": 100000,
+             "cores": 2, "placement": "shared", "busy_us_per_request": 5.0,
+             "share_of_busy": {"poll_cpu": 0.1, "read": 0.2, "exec": s - 0.05, "write": 0.75 - s, "other": 0.05},
+             "serial_share": s, "share_of_total": {"poll_wait": 0.3}, "run_id": run_id}
+            for p, s in ((1, s1), (16, s16)) for i in range(3)]
+
+
+def tvr_lines(run_id="RUN1", sides=("soloist-1", "soloist-2", "soloist-4", "redis-1", "redis-2"), s4=96.0):
+    """bench/threads_vs_redis.py lines: three alternated runs per side per
+    cell; soloist-1 100 rps, soloist-2 98, soloist-4 `s4`, redis-1 80,
+    redis-2 90."""
+    rps = {"soloist-1": 100.0, "soloist-2": 98.0, "soloist-4": s4, "redis-1": 80.0, "redis-2": 90.0}
+    out = [{"bench": "threads_vs_redis", "kind": "skipped", "server": "soloist", "io_threads": n,
+            "why": "the server has no INFO iothreads section", "run_id": run_id}
+           for n in (2, 4) if "soloist-%d" % n not in sides]
+    for test, size, p in CELLS:
+        for i in range(3):
+            for side in sides:
+                out.append({"bench": "threads_vs_redis", "kind": "run", "test": test, "value_size": size,
+                            "pipeline": p, "side": side, "server": side.split("-")[0],
+                            "io_threads": int(side.split("-")[1]), "run": i + 1, "clients": 50,
+                            "keyspace": 100000, "requests": 1000, "cores": 2, "placement": "shared",
+                            "rps": rps[side] + i - 1, "run_id": run_id})
+    return out
+
+
+def ign_lines(run_id="RUN1", threads=True):
+    """bench/ignition_timing.py lines: five steps (the low one does not
+    ignite, the last began with threads still active), samples, and the
+    idle CPU after a burst; without threads only the skipped line and
+    io-threads 1's idle CPU."""
+    base = {"bench": "ignition_timing", "clients": 50, "value_size": 3, "poll_ms": 5.0, "cores": 2,
+            "run_id": run_id}
+    idle1 = dict(base, kind="idle", io_threads=1, burst_s=3.0, threads=1,
+                 windows=[{"from_s": 0, "to_s": 1, "pct_of_one_core": 0.05,
+                           "by_thread_pct": {"soloist-server": 0.05}}])
+    if not threads:
+        return [dict(base, kind="skipped", io_threads=4, why="the server has no INFO iothreads section"), idle1]
+    zero = {"io_threads_ignitions": 0, "io_threads_scale_ups": 0, "io_threads_scale_downs": 0,
+            "io_threads_guard_reverts": 0}
+    one = dict(zero, io_threads_ignitions=1, io_threads_scale_ups=1, io_threads_scale_downs=1)
+    offered = (0, 1000, 2000, 0, 1000, -1, 0, 1000)  # -1: a closed loop
+    out = [dict(base, kind="sample", t_s=0.1 * k, active=1 + 3 * (k % 2), offered_rps=o,
+                io_threads_ignitions=k // 2) for k, o in enumerate(offered)]
+    out += [dict(base, kind="step", io_threads=4, step="low", rate=5000, loop="open", rps=4990.0, burst_s=3.0,
+                 observe_s=5.0, ignited=False, peak_active=1, counters=zero, scaled_down=None),
+            dict(base, kind="step", io_threads=4, step="high", rate=35000, loop="open", rps=34900.0, burst_s=3.0,
+                 observe_s=5.0, ignited=True, peak_active=4, counters=one, ignition_ms_poll=12.0,
+                 ignition_ms_server=10.0, scale_down_ms_poll=505.0, scale_down_ms_server=None,
+                 scaled_down=True),
+            dict(base, kind="step", io_threads=4, step="closed", rate=None, loop="closed", rps=50000.0,
+                 burst_s=3.0, observe_s=5.0, ignited=True, peak_active=4, counters=one, ignition_ms_poll=8.0,
+                 ignition_ms_server=6.0, scale_down_ms_poll=502.0, scale_down_ms_server=500.0, scaled_down=True),
+            dict(base, kind="step", io_threads=4, step="high", rate=35000, loop="open", rps=34950.0, burst_s=3.0,
+                 observe_s=5.0, ignited=True, peak_active=4, counters=one, ignition_ms_poll=22.0,
+                 ignition_ms_server=20.0, scaled_down=False),
+            dict(base, kind="step", io_threads=4, step="high", rate=35000, loop="open", rps=34950.0, burst_s=3.0,
+                 observe_s=5.0, ignited=True, peak_active=4, counters=zero, ignition_ms_poll=0.5,
+                 ignition_ms_server=None, scaled_down=False, started_idle=False),
+            dict(base, kind="idle", io_threads=4, burst_s=3.0, threads=4,
+                 windows=[{"from_s": 0, "to_s": 1, "pct_of_one_core": 1.5,
+                           "by_thread_pct": {"soloist-server": 0.5, "io_thd_1": 0.5, "io_thd_2": 0.5}}]),
+            idle1]
+    return out
 
 
 class FindingsTest(unittest.TestCase):
@@ -426,6 +526,131 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("from F0.21", rows["F1.8"][2])
         self.assertIn("computed from row F0.21", rows["F1.8"][3])
 
+    # -- steps 4-5: I/O threads --------------------------------------------
+
+    def test_main_cpu_rows_compare_each_setting_with_io_threads_1(self):
+        self.add_run("r1", main_cpu=mc_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        f = rows["F4.1"][2]  # GET 3 B P=1: medians 9.05, 4.05, 2.55
+        self.assertIn("io-threads 1 **9.05 µs**", f)
+        self.assertIn("io-threads 4 **2.55 µs**", f)
+        self.assertIn("0.28× of io-threads 1", f)
+        self.assertIn("ceiling 1/main 392,157 req/s", f)   # 1e6 / 2.55
+        self.assertIn("1.00 reads/request done by I/O threads", f)
+        self.assertNotIn("not measured", f)
+        self.assertIn("target met", rows["F4.17"][2])      # io-threads 4: 0.28 ≤ 1/3
+        self.assertIn("io-threads 2: ", rows["F4.17"][2])
+        self.assertIn("median **10.0%**", rows["F4.18"][2])  # stat's ticks 10% off
+        self.assertNotIn("F4.9", rows)  # no phase_shares results: no Amdahl rows
+        self.assertIn("| F4.8 | SET 512 B P=16 | 30,000 |", text)
+
+    def test_main_cpu_without_threads_measures_io_threads_1_and_says_why(self):
+        self.add_run("r1", main_cpu=mc_lines(threads=(1,)))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("io-threads 1 **9.05 µs**", rows["F4.1"][2])
+        self.assertIn("io-threads 2, 4 **not measured**: the server refused --io-threads 2", rows["F4.1"][2])
+        self.assertIn("**not measured**", rows["F4.17"][2])
+        cols, prow, _ = findings.PLOTS["main_cpu_per_request"].fn(mc_lines(threads=(1,)))
+        self.assertEqual(prow[0], ['"GET 3 B P=1"', 9.05, "NaN", "NaN"])
+
+    def test_main_cpu_ceiling_beside_amdahl_from_phase_shares(self):
+        self.add_run("r0", phase_shares=ps_lines())
+        self.add_run("r1", main_cpu=mc_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        f = rows["F4.9"][2]  # GET 3 B P=1, s = 0.5
+        self.assertIn("io-threads 2: main-thread ceiling 246,914 req/s = **2.23×** io-threads 1's", f)
+        self.assertIn("Amdahl ≤ 1.33×", f)                  # 1 / (0.5 + 0.25)
+        self.assertIn("no thread count passes 2.00×", f)
+        self.assertIn("Amdahl ≤ 1.60×", rows["F4.10"][2])    # P=16: s = 0.25
+        self.assertIn("r0/phase_shares.jsonl", rows["F4.9"][3])
+        self.assertIn("two runs", rows["F4.9"][3])
+        # Without io-threads 2 and 4, only the bound and io-threads 1's ceiling.
+        shutil.rmtree(self.results)
+        self.add_run("r0", phase_shares=ps_lines())
+        self.add_run("r1", main_cpu=mc_lines(threads=(1,)))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("main-thread cost **not measured**", self.rows(text)["F4.9"][2])
+
+    def test_main_cpu_across_runs_is_refused(self):
+        self.add_run("r1", main_cpu=mc_lines(other_run_id="RUN2"))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("main_cpu mixes runs", err)
+
+    def test_threads_vs_redis_ratios_and_targets(self):
+        self.add_run("r1", threads_vs_redis=tvr_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        f = rows["F4.30"][2]
+        self.assertIn("soloist-4 / soloist-1 **0.96×**", f)
+        self.assertIn("soloist-4 / redis-2 **1.07×**", f)    # 96 / 90
+        self.assertIn("8 of 8 cells ≥ 0.95×", rows["F4.38"][2])
+        self.assertIn("target met", rows["F4.38"][2])
+        self.assertIn("target met", rows["F4.39"][2])
+        self.assertIn("GET 3 B P=1 1.12×", rows["F4.40"][2])  # redis 90 / 80
+        shutil.rmtree(self.results)
+        self.add_run("r1", threads_vs_redis=tvr_lines(s4=94.0))
+        _, text, _ = self.generate()
+        self.assertIn("0 of 8 cells ≥ 0.95×", self.rows(text)["F4.38"][2])
+        self.assertIn("target not met", self.rows(text)["F4.38"][2])
+
+    def test_threads_vs_redis_without_threads_says_not_measured(self):
+        self.add_run("r1", threads_vs_redis=tvr_lines(sides=("soloist-1", "redis-1", "redis-2")))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("soloist-1 / redis-2 1.11×", rows["F4.30"][2])
+        self.assertIn("soloist io-threads 2, 4 **not measured**: the server has no INFO iothreads", rows["F4.30"][2])
+        self.assertIn("**not measured**", rows["F4.38"][2])
+
+    def test_threads_vs_redis_without_the_peer_is_refused(self):
+        self.add_run("r1", threads_vs_redis=tvr_lines(sides=("soloist-1", "soloist-4", "redis-1")))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("no redis-2 runs", err)
+
+    def test_ignition_rows_prefer_the_servers_stamp(self):
+        self.add_run("r1", ignition_timing=ign_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**15.0 ms** median (10.0 server, 20.0 server)", rows["F5.1"][2])
+        self.assertIn("**6.0 ms**", rows["F5.2"][2])
+        self.assertIn("505.0 poll, 500.0 server", rows["F5.3"][2])  # no stamp: the poll's time
+        self.assertIn("2 of 4 ignited steps not scaled down within 5 s", rows["F5.3"][2])
+        self.assertIn("5,000 req/s: no ignition", rows["F5.4"][2])
+        self.assertIn("ignitions 3", rows["F5.5"][2])
+        self.assertIn("NOT IDLE at the start (not timed): high", rows["F5.5"][2])
+        self.assertIn("**1.50%** of one core (io_thd_1 0.50%", rows["F5.6"][2])
+        self.assertIn("**0.05%**", rows["F5.7"][2])
+        cols, prow, _ = findings.PLOTS["ignition_over_time"].fn(ign_lines())
+        self.assertEqual(cols, ["t_s", "active", "offered_krps"])
+        self.assertEqual(prow[1], (0.1, 4, 1.0))
+        self.assertEqual(prow[5][2], 50.0)  # closed loop: its achieved rate
+
+    def test_ignition_without_threads_says_not_measured_and_skips_its_plot(self):
+        self.add_run("r1", ignition_timing=ign_lines(threads=False))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        for rid in ("F5.1", "F5.3", "F5.6"):
+            self.assertIn("**not measured**: the server has no INFO iothreads section", rows[rid][2])
+        self.assertIn("**0.05%**", rows["F5.7"][2])
+        with self.assertRaises(findings.NotMeasured):
+            findings.PLOTS["ignition_over_time"].fn(ign_lines(threads=False))
+        if shutil.which("gnuplot"):
+            rc, _, err = self.generate("--plots")
+            self.assertEqual(rc, 0, err)
+            self.assertIn("left out", err)
+
     # -- refusals -------------------------------------------------------
 
     def test_row_without_conditions_is_refused(self):
@@ -526,6 +751,55 @@ class BenchlibTest(unittest.TestCase):
 
     def test_parse_csv_without_a_row(self):
         self.assertIsNone(benchlib.parse_csv("ERROR: connection refused\n"))
+
+    def test_thread_server_says_why_a_server_refuses_threads(self):
+        tmp = tempfile.mkdtemp(prefix="benchlib-test-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        fake = os.path.join(tmp, "no-threads-server")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'Bad directive or wrong number of arguments' >&2\nexit 1\n")
+        os.chmod(fake, 0o755)
+        srv, why = benchlib.thread_server("soloist", fake, 4, ["--io-threads-always-active", "yes"])
+        self.assertIsNone(srv)
+        self.assertIn("refused --io-threads 4 --io-threads-always-active yes", why)
+        self.assertIn("Bad directive", why)
+
+    @unittest.skipUnless(shutil.which("redis-server"), "redis-server is not installed")
+    def test_thread_server_says_why_a_server_ignores_threads(self):
+        # redis-server takes --io-threads but has no INFO iothreads section,
+        # as a server that accepts the option without implementing it.
+        srv, why = benchlib.thread_server("soloist", shutil.which("redis-server"), 2)
+        self.assertIsNone(srv)
+        self.assertIn("no INFO iothreads section", why)
+        self.assertEqual(benchlib.Server.live, [])
+
+    def test_runner_knows_the_benchmarks_of_steps_4_and_5(self):
+        import argparse
+        import run
+        for quick, bound in ((True, 75), (False, 330)):
+            a = argparse.Namespace(quick=quick, soloist_bench_bin=sys.executable)
+            for name in ("main_cpu", "threads_vs_redis", "ignition_timing"):
+                self.assertIn(name, run.ALL)
+                argv, _, limit = run.command_for(name, a)
+                self.assertTrue(os.access(argv[0], os.X_OK), argv[0])
+                self.assertLessEqual(limit, bound)
+        a = argparse.Namespace(quick=True, soloist_bench_bin="/nonexistent/soloist-bench")
+        for name in ("main_cpu", "ignition_timing"):
+            argv, why, _ = run.command_for(name, a)
+            self.assertIsNone(argv)
+            self.assertIn("not built", why)
+
+    def test_ignition_trusts_the_servers_stamp_only_between_the_polls(self):
+        import ignition_timing as it
+        # The previous poll went out at 10.000 s; this one came back at
+        # 10.010 s having seen the change, which the server stamped.
+        seen = {"t": 10.010, "io_threads_last_change_us": 10_004_000}
+        self.assertAlmostEqual(it.stamped_ms(seen, 9.990, 10.000), 14.0)
+        late = dict(seen, io_threads_last_change_us=10_020_000)   # after the reply: another clock
+        early = dict(seen, io_threads_last_change_us=9_999_000)   # before the last "no change"
+        self.assertIsNone(it.stamped_ms(late, 9.990, 10.000))
+        self.assertIsNone(it.stamped_ms(early, 9.990, 10.000))
+        self.assertIsNone(it.stamped_ms(dict(seen, io_threads_last_change_us=None), 9.990, 10.000))
 
     def test_calibrated_requests_are_whole_rounds(self):
         n = benchlib.calibrate_requests(100000.0, 2.5, 50, 16)

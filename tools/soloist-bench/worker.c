@@ -141,28 +141,41 @@ static void issue_prefill(sb_worker *w, sb_class_rt *k, sb_conn *c) {
     mark_dirty(w, c);
 }
 
-/* Open loop: send every request whose time has come, as long as some
- * pipeline has room. A request that finds no room is not dropped and not
+/* A connection of class k with room for one arrival, or NULL. An arrival
+ * is one request, or with --batch a whole batch of -P requests, which
+ * only a connection with nothing in flight can take (redis-benchmark's
+ * -P, at a fixed rate). */
+static sb_conn *open_room(const sb_class_rt *k, int *at) {
+    uint32_t want = k->cfg->batch ? (uint32_t)k->cfg->pipeline : 1;
+    if (k->free_slots < want) return NULL;
+    for (int tries = 0; tries < k->nconns; tries++) {
+        int i = (k->rr + tries) % k->nconns;
+        sb_conn *cand = k->conns[i];
+        if (!cand->dead && sb_conn_inflight(cand) + want <= (uint32_t)k->cfg->pipeline) {
+            if (at) *at = i;
+            return cand;
+        }
+    }
+    return NULL;
+}
+
+/* Open loop: send every arrival whose time has come, as long as some
+ * pipeline has room. An arrival that finds no room is not dropped and not
  * re-timed: it stays the schedule's next arrival, keeps its intended
- * time, and its wait is charged to its latency when it does go. */
+ * time, and its wait is charged to its latency when it does go. A batch's
+ * requests all carry the batch's intended time. */
 static void pump_open(sb_worker *w, uint64_t now) {
     for (int i = 0; i < w->cfg->nclasses; i++) {
         sb_class_rt *k = &w->cls[i];
         if (!k->open) continue;
-        while (k->free_slots > 0) {
+        int n = k->cfg->batch ? k->cfg->pipeline : 1, at = 0;
+        for (;;) {
             uint64_t t = sb_sched_peek(&k->sched);
             if (t > now || !may_issue(w, k, t)) break;
-            sb_conn *c = NULL;
-            for (int tries = 0; tries < k->nconns; tries++) {
-                sb_conn *cand = k->conns[k->rr];
-                k->rr = (k->rr + 1) % k->nconns;
-                if (!cand->dead && sb_conn_inflight(cand) < (uint32_t)k->cfg->pipeline) {
-                    c = cand;
-                    break;
-                }
-            }
-            if (!c) break; /* free_slots out of step; cannot happen, but never spin */
-            issue(w, k, c, t);
+            sb_conn *c = open_room(k, &at);
+            if (!c) break;
+            k->rr = (at + 1) % k->nconns;
+            for (int j = 0; j < n && may_issue(w, k, t); j++) issue(w, k, c, t);
             sb_sched_advance(&k->sched);
         }
     }
@@ -366,7 +379,9 @@ static void start_run(sb_worker *w) {
         if (k->open) {
             /* Workers sharing a uniform class rate are offset by a
              * fraction of the interval, so their sends interleave. */
-            sb_sched_init(&k->sched, k->cfg->arrival, k->rate, w->t0, (double)w->id / cfg->threads,
+            /* With --batch the schedule's arrivals are batches of -P. */
+            sb_sched_init(&k->sched, k->cfg->arrival, k->rate / (k->cfg->batch ? k->cfg->pipeline : 1), w->t0,
+                          (double)w->id / cfg->threads,
                           cfg->seed ^ ((uint64_t)(w->id + 1) << 32) ^ (uint64_t)i);
             for (int j = 0; j < k->nconns; j++)
                 if (!k->conns[j]->dead) k->free_slots += (uint64_t)k->cfg->pipeline;
@@ -398,7 +413,9 @@ static void stop_issuing(sb_worker *w, uint64_t now) {
         sb_class_rt *k = &w->cls[i];
         if (!k->open || !k->nconns) continue;
         sb_sched_skip_until(&k->sched, w->warm_end, UINT64_MAX >> 1);
-        if (!k->counted) k->st.unsent += sb_sched_skip_until(&k->sched, w->stopped_ns, 1000000000ULL);
+        if (!k->counted)
+            k->st.unsent += sb_sched_skip_until(&k->sched, w->stopped_ns, 1000000000ULL) *
+                            (uint64_t)(k->cfg->batch ? k->cfg->pipeline : 1);
     }
 }
 
@@ -427,7 +444,7 @@ static void run_measured(sb_worker *w) {
             if (w->end < deadline) deadline = w->end;
             for (int i = 0; i < w->cfg->nclasses; i++) {
                 sb_class_rt *k = &w->cls[i];
-                if (!k->open || !k->free_slots) continue;
+                if (!k->open || !open_room(k, NULL)) continue;
                 uint64_t t = sb_sched_peek(&k->sched);
                 if (t < deadline && may_issue(w, k, t)) {
                     deadline = t;
