@@ -338,6 +338,10 @@ const cfg cfg_table[] = {
     /* Not a Valkey option: which ignition rule wakes the workers (step 5;
      * io_offload.c and ignition.c). */
     ENUMC("io-threads-ignition", 0, server.io_threads_ignition, io_threads_ignition_enum, IO_IGNITION_GUARDED),
+    /* Not a Valkey option: how long an idle I/O thread, or main waiting
+     * for results, spins before it sleeps (io_threads.c). Valkey's spin
+     * for ever; a large value comes close. */
+    INTC("io-threads-idle-spin-us", 0, server.io_threads_idle_spin_us, 0, 1000000, 20, NULL),
     /* An experiment, not a Valkey option (bench/write_timing.py): write a
      * client's replies in its read handler, right after its commands. */
     ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),

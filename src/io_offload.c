@@ -99,6 +99,10 @@ static struct {
     uint64_t ignitions, scale_ups, scale_downs, parks; /* what the pool did, whoever asked */
     uint64_t last_change_us;
     int poll_rr; /* the next private inbox a POLL job goes to */
+    uint64_t idle_since_us; /* main's turns have found nothing since (0: they found work) */
+    bool main_asleep;       /* this turn's poll may block although results are owed */
+    bool wake_fd_added;     /* the pool's eventfd is in the event loop */
+    int spin_us;            /* the idle spin the workers were last told */
     /* Results taken from the outbox and not handled yet: taken[taken_pos,
      * taken_len). A drain (CONFIG SET io-threads) appends here and leaves
      * them for before_sleep: it runs inside a command, and a result's
@@ -293,6 +297,7 @@ static void handle_result(job_word r) {
  * drain must see every result already taken and not yet handled. */
 static void take_results(void) {
     for (;;) {
+        if (io.taken_pos < io.taken_len) io.idle_since_us = 0;
         if (io.taken_pos == io.taken_len) {
             io.taken_pos = io.taken_len = 0;
             if (io.reads_pending + io.writes_pending == 0) return;
@@ -409,22 +414,71 @@ static void policy_before_sleep(void) {
 
 /* ------------------------------------------------------------ the loop */
 
+/* The eventfd a worker writes to wake main (io_threads.c); its event
+ * only clears it. */
+static void main_wake_handler(ae_loop *el, int fd, void *data, int mask) {
+    (void)el, (void)fd, (void)data, (void)mask;
+    io_threads_main_sleep_end();
+}
+
+static void add_wake_fd(void) {
+    int fd = io_threads_main_wake_fd();
+    if (io.wake_fd_added || fd == -1) return;
+    io.wake_fd_added = ae_add_file(server.el, fd, AE_READABLE, main_wake_handler, NULL) == AE_OK;
+}
+
+/*@ main-sleep */
+/* Results are owed, so main may not simply block in epoll_wait. For the
+ * idle spin it turns its loop without waiting (and hands the poll to a
+ * worker, Valkey's poll offload); once its turns have found nothing for
+ * that long, it blocks in its own epoll_wait, which the pool's eventfd
+ * ends as soon as a worker sends a result. Returns whether it may block. */
+static bool main_may_block(void) {
+    uint64_t now = monotonic_us();
+    if (io.idle_since_us == 0) io.idle_since_us = now;
+    if (now - io.idle_since_us < (uint64_t)server.io_threads_idle_spin_us) return false;
+    if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_NONE) return false;
+    if (!io.wake_fd_added || !io_threads_main_sleep_begin()) return false;
+    /* Said asleep; now one more look, so a result sent just before is not
+     * slept on (the other half of the hand-shake is in io_threads.c). */
+    taken_reserve(16);
+    size_t n = io_threads_take_results(io.taken + io.taken_len, 16);
+    io.taken_len += n;
+    if (n) {
+        io_threads_main_sleep_end();
+        return false;
+    }
+    return true;
+}
+/*@ end */
+
 /*@ before-sleep */
 void io_offload_before_sleep(void) {
     if (io_threads_num() < 2) return;
+    if (io.spin_us != server.io_threads_idle_spin_us) { /* CONFIG SET: tell the workers */
+        io.spin_us = server.io_threads_idle_spin_us;
+        io_threads_set_idle_spin_us((unsigned)io.spin_us);
+    }
     io_threads_commit();
     if (server.io_threads_always_active)
         always_active_before_sleep();
     else
         policy_before_sleep();
-    try_send_poll();
-    /* Results are owed: do not sleep in epoll_wait waiting for them. */
-    ae_set_dont_wait(server.el, io.reads_pending + io.writes_pending > 0);
+    bool owed = io.reads_pending + io.writes_pending > 0;
+    io.main_asleep = owed && main_may_block();
+    if (owed && !io.main_asleep) try_send_poll();
+    /* Results owed and main not to block: poll without waiting. */
+    ae_set_dont_wait(server.el, owed && !io.main_asleep);
 }
 /*@ end */
 
 void io_offload_after_sleep(int numevents) {
     if (io_threads_num() < 2) return;
+    if (io.main_asleep) {
+        io.main_asleep = false;
+        io_threads_main_sleep_end();
+    }
+    if (numevents > 0) io.idle_since_us = 0;
     if (server.io_threads_always_active) always_active_after_sleep(numevents);
 }
 
@@ -442,7 +496,10 @@ static void install_handlers(void) {
 
 void io_offload_init(void) {
     install_handlers();
+    io.spin_us = server.io_threads_idle_spin_us;
+    io_threads_set_idle_spin_us((unsigned)io.spin_us);
     io_threads_init(server.io_threads_num);
+    add_wake_fd();
     ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
 }
 
@@ -478,6 +535,7 @@ int io_offload_set_threads(int num, const char **err) {
     }
     io_threads_shutdown();
     io_threads_init(num);
+    add_wake_fd();
     ignition_init(&policy, (ignition_rule)server.io_threads_ignition); /* a new pool starts alone */
     io.last_change_us = monotonic_us();
     return 1;

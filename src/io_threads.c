@@ -56,6 +56,35 @@
  * before the worker parks. Results do not count: a job is finished when
  * its handler returns, whether its result is in the outbox yet or spilled.
  *
+ * Sleeping instead of spinning (where soloist parts from Valkey). An
+ * active worker with nothing to do spins on its park mutex, and Valkey's
+ * does so for as long as it stays active. That is cheap on a machine with
+ * cores to spare and ruinous on one without: the spinning worker takes
+ * the core the clients or the main thread need. So a soloist worker
+ * spins only for io-threads-idle-spin-us (by default a few tens of
+ * microseconds, long enough to catch the next request of a busy client),
+ * then sleeps in the kernel on a futex of its own. Main wakes sleepers
+ * when it gives them work. The hand-shake is Dekker's: the worker says
+ * "asleep", then looks at its inboxes once more; main publishes a job,
+ * then looks for sleepers. A store followed by a load of another variable
+ * is the one order release and acquire do not give, so both sides meet on
+ * one variable instead: each does a sequentially consistent
+ * read-modify-write of the sleepers count (main adds 0). Two RMWs of one
+ * variable are totally ordered; whichever comes second reads the first's
+ * value and, because an RMW both acquires and releases, sees everything
+ * the other side did before it. So either main sees the sleeper, or the
+ * worker sees the job, and a job is never left with every worker asleep.
+ * (A fence would say it too, but ThreadSanitizer does not model fences;
+ * this form it checks.)
+ *
+ * Main sleeps the same way. While results are owed main must not block in
+ * epoll_wait, so Valkey's main spins round its loop until they come. A
+ * soloist main spins as long as a worker would and then blocks in
+ * epoll_wait anyway, with an eventfd (main_wake) in its epoll set; a
+ * worker that sends a result while main says it is asleep writes to the
+ * eventfd, under the same hand-shake, met on the main_asleep flag (main
+ * sets it by exchange, a worker takes it by exchange after sending).
+ *
  * Stopping. Shutdown sets the worker's stop flag and wakes it if it is
  * parked; the loop checks the flag between rounds, so a worker never stops
  * in the middle of a handler. (Valkey uses pthread_cancel with a cleanup
@@ -68,11 +97,17 @@
 #include "queue_spsc.h"
 
 #include <assert.h>
+#include <errno.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 typedef struct io_worker {
     spsc_queue inbox;     /* main -> this worker; first, so line-aligned */
@@ -80,6 +115,7 @@ typedef struct io_worker {
     pthread_t thread;
     atomic_bool stop;     /* set by main at shutdown; relaxed both sides:
                            * it orders nothing, the join does */
+    _Atomic uint32_t asleep; /* the futex word: 1 while the worker sleeps */
     int id;
 } io_worker;
 
@@ -112,8 +148,75 @@ static struct {
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t count;
 } finished;
 
+/* Sleepers, and main's side of the sleeping hand-shake. Workers write
+ * sleepers and main_asleep's wake; main reads sleepers for every job. */
+static struct {
+    _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers; /* workers asleep or about to be */
+    _Atomic int main_asleep;                         /* main is (about to be) in epoll_wait */
+    int main_fd;                                     /* the eventfd that wakes it; -1 when none */
+    _Atomic uint64_t spin_ns; /* idle spin before sleeping; main sets it, relaxed: it orders nothing */
+} idle = {.main_fd = -1, .spin_ns = 20000};
+
 static _Thread_local int thread_id;                   /* 0 = main */
 static _Thread_local mpsc_producer outbox_producer;   /* a worker's outbox side */
+
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *word) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Worker: after sending results, wakes main if it says it is asleep. The
+ * exchange meets main's in io_threads_main_sleep_begin (see the essay). */
+static void wake_main(void) {
+    if (atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst)) {
+        uint64_t one = 1;
+        ssize_t w = write(idle.main_fd, &one, sizeof one);
+        (void)w; /* the counter cannot overflow: main reads it on waking */
+    }
+}
+
+/* Main: wakes up to n sleeping workers among the active ones, after a job
+ * was published (the fence orders that store before the sleepers' load). */
+static void wake_workers(int n, int only_tid) {
+    if (atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst) == 0) return; /* meets worker_sleep's */
+    for (int tid = 1; tid < pool.active && n > 0; tid++) {
+        if (only_tid && tid != only_tid) continue;
+        io_worker *w = &workers[tid];
+        if (atomic_load_explicit(&w->asleep, memory_order_relaxed) &&
+            atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed)) {
+            futex_wake(&w->asleep);
+            n--;
+        }
+    }
+}
+
+void io_threads_set_idle_spin_us(unsigned us) {
+    atomic_store_explicit(&idle.spin_ns, (uint64_t)us * 1000, memory_order_relaxed);
+}
+
+int io_threads_main_wake_fd(void) { return idle.main_fd; }
+
+bool io_threads_main_sleep_begin(void) {
+    if (idle.main_fd == -1) return false;
+    atomic_exchange_explicit(&idle.main_asleep, 1, memory_order_seq_cst); /* meets wake_main's */
+    return true;
+}
+
+void io_threads_main_sleep_end(void) {
+    atomic_store_explicit(&idle.main_asleep, 0, memory_order_relaxed);
+    uint64_t v;
+    ssize_t r = read(idle.main_fd, &v, sizeof v); /* non-blocking: clears a wake, if any */
+    (void)r;
+}
 
 int io_thread_id(void) {
     return thread_id;
@@ -137,35 +240,66 @@ static void run_job(job_word job, unsigned allowed) {
 }
 
 /*@ io-thread-main */
+/* One round: the private inbox, all of it (only this thread can run
+ * it), then one job from the shared inbox. Returns the jobs run. */
+static size_t worker_round(io_worker *w, job_word *batch) {
+    size_t done = 0, n;
+    while ((n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE)) > 0) {
+        for (size_t i = 0; i < n; i++) run_job(batch[i], JOB_PRIVATE_INBOX_TYPES);
+        done += n;
+    }
+    job_word job = spmc_dequeue(&shared_inbox);
+    if (job) {
+        run_job(job, JOB_SHARED_INBOX_TYPES);
+        done++;
+    }
+    if (done > 0) {
+        /* Release pairs with the acquire load in io_threads_pending:
+         * the handlers' writes are visible to main once it counts these
+         * jobs as finished. */
+        atomic_fetch_add_explicit(&finished.count, done, memory_order_release);
+    }
+    return done;
+}
+
+/* Idle past the spin: says so, looks once more, and sleeps unless that
+ * found work (which it then ran) or main woke it meanwhile. */
+static void worker_sleep(io_worker *w, job_word *batch) {
+    atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst); /* meets wake_workers' */
+    if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed))
+        futex_wait(&w->asleep, 1);
+    atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&idle.sleepers, 1, memory_order_relaxed);
+}
+
 static void *worker_main(void *arg) {
     io_worker *w = arg;
     thread_id = w->id;
     job_word batch[IO_BATCH_SIZE];
+    uint64_t idle_since = 0; /* 0: not idle */
+    unsigned idle_rounds = 0;
     while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-        size_t done = 0, n;
-        /* 1. The private inbox, all of it: only this thread can run it. */
-        while ((n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE)) > 0) {
-            for (size_t i = 0; i < n; i++) run_job(batch[i], JOB_PRIVATE_INBOX_TYPES);
-            done += n;
-        }
-        /* 2. One job from the shared inbox. */
-        job_word job = spmc_dequeue(&shared_inbox);
-        if (job) {
-            run_job(job, JOB_SHARED_INBOX_TYPES);
-            done++;
-        }
-        if (done > 0) {
-            /* Release pairs with the acquire load in io_threads_pending:
-             * the handlers' writes are visible to main once it counts
-             * these jobs as finished. */
-            atomic_fetch_add_explicit(&finished.count, done, memory_order_release);
+        if (worker_round(w, batch) > 0) {
+            idle_since = 0;
+            wake_main();
         } else if (mpsc_spilled(&outbox_producer) > 0) {
-            /* 3a. Idle, but holding results: never park with them. */
+            /* Idle, but holding results: never park with them. */
             mpsc_flush(&shared_outbox, &outbox_producer);
+            wake_main();
         } else {
-            /* 3b. Idle: sleeps here while main holds the mutex. */
+            /* Idle: blocks here while main holds the mutex (parked), and
+             * spins on it while active, for at most the idle spin (the
+             * clock is read one round in 64). */
             pthread_mutex_lock(&w->park);
             pthread_mutex_unlock(&w->park);
+            if (idle_since == 0) {
+                idle_since = now_ns();
+                idle_rounds = 0;
+            } else if (++idle_rounds % 64 == 0 && now_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
+                worker_sleep(w, batch);
+                idle_since = 0;
+            }
         }
     }
     /* The pool is going away, and its outbox with it. */
@@ -188,6 +322,9 @@ void io_threads_init(int num) {
     pool.submitted = 0;
     pool.active = 1;
     pool.num = num;
+    atomic_store_explicit(&idle.sleepers, 0, memory_order_relaxed); /* no worker exists */
+    atomic_store_explicit(&idle.main_asleep, 0, memory_order_relaxed);
+    if (num > 1 && idle.main_fd == -1) idle.main_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     /* From the top down: main holds every parked worker's mutex, and
      * always takes them in one order, higher ids first (parking goes from
      * the top), so that no two of its locks are ever taken in both orders
@@ -217,7 +354,10 @@ void io_threads_shutdown(void) {
     for (int id = 1; id < pool.num; id++) {
         io_worker *w = &workers[id];
         atomic_store_explicit(&w->stop, true, memory_order_relaxed);
+        atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst); /* the flag before the wake */
         if (id >= pool.active) pthread_mutex_unlock(&w->park); /* wake it to see the flag */
+        atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
+        futex_wake(&w->asleep); /* or from its sleep */
         pthread_join(w->thread, NULL);
         pthread_mutex_destroy(&w->park);
     }
@@ -257,6 +397,7 @@ bool io_threads_submit(job_word job) {
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
     if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
     pool.submitted++;
+    wake_workers(1, 0);
     return true;
 }
 
@@ -271,7 +412,10 @@ bool io_threads_submit_to(int tid, job_word job) {
 void io_threads_commit(void) {
     /* Parked workers have nothing uncommitted: parking requires an empty
      * private inbox, and submit_to refuses them. */
-    for (int tid = 1; tid < pool.active; tid++) spsc_commit(&workers[tid].inbox);
+    for (int tid = 1; tid < pool.active; tid++) {
+        spsc_commit(&workers[tid].inbox);
+        if (!spsc_is_empty(&workers[tid].inbox)) wake_workers(1, tid);
+    }
 }
 /*@ end */
 

@@ -94,6 +94,20 @@ void io_threads_drain(void);
  * out; returns how many. */
 size_t io_threads_take_results(job_word *out, size_t max);
 
+/* How long an active worker with nothing to do spins before it sleeps
+ * (io-threads-idle-spin-us); io_threads.c says why it does not spin for
+ * ever as Valkey's do. */
+void io_threads_set_idle_spin_us(unsigned us);
+
+/* Main's sleep while results are owed. The eventfd (-1 before a pool with
+ * workers started) belongs in main's epoll set. io_threads_main_sleep_begin
+ * says main is about to block; the caller must then look at the outbox
+ * once more and not block if it finds anything; io_threads_main_sleep_end,
+ * on waking, takes the flag back and clears the eventfd. */
+int io_threads_main_wake_fd(void);
+bool io_threads_main_sleep_begin(void);
+void io_threads_main_sleep_end(void);
+
 /* Worker. Sends a result (a job_result job word) to main; never blocks. */
 void io_threads_send_result(job_word result);
 

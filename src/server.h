@@ -64,6 +64,7 @@ struct server {
     int io_threads_num;        /* step 4: threads counting main */
     int io_threads_always_active; /* step 5: the policy bypassed */
     int io_threads_ignition;   /* step 5: enum io_ignition_rule */
+    int io_threads_idle_spin_us; /* how long an idle thread spins before it sleeps */
     int prefetch_batch_max_size; /* step 6 */
     int databases;
     char *logfile;             /* "" = stdout */
