@@ -21,7 +21,7 @@ FUZZ_MAX_LEN ?= 8192
 STRESS_ROUNDS ?= 40
 STRESS_SEED ?=
 
-.PHONY: fuzz-build fuzz stress
+.PHONY: fuzz-build fuzz stress stress-threads
 
 $(FUZZ_BIN): $(FUZZ_SRCS) $(wildcard src/*.h) mk/stress.mk
 	@mkdir -p $(FUZZ_DIR)
@@ -32,8 +32,19 @@ fuzz-build: $(FUZZ_BIN) ## build the RESP parser's libFuzzer target (build/fuzz/
 fuzz: $(FUZZ_BIN) ## fuzz the RESP parser for FUZZ_TIME seconds (default 600); a crash is saved and printed in hex
 	@tests/stress/fuzz.sh $(FUZZ_TIME) $(FUZZ_MAX_LEN)
 
-stress: ## random pipelines, garbage and vanishing clients against the ASan+UBSan server (STRESS_SEED, STRESS_ROUNDS)
+stress: ## random pipelines, garbage and vanishing clients against the ASan+UBSan server, then stress-threads (STRESS_SEED, STRESS_ROUNDS)
 	@$(MAKE) --no-print-directory -s VARIANT=asan server
 	@ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  python3 tests/stress/stress.py --server build/asan/soloist-server --rounds $(STRESS_ROUNDS) \
 	  $(if $(STRESS_SEED),--seed $(STRESS_SEED))
+	@$(MAKE) --no-print-directory -s stress-threads
+
+stress-threads: ## the chaos run of steps 4-5, long: stress.py with io-threads flipped 1..4 at random, under TSan then ASan (STRESS_SEED, STRESS_ROUNDS)
+	@$(MAKE) --no-print-directory -s VARIANT=tsan server
+	@$(MAKE) --no-print-directory -s VARIANT=asan server
+	@TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1" \
+	  python3 tests/stress/stress.py --server build/tsan/soloist-server --rounds $(STRESS_ROUNDS) --time-budget 600 \
+	  --server-arg "--io-threads 3 --io-threads-always-active yes" --flip-io-threads 4 $(if $(STRESS_SEED),--seed $(STRESS_SEED))
+	@ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  python3 tests/stress/stress.py --server build/asan/soloist-server --rounds $(STRESS_ROUNDS) --time-budget 600 \
+	  --server-arg "--io-threads 4 --io-threads-always-active yes" --flip-io-threads 4 $(if $(STRESS_SEED),--seed $(STRESS_SEED))
