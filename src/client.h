@@ -138,6 +138,8 @@ typedef struct client {
      * run for the same client at once. */
     _Atomic uint8_t io_read_state, io_write_state;
     int cur_tid; /* the worker whose read allocated the queued argvs (0: main) */
+    int io_accepting; /* main's: the read job in flight is the ACCEPT's (set and cleared by main) */
+    int io_keepalive; /* tcp-keepalive for the ACCEPT job (a worker reads no configuration) */
     /* Read job: the limits main copies in before the hand-off (a worker
      * reads no configuration), and what the job found. */
     long long io_proto_max_bulk_len;

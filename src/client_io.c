@@ -41,10 +41,12 @@
 #include "client_io.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "anet.h"
 #include "resp.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -80,6 +82,27 @@ static void query_buffer_settle(client *c) {
         c->qb_cap = 0;
     }
 }
+
+/* "ip:port" of one end of the socket, as CLIENT LIST shows it. */
+static void format_addr(int fd, char *buf, size_t len, int peer) {
+    char ip[46];
+    int port = 0;
+    if (anet_fd_to_string(fd, ip, sizeof(ip), &port, peer) == -1) {
+        snprintf(buf, len, "?:0");
+        return;
+    }
+    snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
+}
+
+/*@ accept-io */
+void client_io_accept(client *c) {
+    char err[ANET_ERR_LEN];
+    anet_enable_tcp_nodelay(err, c->fd);
+    if (c->io_keepalive) anet_keepalive(err, c->fd, c->io_keepalive);
+    format_addr(c->fd, c->addr, sizeof(c->addr), 1);
+    format_addr(c->fd, c->laddr, sizeof(c->laddr), 0);
+}
+/*@ end */
 
 static void cmdq_push(client *c, int argc, obj **argv) {
     if (c->cmdq_pos == c->cmdq_len) c->cmdq_pos = c->cmdq_len = 0;

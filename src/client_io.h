@@ -55,6 +55,12 @@ void client_io_mark_write(client *c);
  * main takes the bytes off (it alone frees blocks). */
 void client_io_write(client *c);
 
+/* A new connection's set-up, the part that is system calls on its own
+ * socket: TCP_NODELAY, keepalive (c->io_keepalive seconds, 0: off), and
+ * the two "ip:port" strings CLIENT LIST shows. The ACCEPT job runs it on a
+ * worker; main runs it itself when none takes the job. */
+void client_io_accept(client *c);
+
 /* Whether c's query buffer is the calling thread's shared one (it is
  * lent, not owned: not counted as c's memory, never freed with c). */
 bool client_io_borrows_shared_qb(const client *c);

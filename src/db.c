@@ -147,6 +147,8 @@ void db_add(db *d, obj *key, obj *val) {
     }
 }
 
+void (*db_value_release)(obj *val) = obj_decr_ref;
+
 /*@ set-key */
 /* Valkey's setKey: add or replace. Without keepttl a replaced key loses
  * its TTL (SET without KEEPTTL, GETSET, MSET), as in Valkey. */
@@ -158,7 +160,7 @@ void db_set_key(db *d, obj *key, obj *val, int keepttl) {
     }
     obj *old = e->val;
     e->val = val;
-    obj_decr_ref(old);
+    db_value_release(old);
     if (!keepttl && e->expire != -1) {
         void *popped;
         hashtable_pop(d->expires, &e->name, &popped);

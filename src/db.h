@@ -77,6 +77,11 @@ db_entry *db_find_entry(db *d, obj *key); /* no expiry, no stats */
 void db_add(db *d, obj *key, obj *val);
 /* Sets key → val whether it exists or not; keepttl != 0 keeps an existing
  * TTL, otherwise the TTL is removed. Takes over the caller's reference. */
+/* How db_set_key lets go of the value it replaced: obj_decr_ref, unless
+ * step 4 installed a hook that frees large strings on an I/O thread
+ * (io_offload.c, FREE_OBJ). Main thread only, like the rest of db. */
+extern void (*db_value_release)(obj *val);
+
 void db_set_key(db *d, obj *key, obj *val, int keepttl);
 /* Replaces the value of an existing key keeping its TTL (INCR, APPEND). */
 void db_overwrite(db *d, obj *key, obj *val);

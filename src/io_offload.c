@@ -84,6 +84,7 @@
 
 #include "ae.h"
 #include "client_io.h"
+#include "db.h"
 #include "ignition.h"
 #include "io_threads.h"
 #include "networking.h"
@@ -94,7 +95,7 @@
 /* Main's bookkeeping. */
 static struct {
     uint64_t reads_pending, writes_pending; /* results owed by workers */
-    uint64_t reads_done, writes_done, polls_done, argv_frees;
+    uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees, accepts_done;
     uint64_t fallbacks[IO_FALLBACK_COUNT];
     uint64_t ignitions, scale_ups, scale_downs, parks; /* what the pool did, whoever asked */
     uint64_t last_change_us;
@@ -149,6 +150,16 @@ static void worker_read(void *payload) {
 }
 /*@ end */
 
+/* ACCEPT: the new connection's socket options and addresses; handed back
+ * as a read result, as in Valkey. */
+static void worker_accept(void *payload) {
+    client *c = payload;
+    client_io_accept(c);
+    count_job(JOB_REQ_ACCEPT);
+    atomic_store_explicit(&c->io_read_state, CLIENT_IO_COMPLETED, memory_order_release);
+    io_threads_send_result(job_encode(c, JOB_RES_READ_CLIENT));
+}
+
 static void worker_write(void *payload) {
     client *c = payload;
     client_io_write(c);
@@ -173,6 +184,11 @@ static void worker_free_argv(void *payload) {
     count_job(JOB_REQ_FREE_ARGV);
 }
 /*@ end */
+
+static void worker_free_obj(void *payload) {
+    obj_free(payload);
+    count_job(JOB_REQ_FREE_OBJ);
+}
 
 /*@ worker-poll */
 static void worker_poll(void *payload) {
@@ -226,6 +242,19 @@ bool io_offload_write(client *c) {
 }
 /*@ end */
 
+bool io_offload_accept(client *c) {
+    if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
+    c->io_accepting = 1;
+    atomic_store_explicit(&c->io_read_state, CLIENT_IO_PENDING, memory_order_relaxed);
+    if (!io_threads_submit(job_encode(c, JOB_REQ_ACCEPT))) {
+        atomic_store_explicit(&c->io_read_state, CLIENT_IO_IDLE, memory_order_relaxed);
+        c->io_accepting = 0;
+        return fallback(IO_FALLBACK_QUEUE_FULL);
+    }
+    io.reads_pending++;
+    return true;
+}
+
 /*@ offload-free-argv */
 bool io_offload_free_argv(client *c, int argc, obj **argv) {
     int tid = c->cur_tid;
@@ -258,6 +287,26 @@ bool io_offload_free_argv(client *c, int argc, obj **argv) {
 }
 /*@ end */
 
+/*@ offload-free-obj */
+/* A value the keyspace let go of (db_set_key replaced it): a large string
+ * nobody else holds is freed by whichever worker is free, since its bytes
+ * were most likely allocated by the worker that read them (Valkey:
+ * tryOffloadFreeObjToIOThreads, from dbSetValue). Its count is taken to 0
+ * here; the worker only frees. */
+static void release_value(obj *o) {
+    if (o->refcount == 1 && o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW && io_threads_active() >= 2) {
+        o->refcount = 0;
+        if (io_threads_submit(job_encode(o, JOB_REQ_FREE_OBJ))) {
+            io.obj_frees++;
+            return;
+        }
+        o->refcount = 1;
+        fallback(IO_FALLBACK_QUEUE_FULL);
+    }
+    obj_decr_ref(o);
+}
+/*@ end */
+
 void io_offload_wait_read(const client *c) {
     while (atomic_load_explicit(&c->io_read_state, memory_order_acquire) == CLIENT_IO_PENDING) sched_yield();
 }
@@ -278,6 +327,12 @@ static void handle_result(job_word r) {
     atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
     if (job_type(r) == JOB_RES_READ_CLIENT) {
         io.reads_pending--;
+        if (c->io_accepting) {
+            c->io_accepting = 0;
+            io.accepts_done++;
+            if (!(c->flags & CLIENT_CLOSE_ASAP)) client_accept_done(c);
+            return;
+        }
         io.reads_done++;
         if (c->flags & CLIENT_CLOSE_ASAP) return; /* freed in before_sleep */
         server_phase(PHASE_READ);
@@ -491,11 +546,14 @@ static void install_handlers(void) {
     io_threads_set_handler(JOB_REQ_WRITE_CLIENT, worker_write);
     io_threads_set_handler(JOB_REQ_FREE_ARGV, worker_free_argv);
     io_threads_set_handler(JOB_REQ_POLL, worker_poll);
+    io_threads_set_handler(JOB_REQ_FREE_OBJ, worker_free_obj);
+    io_threads_set_handler(JOB_REQ_ACCEPT, worker_accept);
     io_threads_set_exit_hook(client_io_thread_exit);
 }
 
 void io_offload_init(void) {
     install_handlers();
+    db_value_release = release_value;
     io.spin_us = server.io_threads_idle_spin_us;
     io_threads_set_idle_spin_us((unsigned)io.spin_us);
     io_threads_init(server.io_threads_num);
@@ -580,6 +638,7 @@ void io_offload_get_stats(io_offload_stats *out) {
     out->writes_done = io.writes_done;
     out->polls_done = io.polls_done;
     out->argv_frees = io.argv_frees;
+    out->obj_frees = io.obj_frees;
     memcpy(out->fallbacks, io.fallbacks, sizeof(out->fallbacks));
 }
 

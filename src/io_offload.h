@@ -43,6 +43,8 @@ void io_offload_shutdown(void);
  * the work itself, now. */
 bool io_offload_read(client *c);
 bool io_offload_write(client *c);
+/* A new connection's set-up (ACCEPT; its result comes back as a read's). */
+bool io_offload_accept(client *c);
 /* True: argv (argc objects) went to the worker that allocated it; false:
  * the caller frees it. */
 bool io_offload_free_argv(client *c, int argc, obj **argv);
@@ -75,7 +77,7 @@ typedef struct io_offload_stats {
     uint64_t ignitions, scale_ups, scale_downs, guard_reverts, parks;
     uint64_t last_change_us;
     size_t queued, pending;
-    uint64_t reads_done, writes_done, polls_done, argv_frees;
+    uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees;
     uint64_t fallbacks[IO_FALLBACK_COUNT];
 } io_offload_stats;
 void io_offload_get_stats(io_offload_stats *out);

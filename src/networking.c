@@ -117,20 +117,10 @@ static void client_write_handler(ae_loop *el, int fd, void *data, int mask);
 static client **closing;
 static size_t closing_len, closing_cap;
 
-/* "ip:port" of one end of the socket, as CLIENT LIST shows it. */
-static void format_addr(int fd, char *buf, size_t len, int peer) {
-    char ip[46];
-    int port = 0;
-    if (anet_fd_to_string(fd, ip, sizeof(ip), &port, peer) == -1) {
-        snprintf(buf, len, "?:0");
-        return;
-    }
-    snprintf(buf, len, strchr(ip, ':') ? "[%s]:%d" : "%s:%d", ip, port);
-}
-
 /* A client with no buffers yet: they come with its first read and its
  * first reply. fd -1 makes a client with no connection (tests). */
-client *client_create(int fd) {
+/* Allocates and links a client; its socket is not in the event loop yet. */
+static client *client_new(int fd) {
     client *c = zcalloc(sizeof(*c));
     c->fd = fd;
     c->id = ++server.next_client_id;
@@ -138,14 +128,9 @@ client *client_create(int fd) {
     c->authenticated = server.requirepass == NULL;
     c->db = &db0;
     c->ctime = c->last_interaction = util_mstime();
+    c->io_keepalive = server.tcpkeepalive;
     resp_parser_init(&c->parser);
     if (fd != -1) {
-        format_addr(fd, c->addr, sizeof(c->addr), 1);
-        format_addr(fd, c->laddr, sizeof(c->laddr), 0);
-        if (ae_add_file(server.el, fd, AE_READABLE, client_read_handler, c) == AE_ERR) {
-            zfree(c);
-            return NULL;
-        }
         /* Linked into server.clients, newest first. */
         c->next = server.clients;
         if (server.clients) server.clients->prev = c;
@@ -154,6 +139,30 @@ client *client_create(int fd) {
     }
     return c;
 }
+
+/* The accepted socket goes into the event loop; 0, or -1 after freeing
+ * the client (and closing its socket). */
+static int client_register(client *c) {
+    if (ae_add_file(server.el, c->fd, AE_READABLE, client_read_handler, c) == AE_ERR) {
+        server_log(LL_WARNING, "Error registering fd event for the new client: %s", strerror(errno));
+        client_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+client *client_create(int fd) {
+    client *c = client_new(fd);
+    if (fd == -1) return c;
+    client_io_accept(c);
+    return client_register(c) == 0 ? c : NULL;
+}
+
+/*@ accept-done */
+void client_accept_done(client *c) {
+    if (client_register(c) == 0) server.stat_numconnections++;
+}
+/*@ end */
 
 static void free_argv(int argc, obj **argv) {
     for (int i = 0; i < argc; i++) obj_decr_ref(argv[i]);
@@ -342,15 +351,12 @@ static void accept_common(int fd, const char *ip) {
         close(fd);
         return;
     }
-    char aerr[ANET_ERR_LEN];
-    anet_enable_tcp_nodelay(aerr, fd);
-    if (server.tcpkeepalive) anet_keepalive(aerr, fd, server.tcpkeepalive);
-    if (!client_create(fd)) {
-        server_log(LL_WARNING, "Error registering fd event for the new client: %s", strerror(errno));
-        close(fd);
-        return;
-    }
-    server.stat_numconnections++;
+    /* The set-up's system calls go to a worker if one takes them (ACCEPT);
+     * the client joins the event loop when they are done. */
+    client *c = client_new(fd);
+    if (io_offload_accept(c)) return;
+    client_io_accept(c);
+    client_accept_done(c);
 }
 
 /* A listening socket is readable: accept at most max-new-connections-per-

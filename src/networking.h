@@ -38,6 +38,9 @@ size_t client_output_bytes(const client *c);
  * write, to be followed by another). Both may free c; client_write_done
  * then returns -1. */
 void client_read_prepare(client *c);
+/* A new connection's set-up is done (client_io_accept, on a worker or
+ * here): it joins the event loop. May free c. */
+void client_accept_done(client *c);
 void client_read_done(client *c);
 int client_write_done(client *c, int offloaded);
 

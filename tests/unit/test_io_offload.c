@@ -89,6 +89,30 @@ static void test_pipeline_through_workers(void **state) {
     close_conn(&k);
 }
 
+/* A large string value replaced by SET is freed by a worker (FREE_OBJ);
+ * a small one (EMBSTR) on main. */
+static void test_replaced_value_freed_by_a_worker(void **state) {
+    (void)state;
+    conn k = open_conn();
+    char big[200];
+    memset(big, 'v', sizeof big);
+    char req[512];
+    int n = snprintf(req, sizeof req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n%.*s\r\n", sizeof big, (int)sizeof big, big);
+    io_offload_stats before = stats();
+    for (int i = 0; i < 20; i++) {
+        send_all(k.peer, req, (size_t)n);
+        expect_reply(k.peer, "+OK\r\n");
+    }
+    roundtrip(&k, "SET small a\r\n", "+OK\r\n");
+    roundtrip(&k, "SET small b\r\n", "+OK\r\n");
+    io_offload_stats after = stats();
+    /* 19 replacements; each went to a worker unless no worker was awake. */
+    assert_true(after.obj_frees - before.obj_frees + after.fallbacks[IO_FALLBACK_INACTIVE] -
+                    before.fallbacks[IO_FALLBACK_INACTIVE] >= 19);
+    assert_true(after.obj_frees > before.obj_frees);
+    close_conn(&k);
+}
+
 /* A client freed while a worker owns its read is flagged, not freed; the
  * loop frees it once the result is back. (Under ASan a premature free is
  * a use-after-free report.) */
@@ -202,6 +226,7 @@ static void test_fallback_when_inactive(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pipeline_through_workers),
+        cmocka_unit_test(test_replaced_value_freed_by_a_worker),
         cmocka_unit_test(test_free_while_owned),
         cmocka_unit_test(test_watermark_bounds_the_write),
         cmocka_unit_test(test_resize_with_jobs_in_flight),
