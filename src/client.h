@@ -5,8 +5,9 @@
  * buffer and reply block list, and the client's identity (id, name,
  * addresses, RESP version, auth). The rules for the buffers are in the
  * essays at the top of networking.c (input) and reply.c (output).
- * Threads: the main thread, always, in step 0. From step 4 an I/O thread
- * owns a client while its io state says so, and main does not touch it.
+ * Threads: the main thread, except that from step 4 an I/O thread owns
+ * one direction of a client's I/O while that direction's io state is not
+ * IDLE (the fields each direction uses are listed at io_read_state).
  * Valkey: struct client in src/server.h.
  */
 #ifndef SOLOIST_CLIENT_H

@@ -1,20 +1,30 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
- * Step 0. Owns the client lifecycle and the flow of bytes between a socket
- * and the command dispatcher; reply.c owns how replies are appended.
- * Threads: main only in step 0; see "Who may touch a client" below.
+ * Step 0; steps 4 and 5 cut its handlers in two. Owns the client
+ * lifecycle and the main thread's half of the flow of bytes between a
+ * socket and the command dispatcher; client_io.c owns the other half (the
+ * system calls and the parsing, which a worker may run), reply.c how
+ * replies are appended, io_offload.c who does the I/O.
+ * Threads: main only; see "Who may touch a client" below.
  * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
  * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
  * freeClient) and src/socket.c (connSocketAcceptHandler).
  *
  * THE FLOW OF ONE REQUEST
  *
- *   epoll says fd readable -> client_read_handler reads into the query
- *   buffer -> every complete command is parsed into c->cmdq (resp.c) ->
- *   each runs in order (process_command) -> replies land in c->buf and
- *   the block list (reply.c) and the client joins the pending-write list
- *   -> before the loop sleeps again, networking_handle_pending_writes()
- *   writes them; only what the socket refuses waits for AE_WRITABLE.
+ *   epoll says fd readable -> client_read_handler: client_io_read reads
+ *   into the query buffer and parses every complete command into c->cmdq
+ *   (resp.c) -> client_read_done runs them in order (process_command) ->
+ *   replies land in c->buf and the block list (reply.c) and the client
+ *   joins the pending-write list -> before the loop sleeps again,
+ *   networking_handle_pending_writes() writes them (client_io_write, then
+ *   client_write_done); only what the socket refuses waits for
+ *   AE_WRITABLE.
+ *
+ * From step 4 each I/O half may run on a worker instead: the handler asks
+ * io_offload first, and when a worker takes the job, the main half runs
+ * later, in before_sleep, when the result comes back. The halves are the
+ * same functions either way.
  *
  * Writing in before_sleep instead of from a writable event saves an epoll
  * round trip per reply: the socket is almost always writable, so Valkey
@@ -81,13 +91,17 @@
  *
  * WHO MAY TOUCH A CLIENT
  *
- * In step 0, only the main thread, at any time. A client is freed
+ * The main thread, except for one direction of a client's I/O while a
+ * worker owns it: from the moment main stores PENDING in io_read_state
+ * (or io_write_state) and enqueues the job, until it takes the result and
+ * stores IDLE, main touches none of that direction's fields (client.h
+ * lists them) and the worker touches nothing else. A client is freed
  * directly (client_free) unless it is the one whose command is running
- * (server.current_client); that one is only flagged CLOSE_ASAP and freed
- * in before_sleep, between commands. From step 4 an I/O thread owns a
- * client while the client's io state says so: the main thread then
- * touches none of its buffers, and frees it only after the thread hands
- * it back.
+ * (server.current_client) or a worker owns either direction; then it is
+ * only flagged CLOSE_ASAP and freed in before_sleep, once it is back.
+ * CLIENT LIST waits for a worker's read to finish before reading the
+ * input fields (io_offload_wait_read); the cron leaves the reply buffer
+ * of a client being written alone.
  */
 #include "networking.h"
 

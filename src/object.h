@@ -4,8 +4,11 @@
  * Threads: main thread only. An object's refcount is touched only by the
  * main thread; a worker may *read* an object's bytes (step 7: a reply that
  * references a stored value) only while main holds a reference on its
- * behalf, and it never changes the count. FREE_OBJ (step 4) hands the
- * final free() of an object whose count main already took to zero.
+ * behalf, and it never changes the count. Two jobs of step 4 free objects
+ * nobody else can reach: FREE_OBJ hands a worker the final free() of an
+ * object whose count main already took to zero, and FREE_ARGV hands it
+ * an argument vector whose objects only the vector holds (count 1), so
+ * the worker's decrements race with no one.
  *
  * Valkey: robj in src/server.h and src/object.c (createObject,
  * createEmbeddedStringObject, decrRefCount). soloist keeps two string
