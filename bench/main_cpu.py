@@ -67,7 +67,9 @@ def counters(srv):
     c = {"commands": num("stats", "total_commands_processed"),
          "reads": num("stats", "total_reads_processed"),
          "threaded_reads": num("stats", "io_threaded_reads_processed"),
-         "threaded_writes": num("stats", "io_threaded_writes_processed")}
+         "threaded_writes": num("stats", "io_threaded_writes_processed"),
+         "main_spin_s": (num("iothreads", "io_threads_main_spin_us") / 1e6
+                         if num("iothreads", "io_threads_main_spin_us") is not None else None)}
     c.update(bl.main_thread_cpu(srv))
     return c
 
@@ -105,6 +107,14 @@ def one_run(srv, n, test, p, size, rate, warmup, duration):
         "main_clock": "INFO used_cpu_*_main_thread" if d["info_main_s"] is not None else "schedstat",
         "main_cpu_s": main_s, "process_cpu_s": d["info_process_s"],
         "main_us_per_request": per_req_us(main_s, cmds),
+        # The part of it main spent turning its loop idle while results
+        # were owed (INFO io_threads_main_spin_us, wall time of such turns,
+        # on CPU since the loop did not block), and what is left: main's
+        # work per request, the serial share a machine with cores to spare
+        # for the spin would see.
+        "main_spin_us_per_request": per_req_us(d["main_spin_s"], cmds),
+        "main_work_us_per_request": (per_req_us(max(main_s - d["main_spin_s"], 0.0), cmds)
+                                     if main_s is not None and d["main_spin_s"] is not None else None),
         "process_us_per_request": per_req_us(d["info_process_s"] if d["info_process_s"] is not None
                                              else d["ticks_process_s"], cmds),
         "clocks_main_us_per_request": {k: per_req_us(d[k], cmds)

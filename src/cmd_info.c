@@ -121,12 +121,12 @@ static void info_iothreads(text *t) {
                 "io_threads_ignitions:%llu\r\nio_threads_scale_ups:%llu\r\nio_threads_scale_downs:%llu\r\n"
                 "io_threads_guard_reverts:%llu\r\nio_threads_last_change_us:%llu\r\nio_threads_queued:%zu\r\n"
                 "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
-                "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\n",
+                "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n",
                 st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions,
                 (unsigned long long)st.scale_ups, (unsigned long long)st.scale_downs,
                 (unsigned long long)st.guard_reverts, (unsigned long long)st.last_change_us, st.queued, st.pending,
                 (unsigned long long)st.parks, (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees,
-                (unsigned long long)st.obj_frees);
+                (unsigned long long)st.obj_frees, (unsigned long long)st.main_spin_us);
     for (int tid = 1; tid < st.num; tid++) {
         uint64_t j[JOB_REQ_COUNT];
         io_offload_worker_jobs(tid, j);

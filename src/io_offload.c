@@ -104,6 +104,11 @@ static struct {
     bool main_asleep;       /* this turn's poll may block although results are owed */
     bool wake_fd_added;     /* the pool's eventfd is in the event loop */
     int spin_us;            /* the idle spin the workers were last told */
+    /* Main's spin, measured: the wall time of loop turns that found no
+     * event and no result while results were owed and main did not block
+     * (INFO io_threads_main_spin_us). Spinning is on-CPU, so this is CPU
+     * main burned waiting, which a benchmark may set apart from its work. */
+    uint64_t spin_from_us, main_spin_us;
     /* Results taken from the outbox and not handled yet: taken[taken_pos,
      * taken_len). A drain (CONFIG SET io-threads) appends here and leaves
      * them for before_sleep: it runs inside a command, and a result's
@@ -524,6 +529,7 @@ void io_offload_before_sleep(void) {
     if (owed && !io.main_asleep) try_send_poll();
     /* Results owed and main not to block: poll without waiting. */
     ae_set_dont_wait(server.el, owed && !io.main_asleep);
+    io.spin_from_us = owed && !io.main_asleep ? monotonic_us() : 0;
 }
 /*@ end */
 
@@ -537,7 +543,13 @@ void io_offload_after_sleep(int numevents) {
     if (server.io_threads_always_active) always_active_after_sleep(numevents);
 }
 
-void io_offload_take_results(void) { take_results(); }
+void io_offload_take_results(void) {
+    if (io.spin_from_us) {
+        if (io.idle_since_us) io.main_spin_us += monotonic_us() - io.spin_from_us;
+        io.spin_from_us = 0;
+    }
+    take_results();
+}
 
 /* ------------------------------------------------------- start and stop */
 
@@ -639,6 +651,7 @@ void io_offload_get_stats(io_offload_stats *out) {
     out->polls_done = io.polls_done;
     out->argv_frees = io.argv_frees;
     out->obj_frees = io.obj_frees;
+    out->main_spin_us = io.main_spin_us;
     memcpy(out->fallbacks, io.fallbacks, sizeof(out->fallbacks));
 }
 

@@ -78,6 +78,7 @@ typedef struct io_offload_stats {
     uint64_t last_change_us;
     size_t queued, pending;
     uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees;
+    uint64_t main_spin_us; /* wall time of main's idle turns while results were owed */
     uint64_t fallbacks[IO_FALLBACK_COUNT];
 } io_offload_stats;
 void io_offload_get_stats(io_offload_stats *out);

@@ -973,6 +973,11 @@ def h_main_cpu(run, lines, bench):
             if n > 1:
                 r = m["main_us_per_request"] / med[1]["main_us_per_request"]
                 text += "; %s of io-threads 1" % fmt_ratio(r)
+                if all(x.get("main_work_us_per_request") is not None for x in by[n]):
+                    # main's CPU less its idle spin (INFO io_threads_main_spin_us)
+                    w = median_of(by[n], "main_work_us_per_request")
+                    text += "; without main's idle spin %.2f µs, %s of io-threads 1" % (
+                        w, fmt_ratio(w / med[1]["main_us_per_request"]))
                 if key[2] == 1:
                     p1.setdefault(n, []).append((r, key))
                 tr = median_of(by[n], "threaded_reads_per_request") if all(
