@@ -143,15 +143,21 @@ static uint64_t monotonic_us(void) { return util_monotonic_ns() / 1000; }
 /* ------------------------------------------------------ on a worker */
 
 /*@ worker-read */
+/* The end of every client job: the token goes to COMPLETED with release,
+ * after the job's last touch of the client, so a thread that sees
+ * COMPLETED with acquire (handle_result, io_offload_wait_read) sees all
+ * the job wrote; then the client goes back to main through the outbox. */
+static void hand_back(client *c, _Atomic uint8_t *state, job_result result, job_request counted) {
+    count_job(counted);
+    atomic_store_explicit(state, CLIENT_IO_COMPLETED, memory_order_release);
+    io_threads_send_result(job_encode(c, result));
+}
+
 static void worker_read(void *payload) {
     client *c = payload;
     c->cur_tid = io_thread_id();
     client_io_read(c);
-    count_job(JOB_REQ_READ_CLIENT);
-    /* Release: everything the read wrote into c is visible to a thread
-     * that sees COMPLETED with acquire (io_offload_wait_read). */
-    atomic_store_explicit(&c->io_read_state, CLIENT_IO_COMPLETED, memory_order_release);
-    io_threads_send_result(job_encode(c, JOB_RES_READ_CLIENT));
+    hand_back(c, &c->io_read_state, JOB_RES_READ_CLIENT, JOB_REQ_READ_CLIENT);
 }
 /*@ end */
 
@@ -160,17 +166,13 @@ static void worker_read(void *payload) {
 static void worker_accept(void *payload) {
     client *c = payload;
     client_io_accept(c);
-    count_job(JOB_REQ_ACCEPT);
-    atomic_store_explicit(&c->io_read_state, CLIENT_IO_COMPLETED, memory_order_release);
-    io_threads_send_result(job_encode(c, JOB_RES_READ_CLIENT));
+    hand_back(c, &c->io_read_state, JOB_RES_READ_CLIENT, JOB_REQ_ACCEPT);
 }
 
 static void worker_write(void *payload) {
     client *c = payload;
     client_io_write(c);
-    count_job(JOB_REQ_WRITE_CLIENT);
-    atomic_store_explicit(&c->io_write_state, CLIENT_IO_COMPLETED, memory_order_release);
-    io_threads_send_result(job_encode(c, JOB_RES_WRITE_CLIENT));
+    hand_back(c, &c->io_write_state, JOB_RES_WRITE_CLIENT, JOB_REQ_WRITE_CLIENT);
 }
 
 /*@ worker-free-argv */

@@ -6,7 +6,7 @@
  * (AE_DONT_WAIT), and reads the reply from the same end. Every exchange
  * gives up after a bounded number of loop turns; with I/O threads a turn
  * may find the worker not done yet, so the bound is in turns and in time.
- * Include after cmocka.h, client.h, networking.h and server.h.
+ * Include after cmocka.h, client.h, config.h, networking.h and server.h.
  */
 #ifndef SOLOIST_LOOP_TEST_H
 #define SOLOIST_LOOP_TEST_H
@@ -84,6 +84,22 @@ static void expect_reply(int fd, const char *want) {
 static void roundtrip(conn *k, const char *req, const char *want) {
     send_all(k->peer, req, strlen(req));
     expect_reply(k->peer, want);
+}
+
+/* The server on an ephemeral loopback port (no test uses it) with
+ * `threads` threads counting main; always_active forces them on. */
+static inline void loop_server_start(int threads, int always_active) {
+    config_init_defaults();
+    server.port = 0;
+    server.verbosity = LL_WARNING;
+    server.io_threads_num = threads;
+    server.io_threads_always_active = always_active;
+    assert_int_equal(server_init(), 0);
+}
+
+static inline void loop_server_stop(void) {
+    server_destroy();
+    config_free_all();
 }
 
 #endif

@@ -33,19 +33,13 @@
 
 static int setup(void **state) {
     (void)state;
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    server.io_threads_num = 3;
-    server.io_threads_always_active = 1;
-    assert_int_equal(server_init(), 0);
+    loop_server_start(3, 1);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    server_destroy();
-    config_free_all();
+    loop_server_stop();
     return 0;
 }
 

@@ -34,17 +34,13 @@
 
 static int setup(void **state) {
     (void)state;
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    assert_int_equal(server_init(), 0);
+    loop_server_start(1, 0);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    server_destroy();
-    config_free_all();
+    loop_server_stop();
     return 0;
 }
 
