@@ -34,6 +34,7 @@
  * shows whether huge pages were in fact obtained; with THP "never" the
  * second pass is labelled unavailable.
  *
+ * --part chains or --part table runs one part only.
  * Output: JSON lines on stdout with the run id (BENCH_RUN_ID) and the
  * cache sizes from sysfs. --quick (or QUICK=1): 3 runs, a 384 MiB arena,
  * tables up to 8 Mi keys (about 0.5 GB), 128 Ki lookups a measurement;
@@ -391,12 +392,13 @@ static void on_alarm(int sig) {
 int main(int argc, char **argv) {
     const char *q = getenv("QUICK");
     quick = q && *q && strcmp(q, "0") != 0;
-    const char *table_thp = NULL;
+    const char *table_thp = NULL, *part = "all";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--quick")) quick = 1;
         else if (!strcmp(argv[i], "--table") && i + 1 < argc) table_thp = argv[++i];
+        else if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--part chains|table]\n", argv[0]);
             return 2;
         }
     }
@@ -422,9 +424,12 @@ int main(int argc, char **argv) {
      * is the one-list-at-a-time point (k = 1). */
     static const int ks[] = {2, 4, 8, 16, 32};
     size_t nodes = quick ? (size_t)6 << 20 : (size_t)16 << 20;
-    chains_pass(nodes, 0, ks, 5);
-    static const int k16[] = {16};
-    chains_pass(nodes, 1, k16, 1);
+    if (strcmp(part, "table") != 0) {
+        static const int k16[] = {16};
+        chains_pass(nodes, 0, ks, 5);
+        chains_pass(nodes, 1, k16, 1);
+    }
+    if (!strcmp(part, "chains")) return 0;
 
     char mode[32];
     thp_mode(mode, sizeof mode);
