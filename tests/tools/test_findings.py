@@ -549,7 +549,7 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**47.0 ns/node**", rows["F6.3"][2])  # 800 / 16 * 0.9 + 2
         self.assertIn("target met", rows["F6.4"][2])
         self.assertIn("from **32 lists** on", rows["F6.6"][2])
-        self.assertIn("**1.99×**", rows["F6.8"][2])  # 802 / 402
+        self.assertIn("**2.00×**", rows["F6.8"][2])  # 802 / 402
         self.assertIn("**1002.0 ns/lookup**", rows["F6.9"][2])
         self.assertIn("**9.82×**", rows["F6.11"][2])  # 1002 / 102
         self.assertIn("target met", rows["F6.11"][2])
