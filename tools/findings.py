@@ -700,17 +700,17 @@ def queue_runs(lines, test, **match):
             and all(ln.get(k) == v for k, v in match.items())]
 
 
-def one_run_id(sides, what):
+def one_run_id(sides, what, bench="queues"):
     """Refuses a comparison whose sides are missing or came from
     different runs."""
     for name, side in sides.items():
         if not side:
-            raise Refused("queues %s: no %s runs; a comparison needs both sides from the same run"
-                          % (what, name))
+            raise Refused("%s %s: no %s runs; a comparison needs both sides from the same run"
+                          % (bench, what, name))
     ids = {ln.get("run_id") for side in sides.values() for ln in side}
     if len(ids) != 1 or None in ids:
-        raise Refused("queues %s: its sides come from different runs %s; a ratio must be measured "
-                      "in one run" % (what, sorted(map(str, ids))))
+        raise Refused("%s %s: its sides come from different runs %s; a ratio must be measured "
+                      "in one run" % (bench, what, sorted(map(str, ids))))
 
 
 def ns_runs(side):
@@ -1299,16 +1299,6 @@ def pm_runs(lines, part, **match):
             and all(ln.get(k) == v for k, v in match.items())]
 
 
-def pm_one_run(sides, what):
-    for name, side in sides.items():
-        if not side:
-            raise Refused("prefetch_micro %s: no %s runs; a comparison needs both sides from the same run"
-                          % (what, name))
-    ids = {ln.get("run_id") for side in sides.values() for ln in side}
-    if len(ids) != 1 or None in ids:
-        raise Refused("prefetch_micro %s: its sides come from different runs %s" % (what, sorted(map(str, ids))))
-
-
 def mib(n):
     return "%.0f MiB" % (n / 1048576) if n >= 1048576 else "%.0f KiB" % (n / 1024)
 
@@ -1344,19 +1334,19 @@ def h_prefetch_micro(run, lines, bench):
     ch = pm_runs(lines, "chains", pages="4K")
     if ch:
         seq = [x for x in ch if x["method"] == "sequential"]
-        il = {k: [x for x in ch if x["method"] == "interleaved" and x["chains"] == k] for k in (16,)}
+        il16 = [x for x in ch if x["method"] == "interleaved" and x["chains"] == 16]
         pf = [x for x in ch if x["method"] == "prefetch" and x["chains"] == 16]
-        pm_one_run({"sequential": seq, "interleaved": il[16], "prefetch": pf}, "chains")
+        one_run_id({"sequential": seq, "interleaved": il16, "prefetch": pf}, "chains", "prefetch_micro")
         ln = seq[0]
         ccfg = ["%d lists of %s nodes of 64 B, shuffled over a %s arena (last-level cache %s)"
                 % (32, fmt_rps(ln["nodes"] // 32), mib(ln["arena_bytes"]), mib(ln.get("l3_bytes") or 0)),
                 "4 KiB pages (madvise MADV_NOHUGEPAGE)", "every walk visits every node",
                 "%d runs, median, methods alternated" % len(seq)]
-        s, i16, p16 = med(seq, "ns_per_node"), med(il[16], "ns_per_node"), med(pf, "ns_per_node")
+        s, i16, p16 = med(seq, "ns_per_node"), med(il16, "ns_per_node"), med(pf, "ns_per_node")
         row("F6.1", "linked-list toy, one list after another (each load waits for the last): ns per node",
             "**%.1f ns/node** (runs %s)" % (s, runs_of(seq, "ns_per_node")), ccfg)
         row("F6.2", "linked-list toy, 16 lists interleaved (one step of each in turn): ns per node",
-            "**%.1f ns/node** (runs %s)" % (i16, runs_of(il[16], "ns_per_node")), ccfg)
+            "**%.1f ns/node** (runs %s)" % (i16, runs_of(il16, "ns_per_node")), ccfg)
         row("F6.3", "linked-list toy, 16 lists interleaved with __builtin_prefetch of each next node: ns per node",
             "**%.1f ns/node** (runs %s)" % (p16, runs_of(pf, "ns_per_node")), ccfg)
         row("F6.4", "16 lists interleaved with prefetch against one list after another: how many times faster "
@@ -1369,7 +1359,7 @@ def h_prefetch_micro(run, lines, bench):
         row("F6.5", "what the prefetch instruction adds to interleaving alone, 16 lists",
             "**%s** (interleaved %.1f / with prefetch %.1f ns/node; %s)"
             % (fmt_ratio(i16 / p16), i16, p16,
-               separation([x["ns_per_node"] for x in pf], [x["ns_per_node"] for x in il[16]],
+               separation([x["ns_per_node"] for x in pf], [x["ns_per_node"] for x in il16],
                           ("prefetch", "interleaved"))), ccfg)
         ks = sorted({x["chains"] for x in ch if x["method"] != "sequential"})
         by = {(m, k): med([x for x in ch if x["method"] == m and x["chains"] == k], "ns_per_node")
@@ -1385,7 +1375,8 @@ def h_prefetch_micro(run, lines, bench):
     if hp and ch:
         hseq = [x for x in hp if x["method"] == "sequential"]
         hpf = [x for x in hp if x["method"] == "prefetch" and x["chains"] == 16]
-        pm_one_run({"2M sequential": hseq, "2M prefetch": hpf, "4K sequential": seq}, "chains pages")
+        one_run_id({"2M sequential": hseq, "2M prefetch": hpf, "4K sequential": seq}, "chains pages",
+                   "prefetch_micro")
         hs, hp16 = med(hseq, "ns_per_node"), med(hpf, "ns_per_node")
         got = max(x["anon_huge_kb"] for x in hp)
         hcfg = ["the same arena on 2 MiB pages (madvise MADV_HUGEPAGE; %s of huge pages obtained)"
@@ -1405,8 +1396,11 @@ def h_prefetch_micro(run, lines, bench):
         big = max(x["keys"] for x in tb)
         t = [x for x in tb if x["keys"] == big]
         find = [x for x in t if x["method"] == "find"]
-        b = {n: [x for x in t if x["method"] == "batch" and x["batch"] == n] for n in sorted({x["batch"] for x in t if x["method"] == "batch"})}
-        pm_one_run({"find": find, "batch 16": b.get(16, [])}, "table thp %s" % thp)
+        b = {}
+        for x in t:
+            if x["method"] == "batch":
+                b.setdefault(x["batch"], []).append(x)
+        one_run_id({"find": find, "batch 16": b.get(16, [])}, "table thp %s" % thp, "prefetch_micro")
         ln = find[0]
         huge = max(x["anon_huge_kb"] for x in t)
         pages = ("transparent huge pages off for the process (prctl PR_SET_THP_DISABLE)" if ln["thp"] == "off" else
@@ -1474,7 +1468,7 @@ def h_prefetch_micro(run, lines, bench):
             row("F6.19", "ns per lookup by batch size with huge pages, largest table", curve_text, tcfg)
             offs = [x for x in pm_runs(lines, "table", thp="off") if x["keys"] == big and x["method"] == "find"]
             if offs:
-                pm_one_run({"off": offs, "on": find}, "table thp on/off")
+                one_run_id({"off": offs, "on": find}, "table thp on/off", "prefetch_micro")
                 o = med(offs, "ns_per_lookup")
                 row("F6.18", "what 4 KiB pages cost hashtable_find on the largest table: THP off against on",
                     "**%s** (%.1f / %.1f ns/lookup)" % (fmt_ratio(o / f), o, f), tcfg)
@@ -1835,7 +1829,8 @@ def p_prefetch_batch(lines):
     names = []
     for k in sizes:
         ln = next(x for x in tb if x["keys"] == k)
-        names.append("%s keys, %s (%s)" % (fmt_rps(k), mib(ln["table_bytes"]), residency(ln).split("-")[0].split(",")[0]))
+        level = residency(ln).split("-")[0].split(",")[0]  # "L2", "L3", "DRAM" or the long form
+        names.append("%s keys, %s (%s)" % (fmt_rps(k), mib(ln["table_bytes"]), level))
     colors = ("#bbbbbb", "#999999", "#6fa3c7", "#3b5b92", "#a23b2a", "#6b1d12", "#222222")
     body = ("set logscale x 2; set logscale y 10; set xrange [0.8:160]; set xtics (1, 2, 4, 8, 16, 32, 64, 128); "
             "set xlabel 'resumable finds stepped round robin (batch size)'; "
