@@ -8,7 +8,9 @@
  *
  * Part "chains" (Valkey's blog post on prefetching, 2024, made this toy):
  * 32 linked lists whose 64-byte nodes lie in one shuffled order across an
- * arena larger than the last-level cache. Every walk visits every node:
+ * arena larger than the last-level cache; four such sets of lists, taken
+ * in turn, so that no walk finds its nodes in cache. A walk visits every
+ * node of its set:
  *   sequential    one list after another: each load waits for the last;
  *   interleaved   K lists at a time, one step of each in turn: K
  *                 independent loads can be in flight (K = 2 .. 32);
@@ -36,10 +38,10 @@
  *
  * --part chains or --part table runs one part only.
  * Output: JSON lines on stdout with the run id (BENCH_RUN_ID) and the
- * cache sizes from sysfs. --quick (or QUICK=1): 3 runs, a 384 MiB arena,
+ * cache sizes from sysfs. --quick (or QUICK=1): 3 runs, a 512 MiB arena,
  * tables up to 8 Mi keys (about 0.5 GB), 128 Ki lookups a measurement;
  * else 3 runs, a 1 GiB arena, tables up to 32 Mi keys (about 2 GB),
- * 1 Mi lookups. Bounded: an alarm ends it (and its child) after 110 s
+ * 1 Mi lookups. Bounded: an alarm ends it (and its child) after 150 s
  * with --quick, 280 s without.
  *
  * Valkey anchor: src/memory_prefetch.c (hashtablePrefetch,
@@ -180,19 +182,28 @@ static uint64_t walk_interleaved(node **heads, int n, int k, int prefetch) {
     return sum;
 }
 
-/* Lays the nodes out in `order` (a shuffled permutation) and cuts that
- * sequence into n lists of equal length, linked once: a walk with k lists
- * in flight takes them k at a time, so every walk visits every node and
- * the footprint is the whole arena whatever k is. */
-static void link_chains(node *arena, const uint32_t *order, size_t nodes, int n, node **heads) {
-    size_t len = nodes / (size_t)n;
+/* Lays out n lists over `len_all` nodes taken in `order` (a stretch of a
+ * shuffled permutation of the arena), of equal length; returns the sum of
+ * their values, which a walk must find. */
+static uint64_t link_chains(node *arena, const uint32_t *order, size_t len_all, int n, node **heads) {
+    size_t len = len_all / (size_t)n;
+    uint64_t sum = 0;
     for (int c = 0; c < n; c++) {
         const uint32_t *o = order + (size_t)c * len;
         heads[c] = &arena[o[0]];
         for (size_t i = 0; i + 1 < len; i++) arena[o[i]].next = &arena[o[i + 1]];
         arena[o[len - 1]].next = NULL;
+        for (size_t i = 0; i < len; i++) sum += arena[o[i]].value;
     }
+    return sum;
 }
+
+/* The arena's nodes, in one shuffled order, are cut into SETS disjoint
+ * sets of MAX_CHAINS lists each. Each walk takes the next set in turn, so
+ * between two walks of one set the other sets' lines have passed through
+ * the caches: with an arena well past the last-level cache, a walk finds
+ * none of its nodes there, and it visits only a quarter of the arena. */
+#define SETS 4
 
 /* One arena, 4 KiB or 2 MiB pages; walks sequential, then k = ks[i]
  * lists at a time without and with prefetch, RUNS times alternated. */
@@ -209,32 +220,36 @@ static void chains_pass(size_t nodes, int huge, const int *ks, int nk) {
     if (!order) exit(1);
     for (size_t i = 0; i < nodes; i++) order[i] = (uint32_t)i;
     shuffle(order, nodes);
-    node *heads[MAX_CHAINS];
-    link_chains(arena, order, nodes, MAX_CHAINS, heads);
+    size_t per_set = nodes / SETS;
+    node *heads[SETS][MAX_CHAINS];
+    uint64_t want[SETS];
+    for (int s = 0; s < SETS; s++)
+        want[s] = link_chains(arena, order + (size_t)s * per_set, per_set, MAX_CHAINS, heads[s]);
     free(order);
     long huge_kb = anon_huge_kb();
-    uint64_t want = (uint64_t)nodes * (nodes - 1) / 2;
 
+    int set = 0;
     for (int r = 1; r <= RUNS; r++) {
         for (int i = -1; i < nk; i++) {
             for (int m = 0; m < 2; m++) {
                 if (i < 0 && m == 1) continue; /* sequential: once */
                 uint64_t t0 = now_ns();
-                uint64_t sum = i < 0 ? walk_sequential(heads, MAX_CHAINS)
-                                     : walk_interleaved(heads, MAX_CHAINS, ks[i], m);
+                uint64_t sum = i < 0 ? walk_sequential(heads[set], MAX_CHAINS)
+                                     : walk_interleaved(heads[set], MAX_CHAINS, ks[i], m);
                 uint64_t dt = now_ns() - t0;
-                if (sum != want) {
-                    fprintf(stderr, "prefetch_micro: chains sum %" PRIu64 " != %" PRIu64 "\n", sum, want);
+                if (sum != want[set]) {
+                    fprintf(stderr, "prefetch_micro: chains sum %" PRIu64 " != %" PRIu64 "\n", sum, want[set]);
                     exit(1);
                 }
+                set = (set + 1) % SETS;
                 sink += sum;
                 print_head("chains");
-                printf("\"method\":\"%s\",\"chains\":%d,\"nodes\":%zu,\"arena_bytes\":%zu,"
+                printf("\"method\":\"%s\",\"chains\":%d,\"nodes\":%zu,\"arena_bytes\":%zu,\"sets\":%d,"
                        "\"pages\":\"%s\",\"madvise_ok\":%s,\"anon_huge_kb\":%ld,\"run\":%d,"
                        "\"ns_per_node\":%.3f}\n",
-                       i < 0 ? "sequential" : m ? "prefetch" : "interleaved", i < 0 ? 1 : ks[i], nodes,
-                       bytes, huge ? "2M" : "4K", advised ? "true" : "false", huge_kb, r,
-                       (double)dt / (double)nodes);
+                       i < 0 ? "sequential" : m ? "prefetch" : "interleaved", i < 0 ? 1 : ks[i], per_set,
+                       bytes, SETS, huge ? "2M" : "4K", advised ? "true" : "false", huge_kb, r,
+                       (double)dt / (double)per_set);
                 fflush(stdout);
             }
         }
@@ -418,12 +433,12 @@ int main(int argc, char **argv) {
     }
 
     signal(SIGALRM, on_alarm);
-    alarm(quick ? 110 : 280);
-    /* The arena: 384 MiB (QUICK) or 1 GiB of 64-byte nodes, past the
+    alarm(quick ? 150 : 280);
+    /* The arena: 512 MiB (QUICK) or 1 GiB of 64-byte nodes, past the
      * last-level cache, so each walk's lines come from DRAM. Sequential
      * is the one-list-at-a-time point (k = 1). */
     static const int ks[] = {2, 4, 8, 16, 32};
-    size_t nodes = quick ? (size_t)6 << 20 : (size_t)16 << 20;
+    size_t nodes = quick ? (size_t)8 << 20 : (size_t)16 << 20;
     if (strcmp(part, "table") != 0) {
         static const int k16[] = {16};
         chains_pass(nodes, 0, ks, 5);

@@ -255,7 +255,7 @@ def command_for(n, a):
     if n == "prefetch_micro":
         if not os.access(a.prefetch_micro_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.prefetch_micro_bin, 0
-        return [a.prefetch_micro_bin] + (["--quick"] if q else []), {}, 120 if q else 300
+        return [a.prefetch_micro_bin] + (["--quick"] if q else []), {}, 160 if q else 300
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):

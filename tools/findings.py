@@ -1338,9 +1338,12 @@ def h_prefetch_micro(run, lines, bench):
         pf = [x for x in ch if x["method"] == "prefetch" and x["chains"] == 16]
         one_run_id({"sequential": seq, "interleaved": il16, "prefetch": pf}, "chains", "prefetch_micro")
         ln = seq[0]
-        ccfg = ["%d lists of %s nodes of 64 B, shuffled over a %s arena (last-level cache %s)"
+        sets = ln.get("sets", 1)
+        ccfg = ["%d lists of %s nodes of 64 B in one shuffled order over a %s arena (last-level cache %s)"
                 % (32, fmt_rps(ln["nodes"] // 32), mib(ln["arena_bytes"]), mib(ln.get("l3_bytes") or 0)),
-                "4 KiB pages (madvise MADV_NOHUGEPAGE)", "every walk visits every node",
+                "%d disjoint sets of lists walked in turn, each walk every node of its set" % sets
+                if sets > 1 else "every walk visits every node",
+                "4 KiB pages (madvise MADV_NOHUGEPAGE)",
                 "%d runs, median, methods alternated" % len(seq)]
         s, i16, p16 = med(seq, "ns_per_node"), med(il16, "ns_per_node"), med(pf, "ns_per_node")
         row("F6.1", "linked-list toy, one list after another (each load waits for the last): ns per node",

@@ -261,8 +261,8 @@ def pm_lines(run_id="RUN1", other_run_id=None, thp_on=True):
         for pages in ("4K", "2M"):
             seq = 800.0 if pages == "4K" else 400.0
             out.append(dict(head, run_id=run_id, part="chains", method="sequential", chains=1,
-                            nodes=6 << 20, arena_bytes=384 << 20, pages=pages, madvise_ok=True,
-                            anon_huge_kb=0 if pages == "4K" else 393216, run=r, ns_per_node=seq + r))
+                            nodes=6 << 20, arena_bytes=384 << 20, sets=4, pages=pages,
+                            madvise_ok=True, anon_huge_kb=0 if pages == "4K" else 393216, run=r, ns_per_node=seq + r))
             for k in ((2, 4, 8, 16, 32) if pages == "4K" else (16,)):
                 for m in ("interleaved", "prefetch"):
                     ns = max(seq / k, 40.0) * (0.9 if m == "prefetch" else 1.0)
@@ -546,6 +546,7 @@ class FindingsTest(unittest.TestCase):
         for rid in ["F6.%d" % i for i in range(1, 20)]:
             self.assertIn(rid, rows)
         self.assertIn("**802.0 ns/node**", rows["F6.1"][2])
+        self.assertIn("4 disjoint sets of lists walked in turn", rows["F6.1"][3])
         self.assertIn("**47.0 ns/node**", rows["F6.3"][2])  # 800 / 16 * 0.9 + 2
         self.assertIn("target met", rows["F6.4"][2])
         self.assertIn("from **32 lists** on", rows["F6.6"][2])
