@@ -16,7 +16,7 @@ these files by tools/findings.py; nothing here summarises.
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
-            server_vs_redis_pinned
+            prefetch_micro, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -46,7 +46,7 @@ import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
-       "main_cpu", "threads_vs_redis", "ignition_timing"]
+       "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro"]
 
 
 def sh(argv, default=""):
@@ -115,6 +115,8 @@ def main():
         "WRITE_COST_BIN", os.path.join(ROOT, "build", "bench", "write_cost")))
     ap.add_argument("--queues-bin", default=os.environ.get(
         "QUEUES_BIN", os.path.join(ROOT, "build", "bench", "queues")))
+    ap.add_argument("--prefetch-micro-bin", default=os.environ.get(
+        "PREFETCH_MICRO_BIN", os.path.join(ROOT, "build", "bench", "prefetch_micro")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
@@ -250,6 +252,10 @@ def command_for(n, a):
         if not os.access(a.queues_bin, os.X_OK):
             return None, "%s not built (make bench builds it; needs libck-dev)" % a.queues_bin, 0
         return [a.queues_bin] + (["--quick"] if q else []), {}, 30 if q else 120
+    if n == "prefetch_micro":
+        if not os.access(a.prefetch_micro_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.prefetch_micro_bin, 0
+        return [a.prefetch_micro_bin] + (["--quick"] if q else []), {}, 160 if q else 300
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):

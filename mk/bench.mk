@@ -5,7 +5,7 @@
 #   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
-# write_timing loadgen_sanity idle_memory p1_anatomy queues
+# write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro
 # server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
@@ -19,6 +19,8 @@ QUEUES := $(BENCH_BIN)/queues
 # The load generator write_timing drives; its rule is in mk/soloist-bench.mk
 # (read after this file, so its variable is not set yet here).
 LOADGEN := $(B)/soloist-bench
+# Step 6's prefetch micro-benchmark: the library's hash table.
+PREFETCH_MICRO := $(BENCH_BIN)/prefetch_micro
 
 .PHONY: bench findings findings-only bench-build
 
@@ -30,19 +32,24 @@ $(QUEUES): bench/queues.c $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL) -lck
 
-bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(LOADGEN) ## build the server and the benchmark binaries
+$(PREFETCH_MICRO): bench/prefetch_micro.c $(LIB)
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
+
+bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
   SOLOIST_BENCH_BIN="$(abspath $(LOADGEN))" QUEUES_BIN="$(abspath $(QUEUES))" \
+  PREFETCH_MICRO_BIN="$(abspath $(PREFETCH_MICRO))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) && exit $$rc
 

@@ -248,6 +248,43 @@ def ign_lines(run_id="RUN1", threads=True):
     return out
 
 
+def pm_lines(run_id="RUN1", other_run_id=None, thp_on=True):
+    """bench/prefetch_micro.c lines, 3 runs of each. Chains: 800 ns/node
+    one list after another, 800 / k interleaved (prefetch a tenth faster),
+    floor 40; 2 MiB pages half the sequential cost. Tables of 2 Ki keys
+    (L2) and 8 Mi keys (520 MiB, DRAM): find 60 / 1000 ns, batch b
+    1000 / min(b, 10) ns on the large table, 60 on the small."""
+    out = []
+    head = {"bench": "prefetch_micro", "kind": "run", "l2_bytes": 2 << 20, "l3_bytes": 260 << 20,
+            "quick": True}
+    for r in (1, 2, 3):
+        for pages in ("4K", "2M"):
+            seq = 800.0 if pages == "4K" else 400.0
+            out.append(dict(head, run_id=run_id, part="chains", method="sequential", chains=1,
+                            nodes=6 << 20, arena_bytes=384 << 20, sets=4, pages=pages,
+                            madvise_ok=True, anon_huge_kb=0 if pages == "4K" else 393216, run=r, ns_per_node=seq + r))
+            for k in ((2, 4, 8, 16, 32) if pages == "4K" else (16,)):
+                for m in ("interleaved", "prefetch"):
+                    ns = max(seq / k, 40.0) * (0.9 if m == "prefetch" else 1.0)
+                    out.append(dict(head, run_id=other_run_id if (other_run_id and m == "prefetch") else run_id,
+                                    part="chains", method=m, chains=k, nodes=6 << 20, arena_bytes=384 << 20,
+                                    pages=pages, madvise_ok=True, anon_huge_kb=0, run=r, ns_per_node=ns + r))
+        for thp in ("off", "on") if thp_on else ("off",):
+            for keys, tb, find in ((2048, 130 << 10, 60.0), (8 << 20, 520 << 20, 1000.0)):
+                base = dict(head, run_id=run_id, part="table", keys=keys, table_bytes=tb, buckets=1,
+                            child_buckets=0, lookups=131072, thp=thp, thp_mode="madvise",
+                            anon_huge_kb=0 if thp == "off" else 540000, run=r)
+                out.append(dict(base, method="find", batch=0, ns_per_lookup=find + r))
+                for b in (1, 2, 4, 8, 16, 32, 64, 128):
+                    ns = find / min(b, 10) if keys > 2048 else find
+                    out.append(dict(base, method="batch", batch=b, ns_per_lookup=ns + r))
+                out.append(dict(base, method="prefetch_find", batch=16, ns_per_lookup=find / 5 + r))
+    if not thp_on:
+        out.append({"bench": "prefetch_micro", "kind": "skipped", "run_id": run_id, "part": "table",
+                    "thp": "on", "why": "transparent huge pages are set to never"})
+    return out
+
+
 class FindingsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="findings-test-")
@@ -498,6 +535,53 @@ class FindingsTest(unittest.TestCase):
         rc, _, err = self.generate()
         self.assertNotEqual(rc, 0)
         self.assertIn("different runs", err)
+
+    # -- step 6: prefetch_micro --------------------------------------------
+
+    def test_prefetch_rows_all_present(self):
+        self.add_run("r1", prefetch_micro=pm_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        for rid in ["F6.%d" % i for i in range(1, 20)]:
+            self.assertIn(rid, rows)
+        self.assertIn("**802.0 ns/node**", rows["F6.1"][2])
+        self.assertIn("4 disjoint sets of lists walked in turn", rows["F6.1"][3])
+        self.assertIn("**47.0 ns/node**", rows["F6.3"][2])  # 800 / 16 * 0.9 + 2
+        self.assertIn("target met", rows["F6.4"][2])
+        self.assertIn("from **32 lists** on", rows["F6.6"][2])
+        self.assertIn("**2.00×**", rows["F6.8"][2])  # 802 / 402
+        self.assertIn("**1002.0 ns/lookup**", rows["F6.9"][2])
+        self.assertIn("**9.82×**", rows["F6.11"][2])  # 1002 / 102
+        self.assertIn("target met", rows["F6.11"][2])
+        self.assertIn("DRAM-resident", rows["F6.11"][3])
+        self.assertIn("from **batch 16** on", rows["F6.12"][2])  # 127 is not within 10% of 102
+        self.assertIn("L2-resident", rows["F6.15"][1])
+        self.assertIn("not measured", rows["F6.16"][2])  # no L3-sized table in the fixture
+        self.assertIn("prctl PR_SET_THP_DISABLE", rows["F6.9"][3])
+        self.assertIn("glibc.malloc.hugetlb=1", rows["F6.17"][3])
+
+    def test_prefetch_without_huge_pages_says_why(self):
+        self.add_run("r1", prefetch_micro=pm_lines(thp_on=False))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("not measured", rows["F6.17"][2])
+        self.assertIn("never", rows["F6.18"][2])
+
+    def test_prefetch_comparison_across_runs_is_refused(self):
+        self.add_run("r1", prefetch_micro=pm_lines(other_run_id="OTHER-RUN"))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("different runs", err)
+
+    def test_prefetch_plots_from_the_runs(self):
+        cols, rows, _ = findings.PLOTS["prefetch_chains"].fn(pm_lines())
+        self.assertEqual([r[0] for r in rows], [1, 2, 4, 8, 16, 32])
+        self.assertEqual(rows[0], (1, 802.0, 802.0))
+        cols, rows, _ = findings.PLOTS["prefetch_batch"].fn(pm_lines())
+        self.assertEqual(cols, ["batch", "keys_2048_ns", "keys_8388608_ns"])
+        self.assertEqual(rows[0], [1, 62.0, 1002.0])
 
     def test_queue_plots_from_the_runs(self):
         cols, rows, _ = findings.PLOTS["batch_size"].fn(q_lines())
