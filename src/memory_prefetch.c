@@ -162,13 +162,19 @@ static int walk_step(walk *w, int i) {
 }
 /*@ end */
 
+/* A find takes a handful of steps (two per bucket of its chain, one per
+ * candidate entry); a walk gives up after WALK_STEPS_PER_KEY times its
+ * keys, so that a pathological chain can never stall a batch: what is
+ * left unprefetched is only slower, never wrong. */
+#define WALK_STEPS_PER_KEY 64
+
 /* Valkey: hashtablePrefetch's loop over getNextPrefetchInfo. */
 /*@ prefetch-walk */
 static int walk_run(walk *w) {
     walk_init(w);
-    int i, total = 0;
+    int i, total = 0, budget = w->count * WALK_STEPS_PER_KEY;
     w->first = walk_next(w);
-    while ((i = walk_next(w)) >= 0) {
+    while ((i = walk_next(w)) >= 0 && budget-- > 0) {
         if (walk_step(w, i)) w->cur = (i + 1) % w->count;
     }
     for (i = 0; i < w->count; i++) total += w->steps[i];
@@ -182,8 +188,7 @@ static void batch_reset(batch *b) {
     b->max = server.prefetch_batch_max_size;
     if (b->max > PREFETCH_BATCH_LIMIT) b->max = PREFETCH_BATCH_LIMIT;
     b->clients = 0;
-    b->w.count = 0;
-    b->w.cur = 0;
+    b->w.count = 0; /* the walk's cursor goes back to 0 when the walk starts */
 }
 
 static int full(const batch *b) { return b->clients == b->max || b->w.count == b->max; }
