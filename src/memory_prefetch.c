@@ -85,14 +85,17 @@ enum key_state { KEY_FIND, KEY_VALUE, KEY_BYTES, KEY_DONE };
 
 /* One walk: the finds of up to PREFETCH_BATCH_LIMIT keys. */
 typedef struct walk {
-    int count, cur;
-    int first; /* the key the walk's first step went to (tests) */
+    int count, cur; /* keys [0, count); the key the walk steps next */
     hashtable *ht[PREFETCH_BATCH_LIMIT];
     hashtable_key name[PREFETCH_BATCH_LIMIT]; /* what each find looks up */
     hashtable_incremental_find_state find[PREFETCH_BATCH_LIMIT];
     uint8_t state[PREFETCH_BATCH_LIMIT];
-    int steps[PREFETCH_BATCH_LIMIT];
     db_entry *found[PREFETCH_BATCH_LIMIT];
+    /* What the walk did, for the tests (walk_step keeps it; walk_begin
+     * clears it): find steps per key and in all, and the first
+     * PREFETCH_BATCH_LIMIT keys visited, in order. */
+    int steps[PREFETCH_BATCH_LIMIT], total, visits;
+    int trace[PREFETCH_BATCH_LIMIT];
 } walk;
 
 /* A batch: the clients, the window of each one's cmdq it covers, and the
@@ -114,32 +117,26 @@ static memory_prefetch_stats stats;
 
 /* ------------------------------------------------------------ the walk */
 
-static void walk_init(walk *w) {
-    w->cur = 0;
+static void walk_begin(walk *w) {
+    w->total = w->visits = 0;
     for (int i = 0; i < w->count; i++) {
-        hashtable_incremental_find_init(&w->find[i], w->ht[i], &w->name[i]);
-        w->state[i] = KEY_FIND;
         w->steps[i] = 0;
         w->found[i] = NULL;
     }
 }
 
-/* The next key still walking, from the cursor on; -1 when all are done. */
-static int walk_next(walk *w) {
-    for (int n = 0; n < w->count; n++) {
-        int i = (w->cur + n) % w->count;
-        if (w->state[i] != KEY_DONE) return w->cur = i;
-    }
-    return -1;
-}
-
-/* One step of key i. Returns 1 when it issued a prefetch (the walk moves
- * on to the next key), 0 when key i can go on at once. */
+/* One step of key i: KEY_FIND steps its find (one prefetch, or the end
+ * of the find); KEY_VALUE prefetches the value object of the entry found;
+ * KEY_BYTES the value's bytes, when they are not inside the object.
+ * Returns 1 when it issued a prefetch (the walk should move on to another
+ * key while the line arrives), 0 when key i can go on at once. */
 /*@ prefetch-step */
 static int walk_step(walk *w, int i) {
+    if (w->visits < PREFETCH_BATCH_LIMIT) w->trace[w->visits] = i;
+    w->visits++;
     switch (w->state[i]) {
     case KEY_FIND: {
-        w->steps[i]++;
+        w->steps[i]++, w->total++;
         if (hashtable_incremental_find_step(&w->find[i])) return 1;
         void *e;
         w->state[i] = hashtable_incremental_find_get_result(&w->find[i], &e) ? KEY_VALUE : KEY_DONE;
@@ -162,23 +159,51 @@ static int walk_step(walk *w, int i) {
 }
 /*@ end */
 
+/* Contract: the first key that is not KEY_DONE, looking from w->cur on
+ * and wrapping around past the last key (count) to key 0, so each key
+ * gets its turn; -1 when every key is done. Changes nothing.
+ * Valkey: getNextPrefetchInfo. */
+/*@ prefetch-next */
+static int walk_next(const walk *w) {
+    /*@ exercise: walk-next */
+    for (int n = 0; n < w->count; n++) {
+        int i = (w->cur + n) % w->count;
+        if (w->state[i] != KEY_DONE) return i;
+    }
+    return -1;
+    /*@ end */
+}
+/*@ end */
+
 /* A find takes a handful of steps (two per bucket of its chain, one per
  * candidate entry); a walk gives up after WALK_STEPS_PER_KEY times its
  * keys, so that a pathological chain can never stall a batch: what is
  * left unprefetched is only slower, never wrong. */
 #define WALK_STEPS_PER_KEY 64
 
-/* Valkey: hashtablePrefetch's loop over getNextPrefetchInfo. */
+/* Contract: every key of the walk, [0, count) and no other, gets its
+ * find initialised (hashtable_incremental_find_init of name[i] in ht[i])
+ * and state KEY_FIND, and the cursor starts at key 0. Then, until
+ * walk_next finds nothing left (or count * WALK_STEPS_PER_KEY steps were
+ * taken), take one walk_step of the key walk_next gives; when that step
+ * issued a prefetch, put the cursor on the key after it, so that the
+ * next step goes to another key while the line arrives; otherwise leave
+ * the cursor on it. A find is never initialised twice: each resumes
+ * where it stopped. Valkey: hashtablePrefetch. */
 /*@ prefetch-walk */
-static int walk_run(walk *w) {
-    walk_init(w);
-    int i, total = 0, budget = w->count * WALK_STEPS_PER_KEY;
-    w->first = walk_next(w);
+static void walk_run(walk *w) {
+    /*@ exercise: walk-run */
+    w->cur = 0;
+    for (int i = 0; i < w->count; i++) {
+        hashtable_incremental_find_init(&w->find[i], w->ht[i], &w->name[i]);
+        w->state[i] = KEY_FIND;
+    }
+    int i, budget = w->count * WALK_STEPS_PER_KEY;
     while ((i = walk_next(w)) >= 0 && budget-- > 0) {
+        w->cur = i;
         if (walk_step(w, i)) w->cur = (i + 1) % w->count;
     }
-    for (i = 0; i < w->count; i++) total += w->steps[i];
-    return total;
+    /*@ end */
 }
 /*@ end */
 
@@ -188,7 +213,7 @@ static void batch_reset(batch *b) {
     b->max = server.prefetch_batch_max_size;
     if (b->max > PREFETCH_BATCH_LIMIT) b->max = PREFETCH_BATCH_LIMIT;
     b->clients = 0;
-    b->w.count = 0; /* the walk's cursor goes back to 0 when the walk starts */
+    b->w.count = 0;
 }
 
 static int full(const batch *b) { return b->clients == b->max || b->w.count == b->max; }
@@ -237,10 +262,8 @@ static void batch_run(batch *b) {
                 if (a->encoding == OBJ_ENC_RAW) __builtin_prefetch(a->ptr);
             }
     for (int k = 0; k < b->w.count; k++) b->w.name[k] = (hashtable_key){b->key[k]->ptr, b->key[k]->len};
-    if (b->w.count < 2) { /* 3: the finds, when there is something to overlap */
-        b->w.steps[0] = 0, b->w.found[0] = NULL, b->w.first = -1;
-        return;
-    }
+    walk_begin(&b->w);
+    if (b->w.count < 2) return; /* 3: the finds, when there is something to overlap */
     walk_run(&b->w);
     stats.batches++;
     stats.keys += (uint64_t)b->w.count;
@@ -298,7 +321,8 @@ void memory_prefetch_get_probe(memory_prefetch_probe *out) {
     out->clients = b->clients;
     out->keys = b->w.count;
     out->cursor = b->w.cur;
-    out->first = b->w.first;
+    out->visits = b->w.visits;
+    for (int v = 0; v < b->w.visits && v < PREFETCH_BATCH_LIMIT; v++) out->trace[v] = b->w.trace[v];
     for (int i = 0; i < b->clients; i++) out->end[i] = b->end[i];
     for (int k = 0; k < b->w.count; k++) {
         out->steps[k] = b->w.steps[k];
@@ -313,10 +337,11 @@ int memory_prefetch_walk_keys(struct db *d, obj **keys, int n, int *steps, void 
         w.ht[k] = d->keys;
         w.name[k] = (hashtable_key){keys[k]->ptr, keys[k]->len};
     }
-    int total = walk_run(&w);
+    walk_begin(&w);
+    walk_run(&w);
     for (int k = 0; k < n; k++) {
         steps[k] = w.steps[k];
         found[k] = w.found[k];
     }
-    return total;
+    return w.total;
 }

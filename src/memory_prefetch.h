@@ -49,7 +49,9 @@ void memory_prefetch_run(void);               /* the phases, on what was added *
  * comparing with a plain find: nothing dereferences it after the walk. */
 typedef struct memory_prefetch_probe {
     int clients, keys;
-    int cursor, first; /* where the walk's cursor ended; the key its first step went to (-1: no walk) */
+    int cursor; /* where the walk's cursor ended */
+    int visits; /* steps the walk took (0: no walk) */
+    int trace[PREFETCH_BATCH_LIMIT]; /* the keys its first steps went to, in order */
     int end[PREFETCH_BATCH_LIMIT];   /* per client: cmdq index after its last covered command */
     int steps[PREFETCH_BATCH_LIMIT]; /* per key: hashtable_incremental_find_step calls */
     void *found[PREFETCH_BATCH_LIMIT];
@@ -57,7 +59,7 @@ typedef struct memory_prefetch_probe {
 void memory_prefetch_get_probe(memory_prefetch_probe *out);
 /* The walk alone, over n keys of d (n <= PREFETCH_BATCH_LIMIT): steps[i]
  * and found[i] (the db_entry, or NULL) as in the probe. Returns the total
- * number of find steps. */
+ * number of find steps taken. */
 struct db;
 int memory_prefetch_walk_keys(struct db *d, obj **keys, int n, int *steps, void **found);
 

@@ -108,7 +108,7 @@ static void test_batch_fills_and_resets(void **state) {
     assert_int_equal(p.keys, 4);
     assert_int_equal(p.end[0], 3);
     assert_int_equal(p.end[1], 1);
-    assert_int_equal(p.first, 0);
+    assert_int_equal(p.trace[0], 0);
     for (int k = 0; k < 4; k++) assert_non_null(p.found[k]);
     assert_int_not_equal(p.cursor, 0); /* the walk ended away from key 0 ... */
 
@@ -119,9 +119,29 @@ static void test_batch_fills_and_resets(void **state) {
     memory_prefetch_get_probe(&p);
     assert_int_equal(p.clients, 2);
     assert_int_equal(p.keys, 4);
-    assert_int_equal(p.first, 0);
+    assert_int_equal(p.trace[0], 0);
     client_free(a);
     client_free(b);
+    client_free(c);
+}
+
+/* The walk goes round: every key's first step (a bucket prefetched) is
+ * followed by the next key's, not by the same key's second, so the keys'
+ * misses overlap; the second round starts at key 0 again. */
+static void test_walk_interleaves(void **state) {
+    (void)state;
+    fill_db(1000);
+    server.prefetch_batch_max_size = 16;
+    client *c = client_create(-1);
+    queue_gets(c, 8, 100);
+    memory_prefetch_reset();
+    assert_int_equal(memory_prefetch_add_client(c), 1);
+    memory_prefetch_run();
+    memory_prefetch_probe p;
+    memory_prefetch_get_probe(&p);
+    assert_int_equal(p.keys, 8);
+    assert_true(p.visits >= 16);
+    for (int v = 0; v < 9; v++) assert_int_equal(p.trace[v], v % 8);
     client_free(c);
 }
 
@@ -354,6 +374,7 @@ static void test_same_replies_with_io_threads(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_batch_fills_and_resets, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_interleaves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finds_resume_across_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_moved_by_rehash_is_found, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_prefetch_past_the_batch, setup, teardown),
