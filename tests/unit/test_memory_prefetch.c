@@ -307,7 +307,8 @@ static char *recv_to_mark(int fd, size_t *len) {
  * same starting keyspace and returns their replies, concatenated. */
 static char *run_pipelines(int batch_max, int conns, size_t *len) {
     db_empty(&db0);
-    fill_db(4000);
+    fill_db(7000); /* just below the size at which 1024 buckets grow */
+    size_t buckets = hashtable_buckets(db0.keys);
     server.prefetch_batch_max_size = batch_max;
     conn k[4];
     char *req[4];
@@ -330,6 +331,7 @@ static char *run_pipelines(int batch_max, int conns, size_t *len) {
     for (int i = 0; i < conns; i++) {
         size_t n;
         char *r = recv_to_mark(k[i].peer, &n);
+        if (i == conns - 1) assert_true(hashtable_buckets(db0.keys) != buckets); /* it grew, so it rehashed */
         all = zrealloc(all, *len + n);
         memcpy(all + *len, r, n);
         *len += n;
