@@ -21,6 +21,7 @@
 #include "commands.h"
 #include "db.h"
 #include "io_offload.h"
+#include "memory_prefetch.h"
 #include "io_threads.h"
 #include "networking.h"
 #include "reply.h"
@@ -213,6 +214,13 @@ static void gen_info(text *t, int argc, obj **argv) {
                     (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
                     (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000,
                     (unsigned long long)io_stats.reads_done, (unsigned long long)io_stats.writes_done);
+        memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
+        memory_prefetch_get_stats(&pf);
+        text_printf(t,
+                    "io_threaded_total_prefetch_batches:%llu\r\nio_threaded_total_prefetch_entries:%llu\r\n"
+                    "prefetch_avg_batch_size:%.2f\r\n",
+                    (unsigned long long)pf.batches, (unsigned long long)pf.keys,
+                    pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
     }
     SECTION("replication", 1) {
         text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");

@@ -42,9 +42,20 @@ void hashtable_incremental_find_init(hashtable_incremental_find_state *s, hashta
  *                prefetch the entry it points to
  *   CHECK_ENTRY  the entry is in cache: compare keys; on a mismatch carry on
  *                with the next candidate (falling through the cases)
+ * Contract: returns 1 right after issuing exactly one __builtin_prefetch
+ * (the state says what to do with that line next call), 0 once the state
+ * is FOUND (b and pos name the slot) or NOT_FOUND; after 0 it keeps
+ * returning 0. It resumes from f's fields and never starts over. The
+ * buckets, in order: the key's bucket in table 0 — or in table 1 when
+ * that index of table 0 was already moved by the rehash (already_moved)
+ * — then its child chain, then, while rehashing and still in table 0,
+ * the key's bucket in table 1 and its chain (keys added during a rehash
+ * live there). Candidates in a bucket: present slots whose h2 equals the
+ * hash's high byte (match_h2), from pos upwards.
  * Valkey: hashtableIncrementalFindStep. */
 /*@ ht-incremental-find-step */
 int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
+    /*@ exercise: find-step */
     ifind *f = (ifind *)(void *)s;
     hashtable *ht = f->ht;
     switch (f->state) {
@@ -90,6 +101,7 @@ int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
     default:
         return 0;
     }
+    /*@ end */
 }
 /*@ end */
 

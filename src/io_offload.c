@@ -87,6 +87,7 @@
 #include "db.h"
 #include "ignition.h"
 #include "io_threads.h"
+#include "memory_prefetch.h"
 #include "networking.h"
 #include "server.h"
 #include "util.h"
@@ -358,15 +359,18 @@ static void handle_result(job_word r) {
  * on the stack, because handling one may run CONFIG SET io-threads, whose
  * drain must see every result already taken and not yet handled. */
 static void take_results(void) {
+    size_t batch_end = io.taken_pos; /* step 6: taken[.., batch_end) were prefetched */
     for (;;) {
         if (io.taken_pos < io.taken_len) io.idle_since_us = 0;
         if (io.taken_pos == io.taken_len) {
-            io.taken_pos = io.taken_len = 0;
+            io.taken_pos = io.taken_len = batch_end = 0;
             if (io.reads_pending + io.writes_pending == 0) return;
             taken_reserve(16);
             io.taken_len = io_threads_take_results(io.taken, 16);
             if (io.taken_len == 0) return;
         }
+        if (io.taken_pos >= batch_end)
+            batch_end = io.taken_pos + memory_prefetch_results(io.taken + io.taken_pos, io.taken_len - io.taken_pos);
         handle_result(io.taken[io.taken_pos++]);
     }
 }

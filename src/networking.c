@@ -118,6 +118,7 @@
 #include "commands.h"
 #include "db.h"
 #include "io_offload.h"
+#include "memory_prefetch.h"
 #include "reply.h"
 #include "resp.h"
 #include "server.h"
@@ -406,7 +407,9 @@ static void release_argv(client *c, int argc, obj **argv) {
 static void run_queued_commands(client *c) {
     if (c->cmdq_pos == c->cmdq_len) return;
     server_phase(PHASE_EXEC);
+    int prefetched = c->cmdq_pos; /* step 6: the commands before it had their keys prefetched */
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+        if (c->cmdq_pos == prefetched) prefetched = memory_prefetch_pipeline(c);
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
         c->argc = pc->argc;
         c->argv = pc->argv;

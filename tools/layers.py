@@ -61,7 +61,7 @@ LAYERS = [
      "may": ["plumbing", "keyspace", "clients", "server"],
      "never": ["anet.h", "networking.h", "config_private.h", "config.h"]},
     {"name": "clients", "why": "clients read the configuration's values from server.*, never the option table",
-     "files": ["client.h", "reply.[ch]", "networking.[ch]", "io_offload.[ch]"],
+     "files": ["client.h", "reply.[ch]", "networking.[ch]", "io_offload.[ch]", "memory_prefetch.[ch]"],
      "may": ["plumbing", "threads", "worker-io", "keyspace", "server"], "never": ["config.h", "config_private.h"]},
     {"name": "server", "why": "the server wires the layers together",
      "files": ["server.[ch]", "main.c", "config*.[ch]", "commands.[ch]", "cmd_server.c", "cmd_client.c",

@@ -1,0 +1,66 @@
+/* memory_prefetch.h — prefetching a batch's key lookups before it runs.
+ *
+ * Step 6 (clients layer). Owns: the batch of clients and keys whose
+ * lookups are overlapped, and its statistics. memory_prefetch.c opens
+ * with the design.
+ * Threads: MAIN THREAD ONLY, like the keyspace it reads.
+ * Valkey: src/memory_prefetch.c (prefetchCommandsBatchInit,
+ * processClientsCommandsBatch, addCommandToBatchAndProcessIfFull).
+ */
+#ifndef SOLOIST_MEMORY_PREFETCH_H
+#define SOLOIST_MEMORY_PREFETCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "client.h"
+#include "job.h"
+
+/* The most clients, and the most keys, a batch holds: the range of
+ * prefetch-batch-max-size. */
+#define PREFETCH_BATCH_LIMIT 128
+
+/* io_offload's take_results: r[0, n) are results taken from the outbox
+ * and not handled yet. Puts the read results' clients into a batch (up to
+ * prefetch-batch-max-size clients or keys), prefetches, and returns how
+ * many of r the batch covers (at least 1 when n > 0): the caller then
+ * handles those, in order, exactly as without a batch. */
+size_t memory_prefetch_results(const job_word *r, size_t n);
+
+/* networking.c's run_queued_commands, when it reaches the first command
+ * not yet prefetched: prefetches the keys of c's next queued commands
+ * (unless a results batch just did) and returns the index in c->cmdq
+ * after the last command covered, where to call again. */
+int memory_prefetch_pipeline(client *c);
+
+/* INFO stats: io_threaded_total_prefetch_batches (walks over more than
+ * one key), io_threaded_total_prefetch_entries (keys they looked up). */
+typedef struct memory_prefetch_stats {
+    uint64_t batches, keys;
+} memory_prefetch_stats;
+void memory_prefetch_get_stats(memory_prefetch_stats *out);
+
+/* --- For the unit tests: the batch itself ------------------------------- */
+
+void memory_prefetch_reset(void);             /* empty the batch, cursor back to 0 */
+int memory_prefetch_add_client(client *c);    /* 0: the batch is full, c not added */
+void memory_prefetch_run(void);               /* the phases, on what was added */
+/* What the last batch held and what its walk did. found[i] is only for
+ * comparing with a plain find: nothing dereferences it after the walk. */
+typedef struct memory_prefetch_probe {
+    int clients, keys;
+    int cursor; /* where the walk's cursor ended */
+    int visits; /* steps the walk took (0: no walk) */
+    int trace[PREFETCH_BATCH_LIMIT]; /* the keys its first steps went to, in order */
+    int end[PREFETCH_BATCH_LIMIT];   /* per client: cmdq index after its last covered command */
+    int steps[PREFETCH_BATCH_LIMIT]; /* per key: hashtable_incremental_find_step calls */
+    void *found[PREFETCH_BATCH_LIMIT];
+} memory_prefetch_probe;
+void memory_prefetch_get_probe(memory_prefetch_probe *out);
+/* The walk alone, over n keys of d (n <= PREFETCH_BATCH_LIMIT): steps[i]
+ * and found[i] (the db_entry, or NULL) as in the probe. Returns the total
+ * number of find steps taken. */
+struct db;
+int memory_prefetch_walk_keys(struct db *d, obj **keys, int n, int *steps, void **found);
+
+#endif
