@@ -49,7 +49,7 @@ LAYERS = [
      "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]"],
      "may": ["plumbing"]},
     {"name": "keyspace", "why": "the keyspace knows no socket and no client: only the soloist touches it",
-     "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset.[ch]"],
+     "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset*.[ch]"],
      "may": ["plumbing"], "never": ["ae.h", "anet.h", "resp.h"]},
     {"name": "commands", "why": "commands act on the keyspace and the reply buffer, never on a socket",
      "files": ["cmd_string.c", "cmd_keys.c", "cmd_zset.c"],
