@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs the benchmarks (step 0's, and the queues of steps 1-3) and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set) and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
@@ -15,7 +15,7 @@ these files by tools/findings.py; nothing here summarises.
 --quick     development sizes (QUICK=1): the whole set in about a minute
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
-            queues, server_vs_redis_pinned
+            queues, zset_memory, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -44,7 +44,7 @@ sys.path.insert(0, HERE)
 import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
-       "loadgen_sanity", "idle_memory", "p1_anatomy", "queues"]
+       "loadgen_sanity", "idle_memory", "p1_anatomy", "queues", "zset_memory"]
 
 
 def sh(argv, default=""):
@@ -113,6 +113,8 @@ def main():
         "WRITE_COST_BIN", os.path.join(ROOT, "build", "bench", "write_cost")))
     ap.add_argument("--queues-bin", default=os.environ.get(
         "QUEUES_BIN", os.path.join(ROOT, "build", "bench", "queues")))
+    ap.add_argument("--zset-load-bin", default=os.environ.get(
+        "ZSET_LOAD_BIN", os.path.join(ROOT, "build", "bench", "zset_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
@@ -241,6 +243,11 @@ def command_for(n, a):
         if not os.access(a.queues_bin, os.X_OK):
             return None, "%s not built (make bench builds it; needs libck-dev)" % a.queues_bin, 0
         return [a.queues_bin] + (["--quick"] if q else []), {}, 30 if q else 120
+    if n == "zset_memory":
+        if not os.access(a.zset_load_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.zset_load_bin, 0
+        return ([os.path.join(HERE, "zset_memory.py")], {"ZSET_LOAD_BIN": a.zset_load_bin},
+                120 if q else 600)
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):
