@@ -116,6 +116,37 @@ const char *zset_layout_name(int layout) { return layout_names[layout]; }
 
 static unsigned char *node_tail(const zset_node *n) { return (unsigned char *)&n->level[n->height]; }
 
+static size_t member_size(size_t len) { return zset_varint_size(len) + len; }
+
+/* The embedded layout's node, one allocation: the header (score, backward,
+ * height), `height` levels (forward pointers and spans are the caller's to
+ * set), then the member's bytes: its length as a varint (zset_varint_put)
+ * and the len bytes of member, nothing after them. Returns the node with
+ * score set, backward NULL and height set. Everything through zmalloc, so
+ * used_memory counts it. */
+static zset_node *embedded_node_alloc(int height, double score, const char *member, size_t len) {
+    /*@ exercise: embedded-node */
+    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + member_size(len));
+    n->score = score;
+    n->backward = NULL;
+    n->height = (uint8_t)height;
+    unsigned char *p = node_tail(n);
+    p += zset_varint_put(p, len);
+    if (len) memcpy(p, member, len);
+    return n;
+    /*@ end */
+}
+
+/* The member of an embedded node n: a pointer to its first byte (the bytes
+ * are not NUL-terminated) and its length in *len, read from where
+ * embedded_node_alloc put them: right after n's `height` levels. */
+static const char *embedded_member(const zset_node *n, size_t *len) {
+    /*@ exercise: embedded-member */
+    const unsigned char *p = node_tail(n);
+    return (const char *)p + zset_varint_get(p, len);
+    /*@ end */
+}
+
 static const unsigned char *tail_pointer(const zset_node *n) {
     const unsigned char *p;
     memcpy(&p, node_tail(n), sizeof(p));
@@ -126,10 +157,8 @@ static const unsigned char *tail_pointer(const zset_node *n) {
 static const char *member_at(const unsigned char *p, size_t *len) { return (const char *)p + zset_varint_get(p, len); }
 
 static const char *member_of(const zskiplist *zsl, const zset_node *n, size_t *len) {
-    return member_at(zsl->layout == ZSET_LAYOUT_EMBEDDED ? node_tail(n) : tail_pointer(n), len);
+    return zsl->layout == ZSET_LAYOUT_EMBEDDED ? embedded_member(n, len) : member_at(tail_pointer(n), len);
 }
-
-static size_t member_size(size_t len) { return zset_varint_size(len) + len; }
 
 static void member_put(unsigned char *p, const char *member, size_t len) {
     p += zset_varint_put(p, len);
@@ -137,18 +166,14 @@ static void member_put(unsigned char *p, const char *member, size_t len) {
 }
 
 static zset_node *node_alloc(int layout, int height, double score, const char *member, size_t len) {
-    size_t tail = layout == ZSET_LAYOUT_EMBEDDED ? member_size(len) : sizeof(unsigned char *);
-    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + tail);
+    if (layout == ZSET_LAYOUT_EMBEDDED) return embedded_node_alloc(height, score, member, len);
+    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + sizeof(unsigned char *));
     n->score = score;
     n->backward = NULL;
     n->height = (uint8_t)height;
-    if (layout == ZSET_LAYOUT_EMBEDDED) {
-        member_put(node_tail(n), member, len);
-    } else {
-        unsigned char *p = zmalloc(member_size(len));
-        member_put(p, member, len);
-        memcpy(node_tail(n), &p, sizeof(p));
-    }
+    unsigned char *p = zmalloc(member_size(len));
+    member_put(p, member, len);
+    memcpy(node_tail(n), &p, sizeof(p));
     return n;
 }
 
@@ -190,7 +215,7 @@ static const void *node_pointer_key(const void *entry) {
 
 static const void *embedded_key(const void *entry) {
     size_t len;
-    const char *m = member_at(node_tail(entry), &len);
+    const char *m = embedded_member(entry, &len);
     return key_view(m, len);
 }
 
