@@ -38,13 +38,22 @@
 
 static int arg_is(const obj *o, const char *s) { return !strcasecmp(o->ptr, s); }
 
+/* 1 when s, after an optional sign, starts a hexadecimal float ("0x1p4"):
+ * C's strtod reads those (and Redis 7.0 accepted them), but Valkey parses
+ * scores with fast_float (valkey_strtod), which reads decimal only. */
+static int is_hex_float(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 /* Valkey's getDoubleFromObject: strtod over the whole argument, no leading
- * space, no NaN, no overflow (an underflow to a denormal is accepted). */
+ * space, no hex, no NaN, no overflow (an underflow to a denormal is
+ * accepted). */
 static int get_double_or_reply(client *c, const obj *o, double *out) {
     char *end;
     errno = 0;
     double v = strtod(o->ptr, &end);
-    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || (size_t)(end - o->ptr) != o->len ||
+    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || is_hex_float(o->ptr) || (size_t)(end - o->ptr) != o->len ||
         (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v)) {
         reply_error(c, ERR_NOT_FLOAT);
         return 0;
@@ -67,7 +76,7 @@ static int parse_score_bound(const obj *o, double *v, int *ex) {
     char *end;
     *ex = s[0] == '(';
     *v = strtod(s + *ex, &end);
-    return end[0] == '\0' && !isnan(*v);
+    return end[0] == '\0' && !isnan(*v) && !is_hex_float(s + *ex);
 }
 
 static int parse_score_range_or_reply(client *c, const obj *min, const obj *max, zset_score_range *r) {
