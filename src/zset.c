@@ -1,7 +1,7 @@
 /* zset.c — the sorted set: a skiplist with spans, and a member index.
  *
- * Step 8 (keyspace layer). Owns every node of every sorted set and the
- * member bytes inside them. Threads: main thread only. Valkey: src/t_zset.c
+ * Step 8 (keyspace layer). Owns every node of every skiplist-layout set,
+ * and the member bytes it holds. Threads: main thread only. Valkey: src/t_zset.c
  * (zsl* functions, zsetAdd) — the algorithms below are Valkey's, written
  * again from their invariants.
  *
@@ -39,17 +39,18 @@
  *  5. The index. The hashtable holds exactly the list's nodes, keyed by
  *     member bytes; length equals both counts.
  *
- * Who owns the member bytes: the node. They are embedded after the
- * node's level array (one allocation per member, as Valkey 8.1 embeds the
- * member in its node), and the hashtable's entries are node pointers whose
- * key is read out of the node. The member storage section below is the
- * only code that knows this: it allocates, frees and reads a member, and
- * defines how the index finds a node's key. Another layout — the member
- * copied into the index's own entry, or a node pointing at bytes it does
- * not own — changes that section alone.
+ * Who owns the member bytes depends on the set's layout (zset.h), fixed
+ * when the set is made. In the three skiplist layouts the node owns them,
+ * in its tail (embedded) or in an allocation its tail points at (copied,
+ * node-pointer); the copied layout's index entries are allocations of
+ * their own, holding a copy. The member storage section below is the only
+ * code that knows which: it allocates, frees and reads a member, and
+ * defines how the index finds a node's key. The dense layout keeps
+ * members packed in leaves (zset_dense.c, with its own invariants); every
+ * public function here hands a dense set to it.
  *
- * Memory: nodes and the hashtable's buckets come from zmalloc, so INFO's
- * used_memory counts a sorted set to the byte.
+ * Memory: nodes, leaves and the hashtable's buckets come from zmalloc, so
+ * INFO's used_memory counts a sorted set to the byte.
  */
 #include "zset.h"
 
