@@ -221,11 +221,15 @@ static const void *embedded_key(const void *entry) {
 }
 
 static const hashtable_type index_types[] = {
-    [ZSET_LAYOUT_COPIED] = {.hash_key = hashtable_key_hash, .entry_get_key = copied_key,
-                            .key_compare = hashtable_key_compare, .entry_destructor = zfree},
-    [ZSET_LAYOUT_NODE_POINTER] = {.hash_key = hashtable_key_hash, .entry_get_key = node_pointer_key,
+    [ZSET_LAYOUT_COPIED] = {.hash_key = hashtable_key_hash,
+                            .entry_get_key = copied_key,
+                            .key_compare = hashtable_key_compare,
+                            .entry_destructor = zfree},
+    [ZSET_LAYOUT_NODE_POINTER] = {.hash_key = hashtable_key_hash,
+                                  .entry_get_key = node_pointer_key,
                                   .key_compare = hashtable_key_compare},
-    [ZSET_LAYOUT_EMBEDDED] = {.hash_key = hashtable_key_hash, .entry_get_key = embedded_key,
+    [ZSET_LAYOUT_EMBEDDED] = {.hash_key = hashtable_key_hash,
+                              .entry_get_key = embedded_key,
                               .key_compare = hashtable_key_compare},
 };
 
@@ -373,7 +377,8 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
 static zset_node *zsl_search(zskiplist *zsl, double score, const char *member, size_t len, zset_node **update) {
     zset_node *n = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward && node_before(zsl, n->level[i].forward, score, member, len)) n = n->level[i].forward;
+        while (n->level[i].forward && node_before(zsl, n->level[i].forward, score, member, len))
+            n = n->level[i].forward;
         update[i] = n;
     }
     return n->level[0].forward;
@@ -411,8 +416,7 @@ static size_t zsl_rank(const zskiplist *zsl, double score, const char *member, s
     for (int i = zsl->level - 1; i >= 0; i--) {
         while (n->level[i].forward &&
                (node_before(zsl, n->level[i].forward, score, member, len) ||
-                (n->level[i].forward->score == score &&
-                 node_member_cmp(zsl, n->level[i].forward, member, len) == 0))) {
+                (n->level[i].forward->score == score && node_member_cmp(zsl, n->level[i].forward, member, len) == 0))) {
             rank += n->level[i].span;
             n = n->level[i].forward;
         }
@@ -718,8 +722,7 @@ zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) {
     if (!lex_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r))
-            n = n->level[i].forward;
+        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
     n = n->level[0].forward;
     return node_lex_lte_max(zsl, n, r) ? n : NULL;
 }
@@ -733,8 +736,7 @@ zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) {
     if (!lex_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && node_lex_lte_max(zsl, n->level[i].forward, r))
-            n = n->level[i].forward;
+        while (n->level[i].forward && node_lex_lte_max(zsl, n->level[i].forward, r)) n = n->level[i].forward;
     return n != z->zsl.header && node_lex_gte_min(zsl, n, r) ? n : NULL;
 }
 
@@ -782,8 +784,7 @@ size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) {
     zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
     size_t removed = 0;
     for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r))
-            n = n->level[i].forward;
+        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
         update[i] = n;
     }
     for (n = n->level[0].forward; n && node_lex_lte_max(zsl, n, r); removed++) {
@@ -842,41 +843,33 @@ size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
 
 /* ---- verification ------------------------------------------------------------------------------ */
 
-#define VERIFY(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                              \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
-
 /*@ zset-verify */
 int zset_verify(zset *z) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_verify(z->dense);
     const zskiplist *zsl = &z->zsl;
-    VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
-    VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
-           zsl->length);
+    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
+    ZSET_VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
+                zsl->length);
     /* Level 0: order, backward pointers, tail, length, heights, the index. */
     size_t count = 0;
     int top = 0;
     const zset_node *prev = NULL;
     for (zset_node *n = zsl->header->level[0].forward; n; prev = n, n = n->level[0].forward) {
         count++;
-        VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
+        ZSET_VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
         size_t len;
         const char *m = member_of(zsl, n, &len);
-        VERIFY(!prev || node_before(zsl, prev, n->score, m, len), "node %zu: out of order", count);
-        VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
-        VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
-               zsl->level);
+        ZSET_VERIFY(!prev || node_before(zsl, prev, n->score, m, len), "node %zu: out of order", count);
+        ZSET_VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
+        ZSET_VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
+                    zsl->level);
         if (n->height > top) top = n->height;
-        VERIFY(index_find(z, m, len) == n, "node %zu: the index does not lead to it", count);
+        ZSET_VERIFY(index_find(z, m, len) == n, "node %zu: the index does not lead to it", count);
     }
-    VERIFY(count == zsl->length, "list has %zu nodes, length says %zu", count, zsl->length);
-    VERIFY(zsl->tail == prev, "tail is not the last node");
-    VERIFY(top == zsl->level || (count == 0 && zsl->level == 1), "tallest node %d, list level %d", top, zsl->level);
+    ZSET_VERIFY(count == zsl->length, "list has %zu nodes, length says %zu", count, zsl->length);
+    ZSET_VERIFY(zsl->tail == prev, "tail is not the last node");
+    ZSET_VERIFY(top == zsl->level || (count == 0 && zsl->level == 1), "tallest node %d, list level %d", top,
+                zsl->level);
     /* Each level: a sub-list of level 0 whose spans are rank differences. */
     for (int i = 0; i < zsl->level; i++) {
         const zset_node *n = zsl->header;
@@ -888,17 +881,17 @@ int zset_verify(zset *z) {
             while (w->level[0].forward != f && w->level[0].forward) {
                 w = w->level[0].forward;
                 steps++;
-                VERIFY(w->height <= i, "level %d: node of height %d skipped", i, w->height);
+                ZSET_VERIFY(w->height <= i, "level %d: node of height %d skipped", i, w->height);
             }
             if (!f) {
-                VERIFY(n->level[i].span == zsl->length - rank, "level %d: last span %zu, expected %zu", i,
-                       n->level[i].span, zsl->length - rank);
+                ZSET_VERIFY(n->level[i].span == zsl->length - rank, "level %d: last span %zu, expected %zu", i,
+                            n->level[i].span, zsl->length - rank);
                 break;
             }
             w = f;
             steps++;
-            VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank, n->level[i].span,
-                   steps);
+            ZSET_VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank,
+                        n->level[i].span, steps);
             rank += steps;
             n = f;
         }

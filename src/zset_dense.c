@@ -48,7 +48,7 @@
 #include "hashtable.h"
 #include "zmalloc.h"
 
-#define DENSE_FANOUT 64     /* members per leaf at most: slots fit a uint64_t */
+#define DENSE_FANOUT 64       /* members per leaf at most: slots fit a uint64_t */
 #define DENSE_HEAP_SPLIT 2048 /* a leaf of two or more members splits before its bytes pass this */
 #define DENSE_MAX_LEVEL 32
 #define DENSE_P 0.25
@@ -64,11 +64,11 @@ struct dlevel {
 struct leaf {
     leaf *backward;
     unsigned char *heap;
-    uint64_t slots;                /* bit s set: slot s holds a member */
-    uint32_t used, cap, dead;      /* heap bytes written, allocated, and freed among the written */
+    uint64_t slots;           /* bit s set: slot s holds a member */
+    uint32_t used, cap, dead; /* heap bytes written, allocated, and freed among the written */
     uint8_t n, height;
-    uint8_t order[DENSE_FANOUT];   /* slot of the member at each position */
-    uint32_t off[DENSE_FANOUT];    /* heap offset of each slot's member */
+    uint8_t order[DENSE_FANOUT]; /* slot of the member at each position */
+    uint32_t off[DENSE_FANOUT];  /* heap offset of each slot's member */
     struct dlevel level[];
 };
 
@@ -578,48 +578,39 @@ size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata) {
 
 /* ---- verification ------------------------------------------------------------------------------ */
 
-#define VERIFY(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "dense_verify: " __VA_ARGS__);                                                             \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
-
 int dense_verify(dense *d) {
-    VERIFY(d->level >= 1 && d->level <= DENSE_MAX_LEVEL, "level %d", d->level);
-    VERIFY(hashtable_size(d->index) == d->length, "index %zu, length %zu", hashtable_size(d->index), d->length);
+    ZSET_VERIFY(d->level >= 1 && d->level <= DENSE_MAX_LEVEL, "level %d", d->level);
+    ZSET_VERIFY(hashtable_size(d->index) == d->length, "index %zu, length %zu", hashtable_size(d->index), d->length);
     size_t count = 0;
     int top = 1;
     const leaf *prev = NULL;
     entry last = {0};
     for (leaf *l = d->header->level[0].forward; l; prev = l, l = l->level[0].forward) {
-        VERIFY(l->n >= 1 && l->n <= DENSE_FANOUT, "a leaf of %d members", l->n);
-        VERIFY(__builtin_popcountll(l->slots) == l->n, "slots and n disagree");
-        VERIFY(l->backward == prev, "backward pointer");
-        VERIFY(l->height >= 1 && l->height <= d->level, "height %d, level %d", l->height, d->level);
-        VERIFY(l->used <= l->cap && l->dead <= l->used, "heap counts");
+        ZSET_VERIFY(l->n >= 1 && l->n <= DENSE_FANOUT, "a leaf of %d members", l->n);
+        ZSET_VERIFY(__builtin_popcountll(l->slots) == l->n, "slots and n disagree");
+        ZSET_VERIFY(l->backward == prev, "backward pointer");
+        ZSET_VERIFY(l->height >= 1 && l->height <= d->level, "height %d, level %d", l->height, d->level);
+        ZSET_VERIFY(l->used <= l->cap && l->dead <= l->used, "heap counts");
         if (l->height > top) top = l->height;
         size_t live = 0;
         for (int i = 0; i < l->n; i++) {
             int s = l->order[i];
-            VERIFY(l->slots & (UINT64_C(1) << s), "position %d: slot %d not in use", i, s);
+            ZSET_VERIFY(l->slots & (UINT64_C(1) << s), "position %d: slot %d not in use", i, s);
             entry e;
             at(l, i, &e);
             live += e.size;
-            VERIFY(!isnan(e.score), "NaN score");
-            VERIFY(count == 0 || entry_cmp(&last, e.score, e.member, e.len) < 0, "member %zu out of order", count);
+            ZSET_VERIFY(!isnan(e.score), "NaN score");
+            ZSET_VERIFY(count == 0 || entry_cmp(&last, e.score, e.member, e.len) < 0, "member %zu out of order", count);
             void *t = index_find(d, e.member, e.len);
-            VERIFY(t && tag_leaf(t) == l && tag_num(t) == s, "member %zu: the index does not lead to it", count);
+            ZSET_VERIFY(t && tag_leaf(t) == l && tag_num(t) == s, "member %zu: the index does not lead to it", count);
             last = e;
             count++;
         }
-        VERIFY(live == l->used - l->dead, "heap: %zu live bytes, counts say %u", live, l->used - l->dead);
+        ZSET_VERIFY(live == l->used - l->dead, "heap: %zu live bytes, counts say %u", live, l->used - l->dead);
     }
-    VERIFY(count == d->length, "%zu members, length %zu", count, d->length);
-    VERIFY(d->tail == prev, "tail");
-    VERIFY(top == d->level, "tallest leaf %d, level %d", top, d->level);
+    ZSET_VERIFY(count == d->length, "%zu members, length %zu", count, d->length);
+    ZSET_VERIFY(d->tail == prev, "tail");
+    ZSET_VERIFY(top == d->level, "tallest leaf %d, level %d", top, d->level);
     for (int i = 0; i < d->level; i++) {
         const leaf *x = d->header, *w = d->header;
         size_t rx = 0, rw = 0; /* ranks of x and of the level-0 walker w */
@@ -627,14 +618,14 @@ int dense_verify(dense *d) {
             const leaf *f = x->level[i].forward;
             while (w != f) {
                 const leaf *nx = w->level[0].forward;
-                VERIFY(nx || !f, "level %d: forward not on level 0", i);
-                if (w != x) VERIFY(w->height <= i, "level %d: a leaf of height %d skipped", i, w->height);
+                ZSET_VERIFY(nx || !f, "level %d: forward not on level 0", i);
+                if (w != x) ZSET_VERIFY(w->height <= i, "level %d: a leaf of height %d skipped", i, w->height);
                 rw += w == d->header ? 1 : w->n;
                 if (!nx) break;
                 w = nx;
             }
             size_t rf = f ? rw : d->length + 1;
-            VERIFY(x->level[i].span == rf - rx, "level %d: span %zu, expected %zu", i, x->level[i].span, rf - rx);
+            ZSET_VERIFY(x->level[i].span == rf - rx, "level %d: span %zu, expected %zu", i, x->level[i].span, rf - rx);
             if (!f) break;
             x = f;
             rx = rf;

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "zset.h"
 
@@ -46,6 +47,16 @@ static inline int zset_member_cmp(const char *a, size_t alen, const char *b, siz
     if (c) return c;
     return alen < blen ? -1 : alen > blen;
 }
+
+/* The verify functions' check: print what broke to stderr and return 0. */
+#define ZSET_VERIFY(cond, ...)                                                                                         \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                              \
+            fputc('\n', stderr);                                                                                       \
+            return 0;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
 
 /* --- The dense layout (zset_dense.c) ------------------------------------------
  * Same meaning as the zset_* function of the same name; a position is a

@@ -430,7 +430,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_against_model),       cmocka_unit_test(test_lex_ranges),
         cmocka_unit_test(test_update_keeps_node_and_ties), cmocka_unit_test(test_scan_and_random),
-        cmocka_unit_test(test_memory_accounted),         cmocka_unit_test(test_dense_at_scale),
+        cmocka_unit_test(test_memory_accounted),           cmocka_unit_test(test_dense_at_scale),
     };
     /* Every test runs once per layout. */
     int failed = 0;
