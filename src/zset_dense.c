@@ -115,30 +115,46 @@ static size_t entry_encode(unsigned char *p, double score, const char *member, s
     return n;
 }
 
+/* The score alone: what most comparisons need (searches decide on the
+ * score and read the member only on a tie). */
+static double entry_score(const unsigned char *p) {
+    int k = *p++;
+    if (!k) {
+        double d;
+        memcpy(&d, p, 8);
+        return d;
+    }
+    uint64_t u = 0;
+    for (int i = 0; i < k; i++) u |= (uint64_t)p[i] << (8 * i);
+    int shift = 64 - 8 * k;
+    return (double)((int64_t)(u << shift) >> shift);
+}
+
 static void entry_decode(const unsigned char *p, entry *e) {
     const unsigned char *start = p;
-    int k = *p++;
-    if (k) {
-        uint64_t u = 0;
-        for (int i = 0; i < k; i++) u |= (uint64_t)p[i] << (8 * i);
-        int shift = 64 - 8 * k;
-        e->score = (double)((int64_t)(u << shift) >> shift);
-        p += k;
-    } else {
-        memcpy(&e->score, p, 8);
-        p += 8;
-    }
+    e->score = entry_score(p);
+    p += 1 + (*p ? *p : 8);
     p += zset_varint_get(p, &e->len);
     e->member = (const char *)p;
     e->size = (size_t)(p - start) + e->len;
 }
 
 static const unsigned char *slot_bytes(const leaf *l, int slot) { return l->heap + l->off[slot]; }
-static void at(const leaf *l, int pos, entry *e) { entry_decode(slot_bytes(l, l->order[pos]), e); }
+static const unsigned char *pos_bytes(const leaf *l, int pos) { return slot_bytes(l, l->order[pos]); }
+static void at(const leaf *l, int pos, entry *e) { entry_decode(pos_bytes(l, pos), e); }
 
 static int entry_cmp(const entry *e, double score, const char *member, size_t len) {
     if (e->score != score) return e->score < score ? -1 : 1;
     return zset_member_cmp(e->member, e->len, member, len);
+}
+
+/* entry_cmp of the member at p, decoding the member only on a tie. */
+static int bytes_cmp(const unsigned char *p, double score, const char *member, size_t len) {
+    double s = entry_score(p);
+    if (s != score) return s < score ? -1 : 1;
+    entry e;
+    entry_decode(p, &e);
+    return zset_member_cmp(e.member, e.len, member, len);
 }
 
 /* ---- tags ------------------------------------------------------------------------------ */
@@ -253,9 +269,7 @@ static int lower_bound(const leaf *l, double score, const char *member, size_t l
     int lo = 0, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        entry e;
-        at(l, mid, &e);
-        if (entry_cmp(&e, score, member, len) < 0)
+        if (bytes_cmp(pos_bytes(l, mid), score, member, len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -319,9 +333,7 @@ typedef struct key_arg {
 
 static int key_before(const zset_node *h, const void *arg) {
     const key_arg *k = arg;
-    entry e;
-    at(tag_leaf(h), tag_num(h), &e);
-    int c = entry_cmp(&e, k->score, k->member, k->len);
+    int c = bytes_cmp(pos_bytes(tag_leaf(h), tag_num(h)), k->score, k->member, k->len);
     return c < 0 || (k->or_equal && c == 0);
 }
 
@@ -472,11 +484,7 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len) {
 
 /* ---- positions ------------------------------------------------------------------------------ */
 
-double dense_node_score(const zset_node *n) {
-    entry e;
-    at(tag_leaf(n), tag_num(n), &e);
-    return e.score;
-}
+double dense_node_score(const zset_node *n) { return entry_score(pos_bytes(tag_leaf(n), tag_num(n))); }
 
 const char *dense_node_member(const zset_node *n, size_t *len) {
     entry e;
