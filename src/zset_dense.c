@@ -34,6 +34,10 @@
  *     a leaf's members to a new leaf and re-points their entries; nothing
  *     else moves a member between leaves, so the index is right after
  *     every change.
+ *  5. A leaf keeps a copy of its first member's score beside its header,
+ *     so that a search by score steps from leaf to leaf touching what a
+ *     skiplist node's search touches (the level and the score), not the
+ *     leaf's heap.
  *
  * A position handed out (zset_node *) is the leaf's address with the
  * position inside it in the top byte; it is valid until the set changes.
@@ -61,14 +65,19 @@ struct dlevel {
     size_t span;
 };
 
+/* The fields a search reads when it passes through a leaf, first_score
+ * and the levels, come last and together, so that passing costs one
+ * cache line, as it does at a skiplist node; the arrays the leaf's own
+ * members need come first. */
 struct leaf {
+    uint8_t order[DENSE_FANOUT]; /* slot of the member at each position */
+    uint32_t off[DENSE_FANOUT];  /* heap offset of each slot's member */
     leaf *backward;
     unsigned char *heap;
     uint64_t slots;           /* bit s set: slot s holds a member */
     uint32_t used, cap, dead; /* heap bytes written, allocated, and freed among the written */
     uint8_t n, height;
-    uint8_t order[DENSE_FANOUT]; /* slot of the member at each position */
-    uint32_t off[DENSE_FANOUT];  /* heap offset of each slot's member */
+    double first_score; /* its first member's (invariant 5) */
     struct dlevel level[];
 };
 
@@ -148,12 +157,16 @@ static int entry_cmp(const entry *e, double score, const char *member, size_t le
     return zset_member_cmp(e->member, e->len, member, len);
 }
 
-/* entry_cmp of the member at p, decoding the member only on a tie. */
-static int bytes_cmp(const unsigned char *p, double score, const char *member, size_t len) {
-    double s = entry_score(p);
+/* The score at a position; the first one from the leaf's own copy, so a
+ * search that steps from leaf to leaf reads no heap. */
+static double score_at(const leaf *l, int pos) { return pos ? entry_score(pos_bytes(l, pos)) : l->first_score; }
+
+/* entry_cmp of the member at a position, decoding the member only on a tie. */
+static int cmp_at(const leaf *l, int pos, double score, const char *member, size_t len) {
+    double s = score_at(l, pos);
     if (s != score) return s < score ? -1 : 1;
     entry e;
-    entry_decode(p, &e);
+    at(l, pos, &e);
     return zset_member_cmp(e.member, e.len, member, len);
 }
 
@@ -239,6 +252,7 @@ static int leaf_put(leaf *l, int pos, const unsigned char *bytes, size_t size) {
     memmove(&l->order[pos + 1], &l->order[pos], (size_t)(l->n - pos));
     l->order[pos] = (uint8_t)slot;
     l->n++;
+    if (pos == 0) l->first_score = entry_score(bytes);
     return slot;
 }
 
@@ -250,6 +264,7 @@ static void leaf_remove(leaf *l, int pos) {
     l->slots &= ~(UINT64_C(1) << slot);
     memmove(&l->order[pos], &l->order[pos + 1], (size_t)(l->n - pos - 1));
     l->n--;
+    if (pos == 0 && l->n) l->first_score = entry_score(pos_bytes(l, 0));
     if (l->n && l->dead > l->used / 2) heap_compact(l, 0);
 }
 
@@ -269,7 +284,7 @@ static int lower_bound(const leaf *l, double score, const char *member, size_t l
     int lo = 0, hi = l->n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (bytes_cmp(pos_bytes(l, mid), score, member, len) < 0)
+        if (cmp_at(l, mid, score, member, len) < 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -333,7 +348,7 @@ typedef struct key_arg {
 
 static int key_before(const zset_node *h, const void *arg) {
     const key_arg *k = arg;
-    int c = bytes_cmp(pos_bytes(tag_leaf(h), tag_num(h)), k->score, k->member, k->len);
+    int c = cmp_at(tag_leaf(h), tag_num(h), k->score, k->member, k->len);
     return c < 0 || (k->or_equal && c == 0);
 }
 
@@ -484,7 +499,7 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len) {
 
 /* ---- positions ------------------------------------------------------------------------------ */
 
-double dense_node_score(const zset_node *n) { return entry_score(pos_bytes(tag_leaf(n), tag_num(n))); }
+double dense_node_score(const zset_node *n) { return score_at(tag_leaf(n), tag_num(n)); }
 
 const char *dense_node_member(const zset_node *n, size_t *len) {
     entry e;
@@ -599,6 +614,7 @@ int dense_verify(dense *d) {
         ZSET_VERIFY(l->backward == prev, "backward pointer");
         ZSET_VERIFY(l->height >= 1 && l->height <= d->level, "height %d, level %d", l->height, d->level);
         ZSET_VERIFY(l->used <= l->cap && l->dead <= l->used, "heap counts");
+        ZSET_VERIFY(l->first_score == entry_score(pos_bytes(l, 0)), "the leaf's copy of its first score is stale");
         if (l->height > top) top = l->height;
         size_t live = 0;
         for (int i = 0; i < l->n; i++) {
