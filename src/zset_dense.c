@@ -74,8 +74,8 @@ struct leaf {
     uint32_t off[DENSE_FANOUT];  /* heap offset of each slot's member */
     leaf *backward;
     unsigned char *heap;
-    uint64_t slots;           /* bit s set: slot s holds a member */
-    uint32_t used, cap, dead; /* heap bytes written, allocated, and freed among the written */
+    uint64_t slots;         /* bit s set: slot s holds a member */
+    size_t used, cap, dead; /* heap bytes written, allocated, and freed among the written */
     uint8_t n, height;
     double first_score; /* its first member's (invariant 5) */
     struct dlevel level[];
@@ -212,25 +212,25 @@ static void *index_find(dense *d, const char *member, size_t len) {
 
 /* ---- a leaf's heap ---------------------------------------------------------------------------- */
 
-static uint32_t round_cap(size_t n) { return (uint32_t)((n + 127) & ~(size_t)127); }
+static size_t round_cap(size_t n) { return (n + 127) & ~(size_t)127; }
 
 /* Rewrites the heap with the live members only, room for `extra` more. */
 static void heap_compact(leaf *l, size_t extra) {
     size_t live = l->used - l->dead, cap = round_cap(live + extra);
     unsigned char *h = cap ? zmalloc(cap) : NULL;
-    uint32_t o = 0;
+    size_t o = 0;
     for (int i = 0; i < l->n; i++) {
         int s = l->order[i];
         entry e;
         entry_decode(slot_bytes(l, s), &e);
         memcpy(h + o, slot_bytes(l, s), e.size);
-        l->off[s] = o;
-        o += (uint32_t)e.size;
+        l->off[s] = (uint32_t)o;
+        o += e.size;
     }
     zfree(l->heap);
     l->heap = h;
     l->used = o;
-    l->cap = (uint32_t)cap;
+    l->cap = cap;
     l->dead = 0;
 }
 
@@ -246,9 +246,9 @@ static int leaf_put(leaf *l, int pos, const unsigned char *bytes, size_t size) {
     }
     int slot = __builtin_ctzll(~l->slots);
     l->slots |= UINT64_C(1) << slot;
-    l->off[slot] = l->used;
+    l->off[slot] = (uint32_t)l->used; /* < 2 * DENSE_HEAP_SPLIT, or 0 in a leaf of one member */
     memcpy(l->heap + l->used, bytes, size);
-    l->used += (uint32_t)size;
+    l->used += size;
     memmove(&l->order[pos + 1], &l->order[pos], (size_t)(l->n - pos));
     l->order[pos] = (uint8_t)slot;
     l->n++;
@@ -260,7 +260,7 @@ static void leaf_remove(leaf *l, int pos) {
     int slot = l->order[pos];
     entry e;
     entry_decode(slot_bytes(l, slot), &e);
-    l->dead += (uint32_t)e.size;
+    l->dead += e.size;
     l->slots &= ~(UINT64_C(1) << slot);
     memmove(&l->order[pos], &l->order[pos + 1], (size_t)(l->n - pos - 1));
     l->n--;
@@ -421,16 +421,22 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
             rl = 1;
         }
         int pos = l == d->header ? 0 : lower_bound(l, score, member, len);
-        int full = l->n == DENSE_FANOUT || (l->n >= 2 && l->used - l->dead + size > DENSE_HEAP_SPLIT);
-        if (l == d->header || (full && pos == l->n && l == d->tail)) {
+        int full = l->n == DENSE_FANOUT || (l->n >= 1 && l->used - l->dead + size > DENSE_HEAP_SPLIT);
+        if (l == d->header || (full && pos == l->n && (l == d->tail || l->n == 1))) {
             /* The set is empty, or this member goes after a full last
-             * leaf: it starts a leaf of its own, so members added in
-             * order fill every leaf. */
+             * leaf (it starts a leaf of its own, so members added in
+             * order fill every leaf), or after a leaf whose one member
+             * fills it by bytes. */
             leaf *c = leaf_new(random_level());
-            link_leaf(d, c, l, rl, d->length + 1, update, rank);
+            link_leaf(d, c, l, rl, l == d->header ? 1 : rl + l->n, update, rank);
             prev = l;
             l = c;
             pos = 0;
+        } else if (full && l->n == 1) {
+            /* Before the one member of a leaf it fills by bytes: that
+             * member moves to a new leaf after this one, which takes the
+             * new member alone. */
+            split(d, l, rl, 0, update, rank);
         } else if (full) {
             split(d, l, rl, l->n / 2, update, rank);
             continue; /* search again: the member may belong to either half */
@@ -630,7 +636,7 @@ int dense_verify(dense *d) {
             last = e;
             count++;
         }
-        ZSET_VERIFY(live == l->used - l->dead, "heap: %zu live bytes, counts say %u", live, l->used - l->dead);
+        ZSET_VERIFY(live == l->used - l->dead, "heap: %zu live bytes, counts say %zu", live, l->used - l->dead);
     }
     ZSET_VERIFY(count == d->length, "%zu members, length %zu", count, d->length);
     ZSET_VERIFY(d->tail == prev, "tail");

@@ -402,6 +402,33 @@ static void test_dense_at_scale(void **state) {
         assert_int_equal(out, ZADD_OUT_ADDED);
     }
     assert_true(zset_verify(z));
+    /* Members that fill a leaf by bytes alone, and small ones before and
+     * after each of them: a big member gets a leaf of its own. */
+    char huge[3000];
+    memset(huge, 'y', sizeof(huge));
+    for (int i = 0; i < 6; i++) {
+        huge[1] = (char)('a' + i);
+        zset_add(z, 7000 + 10 * i, huge, sizeof(huge), 0, &out, NULL);
+        size_t len = (size_t)snprintf(m, sizeof(m), "before:%d", i);
+        zset_add(z, 7000 + 10 * i - 1, m, len, 0, &out, NULL);
+        len = (size_t)snprintf(m, sizeof(m), "after:%d", i);
+        zset_add(z, 7000 + 10 * i + 1, m, len, 0, &out, NULL);
+        zset_add(z, 7000 + 10 * i, "", 0, 0, &out, NULL); /* the same score, sorting before it */
+        assert_true(zset_verify(z));
+    }
+    /* A set whose first leaf is one big member: a member before it moves
+     * it to a leaf of its own; members after it start new leaves, last
+     * or not. */
+    zset *b = zset_create_layout(ZSET_LAYOUT_DENSE);
+    zset_add(b, 5, huge, sizeof(huge), 0, &out, NULL);
+    zset_add(b, 1, "a", 1, 0, &out, NULL);
+    zset_add(b, 10, "b", 1, 0, &out, NULL);
+    zset_add(b, 6, "c", 1, 0, &out, NULL);
+    zset_add(b, 0, "d", 1, 0, &out, NULL);
+    assert_true(zset_verify(b));
+    assert_int_equal(zset_rank(b, huge, sizeof(huge), 0, NULL), 2);
+    assert_int_equal(zset_rank(b, "c", 1, 0, NULL), 3);
+    zset_free(b);
     size_t n = zset_length(z);
     for (size_t k = 0; k < n; k += 7) assert_int_equal(zset_node_rank(z, zset_by_rank(z, k)), k);
     for (int i = 0; i < 3000; i += 2) {
