@@ -441,7 +441,7 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("zset-layout dense", rows["F8.4"][1])
         self.assertIn("200k **32.0 B**", rows["F8.4"][2])
         self.assertIn("**0.29×**", rows["F8.6"][2])  # 32 / 110
-        self.assertIn("**2.00×**", rows["F8.15"][2])
+        self.assertIn("**2.00×** by wall time; 2.00× per server CPU second", rows["F8.15"][2])
         self.assertIn("**2.00×**", rows["F8.25"][2])
         self.assertIn("glibc malloc", rows["F8.1"][3])
 
