@@ -30,14 +30,20 @@
  *     common case; -0.0 and fractions stay doubles).
  *  4. The index. The member hashtable stores, per member, its leaf's
  *     address with the slot in the top byte (a tagged pointer: user
- *     addresses on x86-64 and AArch64 fit in 48 bits). A split moves half
- *     a leaf's members to a new leaf and re-points their entries; nothing
- *     else moves a member between leaves, so the index is right after
- *     every change.
- *  5. A leaf keeps a copy of its first member's score beside its header,
+ *     addresses on x86-64 and AArch64 fit in 48 bits). A split moves
+ *     members to a new leaf and re-points their entries; nothing else
+ *     moves a member between leaves, so the index is right after every
+ *     change.
+ *  5. A leaf keeps a copy of its first member's score beside its levels,
  *     so that a search by score steps from leaf to leaf touching what a
  *     skiplist node's search touches (the level and the score), not the
  *     leaf's heap.
+ *
+ * When a leaf is full. At DENSE_FANOUT members, or when a member would
+ * take its members' bytes past DENSE_HEAP_SPLIT: then it splits in half,
+ * except that a member after a full last leaf, or next to a lone member
+ * that fills its leaf by itself, gets a new leaf (members added in order
+ * thus fill every leaf, and a big member sits alone).
  *
  * A position handed out (zset_node *) is the leaf's address with the
  * position inside it in the top byte; it is valid until the set changes.
@@ -53,7 +59,7 @@
 #include "zmalloc.h"
 
 #define DENSE_FANOUT 64       /* members per leaf at most: slots fit a uint64_t */
-#define DENSE_HEAP_SPLIT 2048 /* a leaf of two or more members splits before its bytes pass this */
+#define DENSE_HEAP_SPLIT 2048 /* member bytes a leaf of several members stays under */
 #define DENSE_MAX_LEVEL 32
 #define DENSE_P 0.25
 #define TAG_SHIFT 56
