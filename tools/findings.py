@@ -942,13 +942,16 @@ def h_zset_memory(run, lines, bench):
         raise Refused("zset_memory: a comparison needs dense and redis-server from the same run")
     ref = sides["dense"]["add"]
     sizes = [ln["n"] for ln in ref]
+    both = sorted(set(sizes) & {ln["n"] for ln in sides["redis-server"]["add"]})
+    if not both:
+        raise Refused("zset_memory: dense and redis-server reached no size in common")
     cfg = ["ZADD z NX i m:i, i = 0..N-1, integer scores, one connection, %d commands per write"
            % ref[0]["window"], "sizes %s" % ", ".join(fmt_count(n) for n in sizes),
            "fresh server per side, one after the other", "used_memory: allocator usable sizes "
            "(soloist: glibc malloc; redis-server: jemalloc)"]
     cmd, src = "make findings BENCH=zset_memory", run.rel(bench)
     rows = []
-    top = sizes[-1]
+    top = both[-1]
 
     def bpm(layout):
         return {ln["n"]: ln["bytes_per_member"] for ln in sides[layout]["add"]}
@@ -965,23 +968,29 @@ def h_zset_memory(run, lines, bench):
                     "**%s**" % fmt_ratio(bpm("dense")[top] / bpm("redis-server")[top]),
                     dict(base, config=cfg), cmd, src))
     rcfg = cfg + ["rate: members / wall seconds of the load over all sizes; per CPU s: over the server's own CPU"]
+
+    def adds(layout):  # the segments up to the size every compared side reached
+        return [ln for ln in sides[layout]["add"] if ln["n"] <= top]
+
     for i, (layout, label) in enumerate(ZSET_SIDES):
-        if layout not in sides:
+        if layout not in sides or not adds(layout) or adds(layout)[-1]["n"] != top:
             continue
-        wall, cpu = zset_insert_rate(sides[layout]["add"]), zset_insert_rate(sides[layout]["add"], "inserts_per_cpu_s")
+        wall, cpu = zset_insert_rate(adds(layout)), zset_insert_rate(adds(layout), "inserts_per_cpu_s")
         rows.append(Row("F8.%d" % (i + 10), "ZADD NX inserts per second to %s members: %s" % (fmt_count(top), label),
                         "**%s/s**%s" % ("{:,.0f}".format(wall), "" if cpu is None else
                                         " (%s per server CPU second)" % "{:,.0f}".format(cpu)),
                         dict(base, config=rcfg), cmd, src))
-    cpu_d, cpu_r = (zset_insert_rate(sides[k]["add"], "inserts_per_cpu_s") for k in ("dense", "redis-server"))
+    cpu_d, cpu_r = (zset_insert_rate(adds(k), "inserts_per_cpu_s") for k in ("dense", "redis-server"))
     rows.append(Row("F8.15", "ZADD NX inserts per second: dense / redis-server 7.0 (target ≥ 1.0×)",
                     "**%s** by wall time%s" % (
-                        fmt_ratio(zset_insert_rate(sides["dense"]["add"]) / zset_insert_rate(sides["redis-server"]["add"])),
+                        fmt_ratio(zset_insert_rate(adds("dense")) / zset_insert_rate(adds("redis-server"))),
                         "" if not (cpu_d and cpu_r) else "; %s per server CPU second" % fmt_ratio(cpu_d / cpu_r)),
                     dict(base, config=rcfg), cmd, src,
                     "wall time includes the client and whatever else the machine ran; the server's CPU time does not"))
     for op, first, what in (("rank", 20, "ZRANGE z r r+9 (by rank)"),
                             ("score", 30, "ZRANGE z s +inf BYSCORE LIMIT 0 10 (by score)")):
+        if op not in sides["dense"] or op not in sides["redis-server"]:
+            continue  # the run stopped before its queries
         qcfg = cfg + ["%d queries, r / s random, on the full set" % sides["dense"][op]["queries"]]
         for i, (layout, label) in enumerate(ZSET_SIDES):
             if layout not in sides or op not in sides[layout]:

@@ -457,6 +457,16 @@ class FindingsTest(unittest.TestCase):
         self.assertNotEqual(rc, 0)
         self.assertIn("redis-server", err)
 
+    def test_zset_run_cut_short_compares_what_both_sides_reached(self):
+        lines = [ln for ln in z_lines() if not (ln["layout"] == "dense" and (ln["op"] != "add" or ln["n"] > 100000))]
+        self.add_run("r1", zset_memory=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("at 100k", rows["F8.6"][1])
+        self.assertIn("to 100k members", rows["F8.13"][1])
+        self.assertNotIn("F8.25", rows)
+
     def test_zset_plot_has_a_bar_per_side(self):
         cols, rows, _ = findings.PLOTS["zset_bytes_per_member"].fn(z_lines())
         self.assertEqual(cols, ["size", "copied", "node-pointer", "embedded", "dense", "redis-server"])
