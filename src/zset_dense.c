@@ -457,6 +457,49 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
 }
 /*@ end */
 
+/* Unlinks and frees leaf l, given update[] from a descent that stopped
+ * just before it; `gone` of the members its spans counted are gone (the
+ * others moved to the leaf before it). */
+static void unlink_leaf(dense *d, leaf *l, leaf **update, size_t gone) {
+    for (int i = 0; i < d->level; i++) {
+        if (update[i]->level[i].forward == l) {
+            update[i]->level[i].span += l->level[i].span - gone;
+            update[i]->level[i].forward = l->level[i].forward;
+        } else {
+            update[i]->level[i].span -= gone;
+        }
+    }
+    if (l->level[0].forward)
+        l->level[0].forward->backward = l->backward;
+    else
+        d->tail = l->backward;
+    while (d->level > 1 && !d->header->level[d->level - 1].forward) d->level--;
+    leaf_free(l);
+}
+
+/* Two neighbours that together fill at most half a leaf become one:
+ * removals alone never leave a run of nearly empty leaves. */
+static int fit_together(const leaf *a, const leaf *b) {
+    return a->n + b->n <= DENSE_FANOUT / 2 && a->used - a->dead + b->used - b->dead <= DENSE_HEAP_SPLIT;
+}
+
+/* Moves every member of a's successor b to the end of a, re-pointing
+ * their index entries, and unlinks b. */
+static void merge_next(dense *d, leaf *a) {
+    leaf *b = a->level[0].forward, *update[DENSE_MAX_LEVEL];
+    entry e;
+    at(b, 0, &e);
+    key_arg k = {e.score, e.member, e.len, 0};
+    descend(d, key_before, &k, update, NULL); /* b's predecessors, a among them */
+    for (int i = 0; i < b->n; i++) {
+        at(b, i, &e);
+        int s = leaf_put(a, a->n, pos_bytes(b, i), e.size);
+        hashtable_key hk = {e.member, e.len}; /* b's bytes: b is untouched until unlinked */
+        *hashtable_find_ref(d->index, &hk) = tag(a, s);
+    }
+    unlink_leaf(d, b, update, 0);
+}
+
 int dense_delete(dense *d, const char *member, size_t len) {
     void *t = index_find(d, member, len);
     if (!t) return 0;
@@ -471,26 +514,19 @@ int dense_delete(dense *d, const char *member, size_t len) {
     descend(d, key_before, &k, update, NULL);
     hashtable_key hk = {e.member, e.len};
     hashtable_pop(d->index, &hk, NULL);
-    if (l->n > 1) {
-        for (int i = 0; i < d->level; i++) at_or_before(i, l, NULL, update)->level[i].span--;
-        leaf_remove(l, pos);
-    } else {
-        for (int i = 0; i < d->level; i++) {
-            if (update[i]->level[i].forward == l) {
-                update[i]->level[i].span += l->level[i].span - 1;
-                update[i]->level[i].forward = l->level[i].forward;
-            } else {
-                update[i]->level[i].span--;
-            }
-        }
-        if (l->level[0].forward)
-            l->level[0].forward->backward = l->backward;
-        else
-            d->tail = l->backward;
-        while (d->level > 1 && !d->header->level[d->level - 1].forward) d->level--;
-        leaf_free(l);
-    }
     d->length--;
+    if (l->n == 1) {
+        unlink_leaf(d, l, update, 1);
+        return 1;
+    }
+    for (int i = 0; i < d->level; i++) at_or_before(i, l, NULL, update)->level[i].span--;
+    leaf_remove(l, pos);
+    if (l->n < DENSE_FANOUT / 4) {
+        if (l->level[0].forward && fit_together(l, l->level[0].forward))
+            merge_next(d, l);
+        else if (l->backward && fit_together(l->backward, l))
+            merge_next(d, l->backward);
+    }
     return 1;
 }
 
