@@ -43,7 +43,10 @@
  * take its members' bytes past DENSE_HEAP_SPLIT: then it splits in half,
  * except that a member after a full last leaf, or next to a lone member
  * that fills its leaf by itself, gets a new leaf (members added in order
- * thus fill every leaf, and a big member sits alone).
+ * thus fill every leaf, and a big member sits alone). A removal that
+ * leaves a leaf under a quarter full merges it with a neighbour when the
+ * two fit in half a leaf, so removals cannot leave a long run of nearly
+ * empty leaves behind.
  *
  * A position handed out (zset_node *) is the leaf's address with the
  * position inside it in the top byte; it is valid until the set changes.

@@ -443,6 +443,31 @@ static void test_dense_at_scale(void **state) {
     zset_free(z);
 }
 
+/* Removals that leave every leaf nearly empty: neighbours merge, so the
+ * set's memory follows its members down (100 full leaves cut to 4 members
+ * each would otherwise keep 100 leaf headers for 400 members). */
+static void test_dense_merges_after_removals(void **state) {
+    (void)state;
+    size_t base = zmalloc_used_memory();
+    zset *z = zset_create_layout(ZSET_LAYOUT_DENSE);
+    char m[32];
+    int out;
+    for (int i = 0; i < 6400; i++) {
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        zset_add(z, i, m, len, 0, &out, NULL);
+    }
+    for (int i = 0; i < 6400; i++) {
+        if (i % 16 == 0) continue;
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        assert_int_equal(zset_delete(z, m, len), 1);
+    }
+    assert_true(zset_verify(z));
+    assert_int_equal(zset_length(z), 400);
+    assert_true((zmalloc_used_memory() - base) / 400 < 100);
+    assert_int_equal(zset_rank(z, "m:6384", 6, 0, NULL), 399);
+    zset_free(z);
+}
+
 static int set_layout(void **state) {
     zset_layout_default = (int)(intptr_t)*state;
     return 0;
@@ -455,9 +480,13 @@ int main(void) {
     srand(seed);
     srandom(seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_against_model),       cmocka_unit_test(test_lex_ranges),
-        cmocka_unit_test(test_update_keeps_node_and_ties), cmocka_unit_test(test_scan_and_random),
-        cmocka_unit_test(test_memory_accounted),           cmocka_unit_test(test_dense_at_scale),
+        cmocka_unit_test(test_random_against_model),
+        cmocka_unit_test(test_lex_ranges),
+        cmocka_unit_test(test_update_keeps_node_and_ties),
+        cmocka_unit_test(test_scan_and_random),
+        cmocka_unit_test(test_memory_accounted),
+        cmocka_unit_test(test_dense_at_scale),
+        cmocka_unit_test(test_dense_merges_after_removals),
     };
     /* Every test runs once per layout. */
     int failed = 0;
