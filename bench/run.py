@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5) and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5, the batch prefetch of step 6, step 8's sorted set) and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
@@ -16,7 +16,7 @@ these files by tools/findings.py; nothing here summarises.
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
-            prefetch_micro, prefetch_e2e, server_vs_redis_pinned
+            prefetch_micro, prefetch_e2e, zset_memory, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -46,7 +46,8 @@ import benchlib as bl  # noqa: E402
 
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
-       "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e"]
+       "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
+       "zset_memory"]
 
 
 def sh(argv, default=""):
@@ -117,6 +118,8 @@ def main():
         "QUEUES_BIN", os.path.join(ROOT, "build", "bench", "queues")))
     ap.add_argument("--prefetch-micro-bin", default=os.environ.get(
         "PREFETCH_MICRO_BIN", os.path.join(ROOT, "build", "bench", "prefetch_micro")))
+    ap.add_argument("--zset-load-bin", default=os.environ.get(
+        "ZSET_LOAD_BIN", os.path.join(ROOT, "build", "bench", "zset_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
@@ -258,6 +261,11 @@ def command_for(n, a):
         if not os.access(a.prefetch_micro_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.prefetch_micro_bin, 0
         return [a.prefetch_micro_bin] + (["--quick"] if q else []), {}, 160 if q else 300
+    if n == "zset_memory":
+        if not os.access(a.zset_load_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.zset_load_bin, 0
+        return ([os.path.join(HERE, "zset_memory.py")], {"ZSET_LOAD_BIN": a.zset_load_bin},
+                120 if q else 600)
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):

@@ -1,11 +1,11 @@
-# mk/bench.mk — the benchmarks (step 0's, and the queues of steps 1-3) and the FINDINGS.md generator.
+# mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set) and the FINDINGS.md generator.
 #
 #   make bench          run the benchmarks into bench/results/<date>-<host>-<commit>/
 #   make findings       the same, then regenerate FINDINGS.md from the results
 #   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
-# write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro
+# write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
 # server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
@@ -16,6 +16,8 @@ WRITE_COST := $(BENCH_BIN)/write_cost
 # Steps 1-3's queue benchmark: the library's rings against Concurrency
 # Kit's ck_ring (Debian's libck-dev).
 QUEUES := $(BENCH_BIN)/queues
+# Step 8's sorted-set load: pipelined ZADD NX and range queries.
+ZSET_LOAD := $(BENCH_BIN)/zset_load
 # The load generator write_timing drives; its rule is in mk/soloist-bench.mk
 # (read after this file, so its variable is not set yet here).
 LOADGEN := $(B)/soloist-bench
@@ -36,20 +38,25 @@ $(PREFETCH_MICRO): bench/prefetch_micro.c $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
-bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## build the server and the benchmark binaries
+$(ZSET_LOAD): bench/zset_load.c
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(ZSET_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
   SOLOIST_BENCH_BIN="$(abspath $(LOADGEN))" QUEUES_BIN="$(abspath $(QUEUES))" \
   PREFETCH_MICRO_BIN="$(abspath $(PREFETCH_MICRO))" \
+  ZSET_LOAD_BIN="$(abspath $(ZSET_LOAD))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) && exit $$rc
 

@@ -38,13 +38,22 @@
 
 static int arg_is(const obj *o, const char *s) { return !strcasecmp(o->ptr, s); }
 
+/* 1 when s, after an optional sign, starts a hexadecimal float ("0x1p4"):
+ * C's strtod reads those (and Redis 7.0 accepted them), but Valkey parses
+ * scores with fast_float (valkey_strtod), which reads decimal only. */
+static int is_hex_float(const char *s) {
+    if (*s == '+' || *s == '-') s++;
+    return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
+}
+
 /* Valkey's getDoubleFromObject: strtod over the whole argument, no leading
- * space, no NaN, no overflow (an underflow to a denormal is accepted). */
+ * space, no hex, no NaN, no overflow (an underflow to a denormal is
+ * accepted). */
 static int get_double_or_reply(client *c, const obj *o, double *out) {
     char *end;
     errno = 0;
     double v = strtod(o->ptr, &end);
-    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || (size_t)(end - o->ptr) != o->len ||
+    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || is_hex_float(o->ptr) || (size_t)(end - o->ptr) != o->len ||
         (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v)) {
         reply_error(c, ERR_NOT_FLOAT);
         return 0;
@@ -67,7 +76,7 @@ static int parse_score_bound(const obj *o, double *v, int *ex) {
     char *end;
     *ex = s[0] == '(';
     *v = strtod(s + *ex, &end);
-    return end[0] == '\0' && !isnan(*v);
+    return end[0] == '\0' && !isnan(*v) && !is_hex_float(s + *ex);
 }
 
 static int parse_score_range_or_reply(client *c, const obj *min, const obj *max, zset_score_range *r) {
@@ -131,9 +140,9 @@ static void delete_if_empty(client *c, zset *z) {
     if (zset_length(z) == 0) db_delete(c->db, c->argv[1]);
 }
 
-static void reply_member(client *c, const zset_node *n) {
+static void reply_member(client *c, const zset *z, const zset_node *n) {
     size_t len;
-    const char *m = zset_node_member(n, &len);
+    const char *m = zset_node_member(z, n, &len);
     reply_bulk_buf(c, m, len);
 }
 
@@ -296,6 +305,7 @@ static void zremrangebylex_command(client *c) { zremrange_generic(c, RANGE_LEX);
  * given first when known, else reserved and filled in at the end. */
 typedef struct range_reply {
     client *c;
+    const zset *z;
     int withscores;
     void *deferred;
     long count;
@@ -312,8 +322,8 @@ static void range_begin(range_reply *r, long known) {
 
 static void range_emit(range_reply *r, const zset_node *n) {
     if (r->withscores && r->c->resp > 2) reply_array_len(r->c, 2);
-    reply_member(r->c, n);
-    if (r->withscores) reply_double(r->c, zset_node_score(n));
+    reply_member(r->c, r->z, n);
+    if (r->withscores) reply_double(r->c, zset_node_score(r->z, n));
     r->count++;
 }
 
@@ -331,7 +341,7 @@ static void range_by_rank(range_reply *r, zset *z, long long start, long long en
     long long n = end - start + 1;
     range_begin(r, (long)n);
     zset_node *node = zset_by_rank(z, (size_t)(reverse ? len - 1 - start : start));
-    for (; n-- && node; node = reverse ? zset_prev(node) : zset_next(node)) range_emit(r, node);
+    for (; n-- && node; node = reverse ? zset_prev(z, node) : zset_next(z, node)) range_emit(r, node);
 }
 
 /* LIMIT's offset counted from n, the range's first node in the reply's
@@ -357,8 +367,8 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
         return;
     }
     zset_node *n = reverse ? zset_last_in_score_range(z, sr) : zset_first_in_score_range(z, sr);
-    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
-        double s = zset_node_score(n);
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
+        double s = zset_node_score(z, n);
         if (reverse ? !zset_score_gte_min(s, sr) : !zset_score_lte_max(s, sr)) break;
         range_emit(r, n);
     }
@@ -369,9 +379,9 @@ static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long
                          int reverse) {
     range_begin(r, -1);
     zset_node *n = reverse ? zset_last_in_lex_range(z, lr) : zset_first_in_lex_range(z, lr);
-    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(n) : zset_next(n)) {
+    for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         size_t len;
-        const char *m = zset_node_member(n, &len);
+        const char *m = zset_node_member(z, n, &len);
         if (reverse ? !zset_lex_gte_min(m, len, lr) : !zset_lex_lte_max(m, len, lr)) break;
         range_emit(r, n);
     }
@@ -434,7 +444,7 @@ static void zrange_generic(client *c, enum range_type type, int direction) {
 
     zset *z = lookup_zset(c, 0, reply_empty_array);
     if (!z) return;
-    range_reply r = {.c = c, .withscores = withscores};
+    range_reply r = {.c = c, .z = z, .withscores = withscores};
     if (type == RANGE_RANK)
         range_by_rank(&r, z, start, end, reverse);
     else if (type == RANGE_SCORE)
@@ -570,10 +580,10 @@ static void zpop_generic(client *c, int max) {
     while (n--) {
         zset_node *node = max ? zset_last(z) : zset_first(z);
         size_t len;
-        const char *m = zset_node_member(node, &len);
+        const char *m = zset_node_member(z, node, &len);
         if (nested) reply_array_len(c, 2);
         reply_bulk_buf(c, m, len);
-        reply_double(c, zset_node_score(node));
+        reply_double(c, zset_node_score(z, node));
         zset_delete(z, m, len); /* node and m are gone from here */
     }
     delete_if_empty(c, z);
@@ -598,7 +608,7 @@ static const hashtable_type node_set_type = {.hash_key = pointer_hash};
 static void zrandmember_with_count(client *c, long long count, int withscores) {
     zset *z = lookup_zset(c, 0, reply_empty_array);
     if (!z) return;
-    range_reply r = {.c = c, .withscores = withscores};
+    range_reply r = {.c = c, .z = z, .withscores = withscores};
     long long size = (long long)zset_length(z);
     if (count == 0) {
         reply_array_len(c, 0);
@@ -611,14 +621,14 @@ static void zrandmember_with_count(client *c, long long count, int withscores) {
     }
     if (count >= size) { /* from the highest: Valkey's zuiNext walks a sorted set backwards */
         range_begin(&r, (long)size);
-        for (zset_node *n = zset_last(z); n; n = zset_prev(n)) range_emit(&r, n);
+        for (zset_node *n = zset_last(z); n; n = zset_prev(z, n)) range_emit(&r, n);
         return;
     }
     range_begin(&r, (long)count);
     if (count * 3 > size) { /* most of the set: a partial Fisher-Yates shuffle */
         zset_node **all = zmalloc(sizeof(*all) * (size_t)size);
         size_t i = 0;
-        for (zset_node *n = zset_first(z); n; n = zset_next(n)) all[i++] = n;
+        for (zset_node *n = zset_first(z); n; n = zset_next(z, n)) all[i++] = n;
         for (long long k = 0; k < count; k++) {
             long long pick = k + (long long)((unsigned long long)random() % (unsigned long long)(size - k));
             zset_node *t = all[k];
@@ -659,7 +669,7 @@ static void zrandmember_command(client *c) {
         return;
     }
     zset *z = lookup_zset(c, 0, reply_null);
-    if (z) reply_member(c, zset_random(z));
+    if (z) reply_member(c, z, zset_random(z));
 }
 
 /* ---- ZSCAN -------------------------------------------------------------------------------------------- */
@@ -723,7 +733,7 @@ static void zscan_command(client *c) {
     size_t kept = 0;
     for (size_t i = 0; i < b.n; i++) {
         size_t len;
-        const char *m = zset_node_member(b.v[i], &len);
+        const char *m = zset_node_member(z, b.v[i], &len);
         if (!pat || util_string_match_len(pat->ptr, pat->len, m, len, 0)) b.v[kept++] = b.v[i];
     }
     char buf[128];
@@ -732,9 +742,9 @@ static void zscan_command(client *c) {
     reply_bulk_buf(c, buf, (size_t)blen);
     reply_array_len(c, (long)(noscores ? kept : kept * 2));
     for (size_t i = 0; i < kept; i++) {
-        reply_member(c, b.v[i]);
+        reply_member(c, z, b.v[i]);
         if (!noscores) {
-            size_t n = util_d_to_string(buf, sizeof(buf), zset_node_score(b.v[i]));
+            size_t n = util_d_to_string(buf, sizeof(buf), zset_node_score(z, b.v[i]));
             reply_bulk_buf(c, buf, n);
         }
     }

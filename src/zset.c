@@ -1,7 +1,7 @@
 /* zset.c — the sorted set: a skiplist with spans, and a member index.
  *
- * Step 8 (keyspace layer). Owns every node of every sorted set and the
- * member bytes inside them. Threads: main thread only. Valkey: src/t_zset.c
+ * Step 8 (keyspace layer). Owns every node of every skiplist-layout set,
+ * and the member bytes it holds. Threads: main thread only. Valkey: src/t_zset.c
  * (zsl* functions, zsetAdd) — the algorithms below are Valkey's, written
  * again from their invariants.
  *
@@ -39,17 +39,18 @@
  *  5. The index. The hashtable holds exactly the list's nodes, keyed by
  *     member bytes; length equals both counts.
  *
- * Who owns the member bytes: the node. They are embedded after the
- * node's level array (one allocation per member, as Valkey 8.1 embeds the
- * member in its node), and the hashtable's entries are node pointers whose
- * key is read out of the node. The member storage section below is the
- * only code that knows this: it allocates, frees and reads a member, and
- * defines how the index finds a node's key. Another layout — the member
- * copied into the index's own entry, or a node pointing at bytes it does
- * not own — changes that section alone.
+ * Who owns the member bytes depends on the set's layout (zset.h), fixed
+ * when the set is made. In the three skiplist layouts the node owns them,
+ * in its tail (embedded) or in an allocation its tail points at (copied,
+ * node-pointer); the copied layout's index entries are allocations of
+ * their own, holding a copy. The member storage section below is the only
+ * code that knows which: it allocates, frees and reads a member, and
+ * defines how the index finds a node's key. The dense layout keeps
+ * members packed in leaves (zset_dense.c, with its own invariants); every
+ * public function here hands a dense set to it.
  *
- * Memory: nodes and the hashtable's buckets come from zmalloc, so INFO's
- * used_memory counts a sorted set to the byte.
+ * Memory: nodes, leaves and the hashtable's buckets come from zmalloc, so
+ * INFO's used_memory counts a sorted set to the byte.
  */
 #include "zset.h"
 
@@ -60,6 +61,7 @@
 
 #include "hashtable.h"
 #include "zmalloc.h"
+#include "zset_private.h"
 
 #define ZSL_MAX_LEVEL 32 /* enough for 2^64 members at p = 1/4 */
 #define ZSL_P 0.25
@@ -72,81 +74,223 @@ struct zset_level {
 struct zset_node {
     double score;
     zset_node *backward;
-    size_t len;                /* member length in bytes */
-    int height;                /* levels this node is linked in */
-    struct zset_level level[]; /* height of them, then the member bytes */
+    uint8_t height;            /* levels this node is linked in */
+    struct zset_level level[]; /* height of them, then the member's tail */
 };
 
 typedef struct zskiplist {
     zset_node *header, *tail;
     size_t length;
     int level;
+    int layout; /* enum zset_layout: how member_of finds the bytes */
 } zskiplist;
 
 struct zset {
+    int layout;
     zskiplist zsl;
-    hashtable *index; /* member → zset_node*, owns nothing */
+    hashtable *index; /* the skiplist layouts' member index */
+    dense *dense;     /* ZSET_LAYOUT_DENSE: everything is here */
 };
 
-/* ---- member storage: the one place that knows where member bytes live ---- */
+int zset_layout_default = ZSET_LAYOUT_DENSE;
 
-static const char *member_of(const zset_node *n) { return (const char *)&n->level[n->height]; }
+static const char *const layout_names[] = {"copied", "node-pointer", "embedded", "dense"};
+const char *zset_layout_name(int layout) { return layout_names[layout]; }
 
-static zset_node *node_alloc(int height, double score, const char *member, size_t len) {
-    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + len);
+/*@ member-storage */
+/* ---- member storage: the one place that knows where member bytes live ----
+ *
+ * A member is stored as a varint length and its bytes ("the member's
+ * bytes" below). What follows a node's level array, its tail, depends on
+ * the set's layout:
+ *
+ *   copied        a pointer to the member's bytes in their own allocation;
+ *                 the index's entry is a third allocation holding the node
+ *                 pointer and a copy of the member (Valkey 8.0's shape:
+ *                 node, member string, and a dict entry per member).
+ *   node-pointer  the same pointer; the index stores the node itself and
+ *                 reads its key through the pointer (Valkey pull request
+ *                 #1427: no dict entry).
+ *   embedded      the member's bytes themselves, so one allocation per
+ *                 member (Valkey pull request #2508).
+ */
+
+static unsigned char *node_tail(const zset_node *n) { return (unsigned char *)&n->level[n->height]; }
+
+static size_t member_size(size_t len) { return zset_varint_size(len) + len; }
+
+/* The embedded layout's node, one allocation: the header (score, backward,
+ * height), `height` levels (forward pointers and spans are the caller's to
+ * set), then the member's bytes: its length as a varint (zset_varint_put)
+ * and the len bytes of member, nothing after them. Returns the node with
+ * score set, backward NULL and height set. Everything through zmalloc, so
+ * used_memory counts it. */
+static zset_node *embedded_node_alloc(int height, double score, const char *member, size_t len) {
+    /*@ exercise: embedded-node */
+    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + member_size(len));
     n->score = score;
     n->backward = NULL;
-    n->len = len;
-    n->height = height;
-    if (len) memcpy((char *)member_of(n), member, len);
+    n->height = (uint8_t)height;
+    unsigned char *p = node_tail(n);
+    p += zset_varint_put(p, len);
+    if (len) memcpy(p, member, len);
+    return n;
+    /*@ end */
+}
+
+/* The member of an embedded node n: a pointer to its first byte (the bytes
+ * are not NUL-terminated) and its length in *len, read from where
+ * embedded_node_alloc put them: right after n's `height` levels. */
+static const char *embedded_member(const zset_node *n, size_t *len) {
+    /*@ exercise: embedded-member */
+    const unsigned char *p = node_tail(n);
+    return (const char *)p + zset_varint_get(p, len);
+    /*@ end */
+}
+
+static const unsigned char *tail_pointer(const zset_node *n) {
+    const unsigned char *p;
+    memcpy(&p, node_tail(n), sizeof(p));
+    return p;
+}
+
+/* The member's bytes at p: returns them, their length in *len. */
+static const char *member_at(const unsigned char *p, size_t *len) { return (const char *)p + zset_varint_get(p, len); }
+
+static const char *member_of(const zskiplist *zsl, const zset_node *n, size_t *len) {
+    return zsl->layout == ZSET_LAYOUT_EMBEDDED ? embedded_member(n, len) : member_at(tail_pointer(n), len);
+}
+
+static void member_put(unsigned char *p, const char *member, size_t len) {
+    p += zset_varint_put(p, len);
+    if (len) memcpy(p, member, len);
+}
+
+static zset_node *node_alloc(int layout, int height, double score, const char *member, size_t len) {
+    if (layout == ZSET_LAYOUT_EMBEDDED) return embedded_node_alloc(height, score, member, len);
+    zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + sizeof(unsigned char *));
+    n->score = score;
+    n->backward = NULL;
+    n->height = (uint8_t)height;
+    unsigned char *p = zmalloc(member_size(len));
+    member_put(p, member, len);
+    memcpy(node_tail(n), &p, sizeof(p));
     return n;
 }
 
-static void node_free(zset_node *n) { zfree(n); }
+static void node_free(int layout, zset_node *n) {
+    if (layout != ZSET_LAYOUT_EMBEDDED) zfree((void *)tail_pointer(n));
+    zfree(n);
+}
 
-/* The index's key is a {ptr, len} view of the node's member, built in
- * one of two rotating slots: hashtable.h allows a temporary that lives
- * across one more entry_get_key call. */
-static const void *index_entry_key(const void *entry) {
+/* The copied layout's index entry: the node, then a copy of the member. */
+typedef struct copied_entry {
+    zset_node *node;
+    unsigned char member[];
+} copied_entry;
+
+/* The index's key is a {ptr, len} view of a member, built in one of two
+ * rotating slots: hashtable.h allows a temporary that lives across one
+ * more entry_get_key call. */
+static const void *key_view(const char *ptr, size_t len) {
     static hashtable_key slot[2];
     static int next;
-    const zset_node *n = entry;
     hashtable_key *k = &slot[next];
     next ^= 1;
-    k->ptr = member_of(n);
-    k->len = n->len;
+    k->ptr = ptr;
+    k->len = len;
     return k;
 }
 
-static const hashtable_type index_type = {
-    .hash_key = hashtable_key_hash,
-    .entry_get_key = index_entry_key,
-    .key_compare = hashtable_key_compare,
+static const void *copied_key(const void *entry) {
+    size_t len;
+    const char *m = member_at(((const copied_entry *)entry)->member, &len);
+    return key_view(m, len);
+}
+
+static const void *node_pointer_key(const void *entry) {
+    size_t len;
+    const char *m = member_at(tail_pointer(entry), &len);
+    return key_view(m, len);
+}
+
+static const void *embedded_key(const void *entry) {
+    size_t len;
+    const char *m = embedded_member(entry, &len);
+    return key_view(m, len);
+}
+
+static const hashtable_type index_types[] = {
+    [ZSET_LAYOUT_COPIED] = {.hash_key = hashtable_key_hash,
+                            .entry_get_key = copied_key,
+                            .key_compare = hashtable_key_compare,
+                            .entry_destructor = zfree},
+    [ZSET_LAYOUT_NODE_POINTER] = {.hash_key = hashtable_key_hash,
+                                  .entry_get_key = node_pointer_key,
+                                  .key_compare = hashtable_key_compare},
+    [ZSET_LAYOUT_EMBEDDED] = {.hash_key = hashtable_key_hash,
+                              .entry_get_key = embedded_key,
+                              .key_compare = hashtable_key_compare},
 };
+
+static zset_node *entry_node(const zset *z, void *entry) {
+    return z->layout == ZSET_LAYOUT_COPIED ? ((copied_entry *)entry)->node : entry;
+}
 
 static zset_node *index_find(zset *z, const char *member, size_t len) {
     hashtable_key k = {member, len};
     void *found;
-    return hashtable_find(z->index, &k, &found) ? found : NULL;
+    return hashtable_find(z->index, &k, &found) ? entry_node(z, found) : NULL;
+}
+
+static void index_add(zset *z, zset_node *n) {
+    if (z->layout != ZSET_LAYOUT_COPIED) {
+        hashtable_add(z->index, n);
+        return;
+    }
+    size_t len;
+    const char *m = member_of(&z->zsl, n, &len);
+    copied_entry *e = zmalloc(sizeof(*e) + member_size(len));
+    e->node = n;
+    member_put(e->member, m, len);
+    hashtable_add(z->index, e);
 }
 
 static void index_remove(zset *z, const zset_node *n) {
-    hashtable_key k = {member_of(n), n->len};
-    hashtable_pop(z->index, &k, NULL);
+    size_t len;
+    const char *m = member_of(&z->zsl, n, &len);
+    hashtable_key k = {m, len};
+    void *entry;
+    hashtable_pop(z->index, &k, &entry);
+    if (z->layout == ZSET_LAYOUT_COPIED) zfree(entry);
 }
+/*@ end */
 
 /* ---- ordering ---------------------------------------------------------------- */
 
-static int member_cmp(const char *a, size_t alen, const char *b, size_t blen) {
-    size_t min = alen < blen ? alen : blen;
-    int c = min ? memcmp(a, b, min) : 0;
-    if (c) return c;
-    return alen < blen ? -1 : alen > blen;
+#define member_cmp zset_member_cmp
+
+static int node_member_cmp(const zskiplist *zsl, const zset_node *n, const char *member, size_t len) {
+    size_t nlen;
+    const char *m = member_of(zsl, n, &nlen);
+    return member_cmp(m, nlen, member, len);
+}
+
+static int node_lex_gte_min(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
+    size_t len;
+    const char *m = member_of(zsl, n, &len);
+    return zset_lex_gte_min(m, len, r);
+}
+
+static int node_lex_lte_max(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
+    size_t len;
+    const char *m = member_of(zsl, n, &len);
+    return zset_lex_lte_max(m, len, r);
 }
 
 /* 1 when node n sorts before (score, member). */
-static int node_before(const zset_node *n, double score, const char *member, size_t len) {
-    return n->score < score || (n->score == score && member_cmp(member_of(n), n->len, member, len) < 0);
+static int node_before(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
+    return n->score < score || (n->score == score && node_member_cmp(zsl, n, member, len) < 0);
 }
 
 /* ---- the skiplist ---------------------------------------------------------------- */
@@ -157,8 +301,9 @@ static int random_level(void) {
     return level;
 }
 
-static void zsl_init(zskiplist *zsl) {
-    zsl->header = node_alloc(ZSL_MAX_LEVEL, 0, NULL, 0);
+static void zsl_init(zskiplist *zsl, int layout) {
+    zsl->layout = layout;
+    zsl->header = node_alloc(layout, ZSL_MAX_LEVEL, 0, NULL, 0);
     for (int i = 0; i < ZSL_MAX_LEVEL; i++) {
         zsl->header->level[i].forward = NULL;
         zsl->header->level[i].span = 0;
@@ -173,10 +318,11 @@ static void zsl_init(zskiplist *zsl) {
  * rank of update[i], the last node at level i that sorts before x. */
 static void zsl_insert_node(zskiplist *zsl, zset_node *x) {
     zset_node *update[ZSL_MAX_LEVEL], *n = zsl->header;
-    size_t rank[ZSL_MAX_LEVEL];
+    size_t rank[ZSL_MAX_LEVEL], xlen;
+    const char *xm = member_of(zsl, x, &xlen);
     for (int i = zsl->level - 1; i >= 0; i--) {
         rank[i] = i == zsl->level - 1 ? 0 : rank[i + 1];
-        while (n->level[i].forward && node_before(n->level[i].forward, x->score, member_of(x), x->len)) {
+        while (n->level[i].forward && node_before(zsl, n->level[i].forward, x->score, xm, xlen)) {
             rank[i] += n->level[i].span;
             n = n->level[i].forward;
         }
@@ -231,7 +377,8 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
 static zset_node *zsl_search(zskiplist *zsl, double score, const char *member, size_t len, zset_node **update) {
     zset_node *n = zsl->header;
     for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward && node_before(n->level[i].forward, score, member, len)) n = n->level[i].forward;
+        while (n->level[i].forward && node_before(zsl, n->level[i].forward, score, member, len))
+            n = n->level[i].forward;
         update[i] = n;
     }
     return n->level[0].forward;
@@ -240,7 +387,9 @@ static zset_node *zsl_search(zskiplist *zsl, double score, const char *member, s
 /* Unlinks node x (which is in the list) without freeing it. */
 static void zsl_remove(zskiplist *zsl, zset_node *x) {
     zset_node *update[ZSL_MAX_LEVEL];
-    zsl_search(zsl, x->score, member_of(x), x->len, update);
+    size_t len;
+    const char *m = member_of(zsl, x, &len);
+    zsl_search(zsl, x->score, m, len, update);
     zsl_unlink(zsl, x, update);
 }
 
@@ -266,13 +415,12 @@ static size_t zsl_rank(const zskiplist *zsl, double score, const char *member, s
     size_t rank = 0;
     for (int i = zsl->level - 1; i >= 0; i--) {
         while (n->level[i].forward &&
-               (node_before(n->level[i].forward, score, member, len) ||
-                (n->level[i].forward->score == score &&
-                 member_cmp(member_of(n->level[i].forward), n->level[i].forward->len, member, len) == 0))) {
+               (node_before(zsl, n->level[i].forward, score, member, len) ||
+                (n->level[i].forward->score == score && node_member_cmp(zsl, n->level[i].forward, member, len) == 0))) {
             rank += n->level[i].span;
             n = n->level[i].forward;
         }
-        if (n != zsl->header && n->score == score && member_cmp(member_of(n), n->len, member, len) == 0) return rank;
+        if (n != zsl->header && n->score == score && node_member_cmp(zsl, n, member, len) == 0) return rank;
     }
     return 0;
 }
@@ -293,35 +441,56 @@ static zset_node *zsl_at_rank(const zskiplist *zsl, size_t rank, zset_node **upd
 
 /* ---- life cycle ------------------------------------------------------------------- */
 
-zset *zset_create(void) {
+zset *zset_create_layout(int layout) {
     zset *z = zmalloc(sizeof(*z));
-    zsl_init(&z->zsl);
-    z->index = hashtable_create(&index_type);
+    memset(z, 0, sizeof(*z));
+    z->layout = layout;
+    if (layout == ZSET_LAYOUT_DENSE) {
+        z->dense = dense_create();
+    } else {
+        zsl_init(&z->zsl, layout);
+        z->index = hashtable_create(&index_types[layout]);
+    }
     return z;
 }
 
+zset *zset_create(void) { return zset_create_layout(zset_layout_default); }
+int zset_layout(const zset *z) { return z->layout; }
+
 void zset_free(zset *z) {
-    hashtable_release(z->index); /* owns no entries */
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        dense_free(z->dense);
+        zfree(z);
+        return;
+    }
+    hashtable_release(z->index); /* frees the copied layout's entries */
     for (zset_node *n = z->zsl.header, *next; n; n = next) {
         next = n->level[0].forward;
-        node_free(n);
+        node_free(z->layout, n);
     }
     zfree(z);
 }
 
-size_t zset_length(const zset *z) { return z->zsl.length; }
+size_t zset_length(const zset *z) { return z->layout == ZSET_LAYOUT_DENSE ? dense_length(z->dense) : z->zsl.length; }
 
-static zset_node *insert_new(zset *z, double score, const char *member, size_t len) {
-    zset_node *n = node_alloc(random_level(), score, member, len);
+static void insert_new(zset *z, double score, const char *member, size_t len) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        dense_insert(z->dense, score, member, len);
+        return;
+    }
+    zset_node *n = node_alloc(z->layout, random_level(), score, member, len);
     zsl_insert_node(&z->zsl, n);
-    hashtable_add(z->index, n);
-    return n;
+    index_add(z, n);
 }
 
 zset *zset_dup(const zset *z) {
-    zset *d = zset_create();
+    zset *d = zset_create_layout(z->layout);
     /* From the tail: each insert lands at the front, a one-step search. */
-    for (zset_node *n = z->zsl.tail; n; n = n->backward) insert_new(d, n->score, member_of(n), n->len);
+    for (zset_node *n = zset_last(z); n; n = zset_prev(z, n)) {
+        size_t len;
+        const char *m = zset_node_member(z, n, &len);
+        insert_new(d, zset_node_score(z, n), m, len);
+    }
     return d;
 }
 
@@ -339,6 +508,16 @@ obj *zset_object_dup(const obj *o) { return object_wrap(zset_dup(zset_of(o))); }
 
 /* ---- members ---------------------------------------------------------------------- */
 
+/* Moves member to newscore (it is in the set). */
+static void update_score(zset *z, const char *member, size_t len, double newscore) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        dense_delete(z->dense, member, len);
+        dense_insert(z->dense, newscore, member, len);
+    } else {
+        zsl_update_score(&z->zsl, index_find(z, member, len), newscore);
+    }
+}
+
 /*@ zset-add */
 int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags, double *newscore) {
     *out_flags = 0;
@@ -346,13 +525,12 @@ int zset_add(zset *z, double score, const char *member, size_t len, int in_flags
         *out_flags = ZADD_OUT_NAN;
         return 0;
     }
-    zset_node *n = index_find(z, member, len);
-    if (n) {
+    double cur;
+    if (zset_score(z, member, len, &cur)) {
         if (in_flags & ZADD_IN_NX) {
             *out_flags |= ZADD_OUT_NOP;
             return 1;
         }
-        double cur = n->score;
         if (in_flags & ZADD_IN_INCR) {
             score += cur;
             if (isnan(score)) { /* inf + -inf */
@@ -366,7 +544,7 @@ int zset_add(zset *z, double score, const char *member, size_t len, int in_flags
         }
         if (newscore) *newscore = score;
         if (score != cur) {
-            zsl_update_score(&z->zsl, n, score);
+            update_score(z, member, len, score);
             *out_flags |= ZADD_OUT_UPDATED;
         }
         return 1;
@@ -383,47 +561,62 @@ int zset_add(zset *z, double score, const char *member, size_t len, int in_flags
 /*@ end */
 
 int zset_score(zset *z, const char *member, size_t len, double *score) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_find(z->dense, member, len, score);
     zset_node *n = index_find(z, member, len);
     if (n && score) *score = n->score;
     return n != NULL;
 }
 
+/*@ zset-delete */
 int zset_delete(zset *z, const char *member, size_t len) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete(z->dense, member, len);
     zset_node *n = index_find(z, member, len);
     if (!n) return 0;
     index_remove(z, n);
     zsl_remove(&z->zsl, n);
-    node_free(n);
+    node_free(z->layout, n);
     return 1;
 }
+/*@ end */
 
 long zset_rank(zset *z, const char *member, size_t len, int reverse, double *score) {
-    zset_node *n = index_find(z, member, len);
+    zset_node *n = z->layout == ZSET_LAYOUT_DENSE ? dense_find_node(z->dense, member, len) : index_find(z, member, len);
     if (!n) return -1;
-    if (score) *score = n->score;
-    size_t rank = zsl_rank(&z->zsl, n->score, member, len); /* 1-based */
-    return reverse ? (long)(z->zsl.length - rank) : (long)(rank - 1);
+    if (score) *score = zset_node_score(z, n);
+    size_t rank = zset_node_rank(z, n);
+    return reverse ? (long)(zset_length(z) - 1 - rank) : (long)rank;
 }
 
 /* ---- walking ------------------------------------------------------------------------ */
 
-zset_node *zset_first(const zset *z) { return z->zsl.header->level[0].forward; }
-zset_node *zset_last(const zset *z) { return z->zsl.tail; }
-zset_node *zset_next(const zset_node *n) { return n->level[0].forward; }
-zset_node *zset_prev(const zset_node *n) { return n->backward; }
-double zset_node_score(const zset_node *n) { return n->score; }
+zset_node *zset_first(const zset *z) {
+    return z->layout == ZSET_LAYOUT_DENSE ? dense_first(z->dense) : z->zsl.header->level[0].forward;
+}
+zset_node *zset_last(const zset *z) { return z->layout == ZSET_LAYOUT_DENSE ? dense_last(z->dense) : z->zsl.tail; }
+zset_node *zset_next(const zset *z, const zset_node *n) {
+    return z->layout == ZSET_LAYOUT_DENSE ? dense_next(z->dense, n) : n->level[0].forward;
+}
+zset_node *zset_prev(const zset *z, const zset_node *n) {
+    return z->layout == ZSET_LAYOUT_DENSE ? dense_prev(z->dense, n) : n->backward;
+}
+double zset_node_score(const zset *z, const zset_node *n) {
+    return z->layout == ZSET_LAYOUT_DENSE ? dense_node_score(n) : n->score;
+}
 
-const char *zset_node_member(const zset_node *n, size_t *len) {
-    *len = n->len;
-    return member_of(n);
+const char *zset_node_member(const zset *z, const zset_node *n, size_t *len) {
+    return z->layout == ZSET_LAYOUT_DENSE ? dense_node_member(n, len) : member_of(&z->zsl, n, len);
 }
 
 zset_node *zset_by_rank(const zset *z, size_t rank) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_by_rank(z->dense, rank);
     return rank < z->zsl.length ? zsl_at_rank(&z->zsl, rank + 1, NULL) : NULL;
 }
 
 size_t zset_node_rank(const zset *z, const zset_node *n) {
-    return zsl_rank(&z->zsl, n->score, member_of(n), n->len) - 1;
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_node_rank(z->dense, n);
+    size_t len;
+    const char *m = member_of(&z->zsl, n, &len);
+    return zsl_rank(&z->zsl, n->score, m, len) - 1;
 }
 
 /* ---- ranges ----------------------------------------------------------------------------- */
@@ -451,8 +644,12 @@ int zset_lex_lte_max(const char *m, size_t len, const zset_lex_range *r) {
 
 /* 1 when some part of the list may fall inside the range: the range is
  * not empty, and it overlaps [first, last]. */
+static int score_range_empty(const zset_score_range *r) {
+    return r->min > r->max || (r->min == r->max && (r->minex || r->maxex));
+}
+
 static int score_range_overlaps(const zskiplist *zsl, const zset_score_range *r) {
-    if (r->min > r->max || (r->min == r->max && (r->minex || r->maxex))) return 0;
+    if (score_range_empty(r)) return 0;
     const zset_node *first = zsl->header->level[0].forward;
     return zsl->tail && zset_score_gte_min(zsl->tail->score, r) && zset_score_lte_max(first->score, r);
 }
@@ -465,15 +662,37 @@ static int lex_bound_cmp(const zset_lex_bound *a, const zset_lex_bound *b) {
     return member_cmp(a->ptr, a->len, b->ptr, b->len);
 }
 
-static int lex_range_overlaps(const zskiplist *zsl, const zset_lex_range *r) {
+static int lex_range_empty(const zset_lex_range *r) {
     int c = lex_bound_cmp(&r->min, &r->max);
-    if (c > 0 || (c == 0 && (r->min.kind == ZLEX_EXCLUSIVE || r->max.kind == ZLEX_EXCLUSIVE))) return 0;
+    return c > 0 || (c == 0 && (r->min.kind == ZLEX_EXCLUSIVE || r->max.kind == ZLEX_EXCLUSIVE));
+}
+
+static int lex_range_overlaps(const zskiplist *zsl, const zset_lex_range *r) {
+    if (lex_range_empty(r)) return 0;
     const zset_node *first = zsl->header->level[0].forward;
-    return zsl->tail && zset_lex_gte_min(member_of(zsl->tail), zsl->tail->len, r) &&
-           zset_lex_lte_max(member_of(first), first->len, r);
+    return zsl->tail && node_lex_gte_min(zsl, zsl->tail, r) && node_lex_lte_max(zsl, first, r);
+}
+
+/* The dense layout finds ranges through predicates on its positions:
+ * "sorts before the range's start" and "does not pass its end". */
+static int dense_below_min(const zset_node *n, const void *r) { return !zset_score_gte_min(dense_node_score(n), r); }
+static int dense_within_max(const zset_node *n, const void *r) { return zset_score_lte_max(dense_node_score(n), r); }
+static int dense_below_lex_min(const zset_node *n, const void *r) {
+    size_t len;
+    const char *m = dense_node_member(n, &len);
+    return !zset_lex_gte_min(m, len, r);
+}
+static int dense_within_lex_max(const zset_node *n, const void *r) {
+    size_t len;
+    const char *m = dense_node_member(n, &len);
+    return zset_lex_lte_max(m, len, r);
 }
 
 zset_node *zset_first_in_score_range(const zset *z, const zset_score_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        zset_node *n = score_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_min, r);
+        return n && zset_score_lte_max(dense_node_score(n), r) ? n : NULL;
+    }
     if (!score_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
@@ -483,6 +702,10 @@ zset_node *zset_first_in_score_range(const zset *z, const zset_score_range *r) {
 }
 
 zset_node *zset_last_in_score_range(const zset *z, const zset_score_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        zset_node *n = score_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_max, r);
+        return n && zset_score_gte_min(dense_node_score(n), r) ? n : NULL;
+    }
     if (!score_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
@@ -491,32 +714,55 @@ zset_node *zset_last_in_score_range(const zset *z, const zset_score_range *r) {
 }
 
 zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        zset_node *n = lex_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_lex_min, r);
+        return n && dense_within_lex_max(n, r) ? n : NULL;
+    }
+    const zskiplist *zsl = &z->zsl;
     if (!lex_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !zset_lex_gte_min(member_of(n->level[i].forward), n->level[i].forward->len, r))
-            n = n->level[i].forward;
+        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
     n = n->level[0].forward;
-    return zset_lex_lte_max(member_of(n), n->len, r) ? n : NULL;
+    return node_lex_lte_max(zsl, n, r) ? n : NULL;
 }
 
 zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        zset_node *n = lex_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_lex_max, r);
+        return n && !dense_below_lex_min(n, r) ? n : NULL;
+    }
+    const zskiplist *zsl = &z->zsl;
     if (!lex_range_overlaps(&z->zsl, r)) return NULL;
     zset_node *n = z->zsl.header;
     for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && zset_lex_lte_max(member_of(n->level[i].forward), n->level[i].forward->len, r))
-            n = n->level[i].forward;
-    return n != z->zsl.header && zset_lex_gte_min(member_of(n), n->len, r) ? n : NULL;
+        while (n->level[i].forward && node_lex_lte_max(zsl, n->level[i].forward, r)) n = n->level[i].forward;
+    return n != z->zsl.header && node_lex_gte_min(zsl, n, r) ? n : NULL;
 }
 
 /* Removes x (found with update[]) from both structures and frees it. */
 static void delete_found(zset *z, zset_node *x, zset_node **update) {
     zsl_unlink(&z->zsl, x, update);
     index_remove(z, x);
-    node_free(x);
+    node_free(z->layout, x);
 }
 
+/* The dense layout removes a range one member at a time, each found
+ * again from the top: O(log n) per member. */
+static size_t dense_delete_while(zset *z, zset_node *(*first)(const zset *, const void *), const void *r) {
+    size_t removed = 0;
+    for (zset_node *n; (n = first(z, r)); removed++) {
+        size_t len;
+        const char *m = dense_node_member(n, &len);
+        dense_delete(z->dense, m, len);
+    }
+    return removed;
+}
+static zset_node *first_in_score(const zset *z, const void *r) { return zset_first_in_score_range(z, r); }
+static zset_node *first_in_lex(const zset *z, const void *r) { return zset_first_in_lex_range(z, r); }
+
 size_t zset_delete_score_range(zset *z, const zset_score_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_score, r);
     zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
     size_t removed = 0;
     for (int i = z->zsl.level - 1; i >= 0; i--) {
@@ -533,14 +779,15 @@ size_t zset_delete_score_range(zset *z, const zset_score_range *r) {
 }
 
 size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_lex, r);
+    const zskiplist *zsl = &z->zsl;
     zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
     size_t removed = 0;
     for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !zset_lex_gte_min(member_of(n->level[i].forward), n->level[i].forward->len, r))
-            n = n->level[i].forward;
+        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
         update[i] = n;
     }
-    for (n = n->level[0].forward; n && zset_lex_lte_max(member_of(n), n->len, r); removed++) {
+    for (n = n->level[0].forward; n && node_lex_lte_max(zsl, n, r); removed++) {
         zset_node *next = n->level[0].forward;
         delete_found(z, n, update);
         n = next;
@@ -551,7 +798,15 @@ size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) {
 size_t zset_delete_rank_range(zset *z, size_t start, size_t end) {
     zset_node *update[ZSL_MAX_LEVEL];
     size_t removed = 0;
-    if (start > end || start >= z->zsl.length) return 0;
+    if (start > end || start >= zset_length(z)) return 0;
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        for (zset_node *n; removed <= end - start && (n = dense_by_rank(z->dense, start)); removed++) {
+            size_t len;
+            const char *m = dense_node_member(n, &len);
+            dense_delete(z->dense, m, len);
+        }
+        return removed;
+    }
     zset_node *n = zsl_at_rank(&z->zsl, start + 1, update);
     for (size_t r = start; n && r <= end; r++, removed++) {
         zset_node *next = n->level[0].forward;
@@ -564,59 +819,57 @@ size_t zset_delete_rank_range(zset *z, size_t start, size_t end) {
 /* ---- random members and scans ------------------------------------------------------------- */
 
 zset_node *zset_random(zset *z) {
-    void *n;
-    return hashtable_fair_random_entry(z->index, &n) ? n : NULL;
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_random(z->dense);
+    void *e;
+    return hashtable_fair_random_entry(z->index, &e) ? entry_node(z, e) : NULL;
 }
 
 typedef struct scan_ctx {
+    const zset *z;
     zset_scan_fn fn;
     void *privdata;
 } scan_ctx;
 
 static void scan_one(void *privdata, void *entry) {
     scan_ctx *s = privdata;
-    s->fn(s->privdata, entry);
+    s->fn(s->privdata, entry_node(s->z, entry));
 }
 
 size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
-    scan_ctx s = {fn, privdata};
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_scan(z->dense, cursor, fn, privdata);
+    scan_ctx s = {z, fn, privdata};
     return hashtable_scan(z->index, cursor, scan_one, &s);
 }
 
 /* ---- verification ------------------------------------------------------------------------------ */
 
-#define VERIFY(cond, ...)                                                                                              \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                              \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
-
 /*@ zset-verify */
 int zset_verify(zset *z) {
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_verify(z->dense);
     const zskiplist *zsl = &z->zsl;
-    VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
-    VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
-           zsl->length);
+    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
+    ZSET_VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
+                zsl->length);
     /* Level 0: order, backward pointers, tail, length, heights, the index. */
     size_t count = 0;
     int top = 0;
     const zset_node *prev = NULL;
     for (zset_node *n = zsl->header->level[0].forward; n; prev = n, n = n->level[0].forward) {
         count++;
-        VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
-        VERIFY(!prev || node_before(prev, n->score, member_of(n), n->len), "node %zu: out of order", count);
-        VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
-        VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
-               zsl->level);
+        ZSET_VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
+        size_t len;
+        const char *m = member_of(zsl, n, &len);
+        ZSET_VERIFY(!prev || node_before(zsl, prev, n->score, m, len), "node %zu: out of order", count);
+        ZSET_VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
+        ZSET_VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
+                    zsl->level);
         if (n->height > top) top = n->height;
-        VERIFY(index_find(z, member_of(n), n->len) == n, "node %zu: the index does not lead to it", count);
+        ZSET_VERIFY(index_find(z, m, len) == n, "node %zu: the index does not lead to it", count);
     }
-    VERIFY(count == zsl->length, "list has %zu nodes, length says %zu", count, zsl->length);
-    VERIFY(zsl->tail == prev, "tail is not the last node");
-    VERIFY(top == zsl->level || (count == 0 && zsl->level == 1), "tallest node %d, list level %d", top, zsl->level);
+    ZSET_VERIFY(count == zsl->length, "list has %zu nodes, length says %zu", count, zsl->length);
+    ZSET_VERIFY(zsl->tail == prev, "tail is not the last node");
+    ZSET_VERIFY(top == zsl->level || (count == 0 && zsl->level == 1), "tallest node %d, list level %d", top,
+                zsl->level);
     /* Each level: a sub-list of level 0 whose spans are rank differences. */
     for (int i = 0; i < zsl->level; i++) {
         const zset_node *n = zsl->header;
@@ -628,17 +881,17 @@ int zset_verify(zset *z) {
             while (w->level[0].forward != f && w->level[0].forward) {
                 w = w->level[0].forward;
                 steps++;
-                VERIFY(w->height <= i, "level %d: node of height %d skipped", i, w->height);
+                ZSET_VERIFY(w->height <= i, "level %d: node of height %d skipped", i, w->height);
             }
             if (!f) {
-                VERIFY(n->level[i].span == zsl->length - rank, "level %d: last span %zu, expected %zu", i,
-                       n->level[i].span, zsl->length - rank);
+                ZSET_VERIFY(n->level[i].span == zsl->length - rank, "level %d: last span %zu, expected %zu", i,
+                            n->level[i].span, zsl->length - rank);
                 break;
             }
             w = f;
             steps++;
-            VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank, n->level[i].span,
-                   steps);
+            ZSET_VERIFY(n->level[i].span == steps, "level %d at rank %zu: span %zu, expected %zu", i, rank,
+                        n->level[i].span, steps);
             rank += steps;
             n = f;
         }

@@ -3,8 +3,9 @@
  * Step 8 (keyspace layer). Owns: a skiplist whose nodes carry a score, a
  * member and, per level, a forward pointer and its span (how many nodes
  * that pointer steps over), plus the member → node index on soloist's
- * hashtable. zset.c opens with the invariants. Knows no client and no
- * reply: cmd_zset.c turns commands into calls here.
+ * hashtable; or, in the dense layout (zset_dense.c), a skiplist whose
+ * nodes are leaves of many members. zset.c opens with the invariants.
+ * Knows no client and no reply: cmd_zset.c turns commands into calls here.
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/t_zset.c (zslCreate, zslInsert, zslDelete, zslUpdateScore,
  * zslGetRank, zslGetElementByRank, zslNthInRange, zslDeleteRangeByScore,
@@ -43,9 +44,25 @@ typedef struct zset_lex_range {
     zset_lex_bound min, max;
 } zset_lex_range;
 
+/* --- Layouts ----------------------------------------------------------------
+ * Where a set keeps its members' bytes, chosen when the set is created
+ * (zset.c's member-storage section and zset_dense.c say how each works):
+ *   copied        node + member string + an index entry holding a copy of
+ *                 the member (Valkey 8.0's shape)
+ *   node-pointer  node + member string; the index stores the node (8.1)
+ *   embedded      the member inside the node (9.1)
+ *   dense         a skiplist of leaves of up to 64 packed members (default)
+ * CONFIG SET zset-layout changes zset_layout_default: sets created after
+ * it take the new layout, existing sets keep theirs. */
+enum zset_layout { ZSET_LAYOUT_COPIED, ZSET_LAYOUT_NODE_POINTER, ZSET_LAYOUT_EMBEDDED, ZSET_LAYOUT_DENSE };
+extern int zset_layout_default;
+const char *zset_layout_name(int layout);
+
 /* --- Life cycle ----------------------------------------------------------- */
 
-zset *zset_create(void);
+zset *zset_create(void); /* in zset_layout_default */
+zset *zset_create_layout(int layout);
+int zset_layout(const zset *z);
 void zset_free(zset *z);
 zset *zset_dup(const zset *z); /* a deep copy (COPY) */
 size_t zset_length(const zset *z);
@@ -80,15 +97,16 @@ int zset_delete(zset *z, const char *member, size_t len);               /* 1 if 
 long zset_rank(zset *z, const char *member, size_t len, int reverse, double *score);
 
 /* --- Walking in order ------------------------------------------------------
- * Node pointers stay valid until the set is next changed. */
+ * A zset_node * is a position, valid until the set is next changed; only
+ * the functions below read it, each given the set it came from. */
 zset_node *zset_first(const zset *z); /* lowest (score, member) */
 zset_node *zset_last(const zset *z);
-zset_node *zset_next(const zset_node *n);
-zset_node *zset_prev(const zset_node *n);
+zset_node *zset_next(const zset *z, const zset_node *n);
+zset_node *zset_prev(const zset *z, const zset_node *n);
 zset_node *zset_by_rank(const zset *z, size_t rank);      /* 0-based; NULL past the end */
 size_t zset_node_rank(const zset *z, const zset_node *n); /* 0-based */
-double zset_node_score(const zset_node *n);
-const char *zset_node_member(const zset_node *n, size_t *len);
+double zset_node_score(const zset *z, const zset_node *n);
+const char *zset_node_member(const zset *z, const zset_node *n, size_t *len);
 
 /* --- Ranges ----------------------------------------------------------------- */
 

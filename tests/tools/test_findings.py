@@ -285,6 +285,27 @@ def pm_lines(run_id="RUN1", other_run_id=None, thp_on=True):
     return out
 
 
+def z_lines(run_id="RUN1", redis_run_id=None, drop=()):
+    """bench/zset_memory.py lines: two sizes per side; bytes per member
+    fall from copied to dense; redis-server inserts at half dense's rate."""
+    bpm = {"copied": 120.0, "node-pointer": 100.0, "embedded": 75.0, "dense": 32.0, "redis-server": 110.0}
+    out = []
+    for layout, b in bpm.items():
+        if layout in drop:
+            continue
+        server = "redis" if layout == "redis-server" else "soloist"
+        rid = redis_run_id if (redis_run_id and server == "redis") else run_id
+        rate = 200000.0 if server == "redis" else 400000.0
+        base = {"bench": "zset_memory", "kind": "run", "server": server, "layout": layout, "window": 128,
+                "run_id": rid}
+        for n, prev in ((100000, 0), (200000, 100000)):
+            out.append(dict(base, op="add", n=n, segment_from=prev, bytes_per_member=b,
+                            inserts_per_s=rate, inserts_per_cpu_s=2 * rate, used_memory_bytes=int(b * n)))
+        out.append(dict(base, op="rank", n=200000, queries=20000, queries_per_s=rate / 2))
+        out.append(dict(base, op="score", n=200000, queries=20000, queries_per_s=rate / 4))
+    return out
+
+
 class FindingsTest(unittest.TestCase):
     def setUp(self):
         self.tmp = tempfile.mkdtemp(prefix="findings-test-")
@@ -591,6 +612,49 @@ class FindingsTest(unittest.TestCase):
         cols, rows, _ = findings.PLOTS["queues_ns_per_item"].fn(q_lines())
         self.assertEqual(rows[0], ['"SPSC 1P/1C, commit/32"', 2.2, 6.2, 100.2])
         self.assertEqual(rows[1][3], "NaN")  # no mutex ring beside SPMC
+
+    # -- step 8: the sorted set ---------------------------------------------
+
+    def test_zset_rows_per_layout_and_ratios(self):
+        self.add_run("r1", zset_memory=z_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        for rid in ["F8.%d" % i for i in (1, 2, 3, 4, 5, 6, 10, 11, 12, 13, 14, 15, 20, 25, 30, 35)]:
+            self.assertIn(rid, rows)
+        self.assertIn("zset-layout dense", rows["F8.4"][1])
+        self.assertIn("200k **32.0 B**", rows["F8.4"][2])
+        self.assertIn("**0.29×**", rows["F8.6"][2])  # 32 / 110
+        self.assertIn("**2.00×** by wall time; 2.00× per server CPU second", rows["F8.15"][2])
+        self.assertIn("**2.00×**", rows["F8.25"][2])
+        self.assertIn("glibc malloc", rows["F8.1"][3])
+
+    def test_zset_sides_from_different_runs_are_refused(self):
+        self.add_run("r1", zset_memory=z_lines(redis_run_id="OTHER"))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("several runs", err)
+
+    def test_zset_without_redis_is_refused(self):
+        self.add_run("r1", zset_memory=z_lines(drop={"redis-server"}))
+        rc, _, err = self.generate()
+        self.assertNotEqual(rc, 0)
+        self.assertIn("redis-server", err)
+
+    def test_zset_run_cut_short_compares_what_both_sides_reached(self):
+        lines = [ln for ln in z_lines() if not (ln["layout"] == "dense" and (ln["op"] != "add" or ln["n"] > 100000))]
+        self.add_run("r1", zset_memory=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("at 100k", rows["F8.6"][1])
+        self.assertIn("to 100k members", rows["F8.13"][1])
+        self.assertNotIn("F8.25", rows)
+
+    def test_zset_plot_has_a_bar_per_side(self):
+        cols, rows, _ = findings.PLOTS["zset_bytes_per_member"].fn(z_lines())
+        self.assertEqual(cols, ["size", "copied", "node-pointer", "embedded", "dense", "redis-server"])
+        self.assertEqual(rows[1], ['"200k members"', 120.0, 100.0, 75.0, 32.0, 110.0])
 
     def test_amdahl_rows_come_from_the_serial_share(self):
         lines = [{"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1,

@@ -107,22 +107,22 @@ static void check_same(zset *z, const ref *r) {
     if (!zset_verify(z)) fail_msg("zset_verify failed (seed %u)", seed);
     assert_int_equal(zset_length(z), r->n);
     size_t i = 0;
-    for (zset_node *n = zset_first(z); n; n = zset_next(n), i++) {
+    for (zset_node *n = zset_first(z); n; n = zset_next(z, n), i++) {
         size_t len;
-        const char *m = zset_node_member(n, &len);
+        const char *m = zset_node_member(z, n, &len);
         assert_true(i < r->n);
-        assert_true(zset_node_score(n) == r->v[i].score);
+        assert_true(zset_node_score(z, n) == r->v[i].score);
         assert_int_equal(len, r->v[i].len);
         assert_memory_equal(m, r->v[i].m, len);
     }
     assert_int_equal(i, r->n);
-    for (zset_node *n = zset_last(z); n; n = zset_prev(n)) i--;
+    for (zset_node *n = zset_last(z); n; n = zset_prev(z, n)) i--;
     assert_int_equal(i, 0);
     if (r->n) {
         size_t k = (size_t)rand() % r->n;
         zset_node *n = zset_by_rank(z, k);
         assert_non_null(n);
-        assert_true(zset_node_score(n) == r->v[k].score);
+        assert_true(zset_node_score(z, n) == r->v[k].score);
         assert_int_equal(zset_node_rank(z, n), k);
         double s;
         assert_int_equal(zset_rank(z, r->v[k].m, r->v[k].len, 0, &s), (long)k);
@@ -316,12 +316,13 @@ static void test_update_keeps_node_and_ties(void **state) {
 /* The index is a hashtable: a full scan sees every member, and a random
  * member is always one of them. */
 typedef struct seen {
+    const zset *z;
     int count[64];
 } seen;
 
 static void count_member(void *privdata, const zset_node *n) {
     size_t len;
-    const char *m = zset_node_member(n, &len); /* not NUL-terminated */
+    const char *m = zset_node_member(((seen *)privdata)->z, n, &len); /* not NUL-terminated */
     char buf[8] = {0};
     memcpy(buf, m + 1, len - 1);
     ((seen *)privdata)->count[atoi(buf)]++;
@@ -337,7 +338,7 @@ static void test_scan_and_random(void **state) {
         size_t len = (size_t)snprintf(m, sizeof(m), "m%d", i);
         zset_add(z, i, m, len, 0, &out, NULL);
     }
-    seen s = {{0}};
+    seen s = {z, {0}};
     size_t cursor = 0;
     do cursor = zset_scan(z, cursor, count_member, &s);
     while (cursor);
@@ -346,10 +347,10 @@ static void test_scan_and_random(void **state) {
         zset_node *n = zset_random(z);
         assert_non_null(n);
         size_t len;
-        const char *m = zset_node_member(n, &len);
+        const char *m = zset_node_member(z, n, &len);
         double sc;
         assert_true(zset_score(z, m, len, &sc));
-        assert_true(sc == zset_node_score(n));
+        assert_true(sc == zset_node_score(z, n));
     }
     zset_free(z);
 }
@@ -375,6 +376,103 @@ static void test_memory_accounted(void **state) {
     assert_int_equal(zmalloc_used_memory(), before);
 }
 
+/* The dense layout at a size where leaves split, fill and empty many
+ * times: members added in order (each new leaf starts after a full one),
+ * at random, then long members that split leaves by bytes, then removed. */
+static void test_dense_at_scale(void **state) {
+    (void)state;
+    zset *z = zset_create_layout(ZSET_LAYOUT_DENSE);
+    char m[64];
+    int out;
+    for (int i = 0; i < 3000; i++) {
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        zset_add(z, i, m, len, ZADD_IN_NX, &out, NULL);
+    }
+    assert_true(zset_verify(z));
+    for (int i = 0; i < 3000; i++) {
+        size_t len = (size_t)snprintf(m, sizeof(m), "r:%d", rand() % 5000);
+        zset_add(z, (rand() % 1000) / 7.0, m, len, 0, &out, NULL);
+    }
+    assert_true(zset_verify(z));
+    char big[1500];
+    memset(big, 'x', sizeof(big));
+    for (int i = 0; i < 20; i++) {
+        big[0] = (char)('a' + i);
+        zset_add(z, 42, big, sizeof(big), 0, &out, NULL);
+        assert_int_equal(out, ZADD_OUT_ADDED);
+    }
+    assert_true(zset_verify(z));
+    /* Members that fill a leaf by bytes alone, and small ones before and
+     * after each of them: a big member gets a leaf of its own. */
+    char huge[3000];
+    memset(huge, 'y', sizeof(huge));
+    for (int i = 0; i < 6; i++) {
+        huge[1] = (char)('a' + i);
+        zset_add(z, 7000 + 10 * i, huge, sizeof(huge), 0, &out, NULL);
+        size_t len = (size_t)snprintf(m, sizeof(m), "before:%d", i);
+        zset_add(z, 7000 + 10 * i - 1, m, len, 0, &out, NULL);
+        len = (size_t)snprintf(m, sizeof(m), "after:%d", i);
+        zset_add(z, 7000 + 10 * i + 1, m, len, 0, &out, NULL);
+        zset_add(z, 7000 + 10 * i, "", 0, 0, &out, NULL); /* the same score, sorting before it */
+        assert_true(zset_verify(z));
+    }
+    /* A set whose first leaf is one big member: a member before it moves
+     * it to a leaf of its own; members after it start new leaves, last
+     * or not. */
+    zset *b = zset_create_layout(ZSET_LAYOUT_DENSE);
+    zset_add(b, 5, huge, sizeof(huge), 0, &out, NULL);
+    zset_add(b, 1, "a", 1, 0, &out, NULL);
+    zset_add(b, 10, "b", 1, 0, &out, NULL);
+    zset_add(b, 6, "c", 1, 0, &out, NULL);
+    zset_add(b, 0, "d", 1, 0, &out, NULL);
+    assert_true(zset_verify(b));
+    assert_int_equal(zset_rank(b, huge, sizeof(huge), 0, NULL), 2);
+    assert_int_equal(zset_rank(b, "c", 1, 0, NULL), 3);
+    zset_free(b);
+    size_t n = zset_length(z);
+    for (size_t k = 0; k < n; k += 7) assert_int_equal(zset_node_rank(z, zset_by_rank(z, k)), k);
+    for (int i = 0; i < 3000; i += 2) {
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        assert_int_equal(zset_delete(z, m, len), 1);
+    }
+    assert_true(zset_verify(z));
+    assert_int_equal(zset_delete_rank_range(z, 10, 2000), 1991);
+    assert_true(zset_verify(z));
+    while (zset_length(z)) zset_delete_rank_range(z, 0, 99);
+    assert_true(zset_verify(z));
+    zset_free(z);
+}
+
+/* Removals that leave every leaf nearly empty: neighbours merge, so the
+ * set's memory follows its members down (100 full leaves cut to 4 members
+ * each would otherwise keep 100 leaf headers for 400 members). */
+static void test_dense_merges_after_removals(void **state) {
+    (void)state;
+    size_t base = zmalloc_used_memory();
+    zset *z = zset_create_layout(ZSET_LAYOUT_DENSE);
+    char m[32];
+    int out;
+    for (int i = 0; i < 6400; i++) {
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        zset_add(z, i, m, len, 0, &out, NULL);
+    }
+    for (int i = 0; i < 6400; i++) {
+        if (i % 16 == 0) continue;
+        size_t len = (size_t)snprintf(m, sizeof(m), "m:%d", i);
+        assert_int_equal(zset_delete(z, m, len), 1);
+    }
+    assert_true(zset_verify(z));
+    assert_int_equal(zset_length(z), 400);
+    assert_true((zmalloc_used_memory() - base) / 400 < 100);
+    assert_int_equal(zset_rank(z, "m:6384", 6, 0, NULL), 399);
+    zset_free(z);
+}
+
+static int set_layout(void **state) {
+    zset_layout_default = (int)(intptr_t)*state;
+    return 0;
+}
+
 int main(void) {
     const char *env = getenv("SOLOIST_SEED");
     seed = env ? (unsigned)strtoul(env, NULL, 10) : (unsigned)time(NULL);
@@ -382,9 +480,25 @@ int main(void) {
     srand(seed);
     srandom(seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_against_model),       cmocka_unit_test(test_lex_ranges),
-        cmocka_unit_test(test_update_keeps_node_and_ties), cmocka_unit_test(test_scan_and_random),
+        cmocka_unit_test(test_random_against_model),
+        cmocka_unit_test(test_lex_ranges),
+        cmocka_unit_test(test_update_keeps_node_and_ties),
+        cmocka_unit_test(test_scan_and_random),
         cmocka_unit_test(test_memory_accounted),
+        cmocka_unit_test(test_dense_at_scale),
+        cmocka_unit_test(test_dense_merges_after_removals),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    /* Every test runs once per layout. */
+    int failed = 0;
+    for (int layout = 0; layout <= ZSET_LAYOUT_DENSE; layout++) {
+        struct CMUnitTest t[sizeof(tests) / sizeof(tests[0])];
+        for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+            t[i] = tests[i];
+            t[i].setup_func = set_layout;
+            t[i].initial_state = (void *)(intptr_t)layout;
+        }
+        printf("layout %s\n", zset_layout_name(layout));
+        failed += cmocka_run_group_tests_name(zset_layout_name(layout), t, NULL, NULL);
+    }
+    return failed;
 }
