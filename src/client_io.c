@@ -174,7 +174,7 @@ void client_io_read(client *c) {
 
 /*@ write-mark */
 void client_io_mark_write(client *c) {
-    /*@ exercise: write-mark */
+    /*@ exercise: mark */
     c->io_last_reply_block = c->reply_tail;
     c->io_last_bufpos = c->reply_tail ? c->reply_tail->used : c->bufpos;
     /*@ end */

@@ -13,8 +13,8 @@
  *     inbox then fills, or a job waits on it as long as the test likes,
  *     and which worker is free is the test's choice.
  *
- * Every wait gives up (deadline_ms), so a stuck protocol fails the test
- * instead of hanging it.
+ * Every wait gives up (loop_test.h's loop_deadline), so a stuck protocol
+ * fails the test instead of hanging it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -36,16 +36,6 @@
 #include "loop_test.h"
 
 /* ------------------------------------------------------------ helpers */
-
-/* When a wait gives up: 5 s from now, or a third of
- * SOLOIST_TEST_DEADLINE_MS when it is set (`make check-exercises` runs
- * many wrong solutions that are stuck by design). A passing wait takes
- * milliseconds. */
-static long long deadline_ms(void) {
-    const char *env = getenv("SOLOIST_TEST_DEADLINE_MS");
-    long long ms = env ? atoll(env) / 3 : 0;
-    return util_mstime() + (ms > 0 && ms < 5000 ? ms : 5000);
-}
 
 /* The gates: a FREE_OBJ job holds its worker until that worker's gate
  * opens. */
@@ -69,7 +59,7 @@ static void hold_workers(void) {
     assert_true(io_threads_set_active(WORKERS + 1));
     for (int t = 1; t <= WORKERS; t++) atomic_store(&gate_open[t], 0);
     for (int i = 0; i < WORKERS; i++) assert_true(io_threads_submit(job_encode(gate_token, JOB_REQ_FREE_OBJ)));
-    long long end = deadline_ms();
+    long long end = loop_deadline();
     while (workers_held() < WORKERS && util_mstime() < end) sched_yield();
     assert_int_equal(workers_held(), WORKERS);
 }
@@ -82,7 +72,7 @@ static void release_workers(void) {
 
 /* Turns the loop until every job has run and every result is handled. */
 static void settle(void) {
-    long long end = deadline_ms();
+    long long end = loop_deadline();
     for (int i = 0; i < 10 && util_mstime() < end; i++) {
         while (io_threads_pending() > 0 && util_mstime() < end) sched_yield();
         turn();
@@ -97,30 +87,8 @@ static void run_at_once(job_word job) {
     io_threads_drain();
 }
 
-/* expect_reply with this file's deadline, so a lost reply fails fast. */
-static void expect(int fd, const char *want) {
-    size_t len = strlen(want), got = 0;
-    char buf[256];
-    assert_true(len < sizeof buf);
-    long long end = deadline_ms();
-    while (got < len && util_mstime() < end) {
-        turn();
-        ssize_t n = read(fd, buf + got, len - got);
-        if (n > 0) got += (size_t)n;
-        else sched_yield();
-    }
-    buf[got] = '\0';
-    assert_string_equal(buf, want);
-}
-
-static void ask(conn *k, const char *req, const char *want) {
-    send_all(k->peer, req, strlen(req));
-    expect(k->peer, want);
-}
-
 static int setup(void **state) {
     (void)state;
-    (void)roundtrip; /* loop_test.h's waits; this file's give up sooner (expect) */
     config_init_defaults();
     server.port = 0;
     server.verbosity = LL_WARNING;
@@ -174,7 +142,7 @@ static uint64_t worker_jobs(int tid, job_request type) {
 /* Turns the loop until the hook has seen a job of this type for c. */
 static void turn_until_submitted(client *c, job_request type) {
     last_job[type] = 0;
-    long long end = deadline_ms();
+    long long end = loop_deadline();
     while (!(last_job[type] && job_ptr(last_job[type]) == c) && util_mstime() < end) turn();
     assert_true(last_job[type] && job_ptr(last_job[type]) == c);
 }
@@ -200,7 +168,7 @@ static void test_handoff_token_before_enqueue(void **state) {
         turn_until_submitted(c, JOB_REQ_WRITE_CLIENT);
         assert_int_equal(atomic_load(&c->io_read_state), CLIENT_IO_IDLE);
         assert_int_equal(atomic_load(&c->io_write_state), CLIENT_IO_COMPLETED);
-        expect(k.peer, "+PONG\r\n");
+        expect_reply(k.peer, "+PONG\r\n");
         assert_int_equal(atomic_load(&c->io_write_state), CLIENT_IO_IDLE);
     }
     io_threads_debug_submitted = NULL;
@@ -214,7 +182,7 @@ static void test_handoff_queue_full_falls_back(void **state) {
     (void)state;
     conn k = open_conn();
     client *c = k.c;
-    ask(&k, "PING\r\n", "+PONG\r\n");
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
     settle();
     hold_workers();
     int filled = 0;
@@ -222,7 +190,7 @@ static void test_handoff_queue_full_falls_back(void **state) {
     assert_true(filled > 0);
     io_offload_stats before = stats();
     for (int i = 0; i < 2; i++) {
-        ask(&k, "ECHO full\r\n", "$4\r\nfull\r\n");
+        roundtrip(&k, "ECHO full\r\n", "$4\r\nfull\r\n");
         assert_int_equal(atomic_load(&c->io_read_state), CLIENT_IO_IDLE);
         assert_int_equal(atomic_load(&c->io_write_state), CLIENT_IO_IDLE);
     }
@@ -232,7 +200,7 @@ static void test_handoff_queue_full_falls_back(void **state) {
     assert_int_equal(after.writes_done, before.writes_done);
     release_workers();
     settle();
-    ask(&k, "PING\r\n", "+PONG\r\n");
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
     close_conn(&k);
 }
 
@@ -245,14 +213,14 @@ static void test_argv_freed_by_the_parser(void **state) {
     (void)state;
     conn k = open_conn();
     client *c = k.c;
-    ask(&k, "SET warm v0\r\n", "+OK\r\n");
+    roundtrip(&k, "SET warm v0\r\n", "+OK\r\n");
     size_t mem_before = 0;
     for (int round = 1; round <= 2; round++) {
         settle();
         if (round == 2) mem_before = zmalloc_used_memory(); /* round 1 warms worker 2 up */
         hold_workers();
         release_worker(2); /* worker 1 stays held */
-        long long end = deadline_ms();
+        long long end = loop_deadline();
         while (atomic_load(&held[2]) && util_mstime() < end) sched_yield();
         uint64_t w1 = worker_jobs(1, JOB_REQ_FREE_ARGV), w2 = worker_jobs(2, JOB_REQ_FREE_ARGV);
         uint64_t reads2 = worker_jobs(2, JOB_REQ_READ_CLIENT);
@@ -260,7 +228,7 @@ static void test_argv_freed_by_the_parser(void **state) {
          * old one goes; the other objects go back to worker 2. */
         char req[64];
         snprintf(req, sizeof req, "SET warm v%d\r\nECHO drop\r\n", round);
-        ask(&k, req, "+OK\r\n$4\r\ndrop\r\n");
+        roundtrip(&k, req, "+OK\r\n$4\r\ndrop\r\n");
         assert_true(worker_jobs(2, JOB_REQ_READ_CLIENT) > reads2);
         assert_int_equal(c->cur_tid, 2);
         release_workers();
@@ -283,13 +251,13 @@ static void test_argv_freed_by_the_parser(void **state) {
 static void test_poll_one_poller(void **state) {
     (void)state;
     conn a = open_conn(), b = open_conn();
-    ask(&a, "PING\r\n", "+PONG\r\n");
-    ask(&b, "PING\r\n", "+PONG\r\n");
+    roundtrip(&a, "PING\r\n", "+PONG\r\n");
+    roundtrip(&b, "PING\r\n", "+PONG\r\n");
     settle();
     uint64_t polls = stats().polls_done;
     hold_workers();
     send_all(a.peer, "PING\r\n", 6);
-    long long end = deadline_ms();
+    long long end = loop_deadline();
     while (atomic_load(&a.c->io_read_state) == CLIENT_IO_IDLE && util_mstime() < end) turn();
     assert_int_equal(atomic_load(&a.c->io_read_state), CLIENT_IO_PENDING); /* queued, unrun */
     /* A turn sends the POLL job (once the one before it is taken back). */
@@ -301,8 +269,8 @@ static void test_poll_one_poller(void **state) {
     assert_int_equal(io_threads_pending(), 4);
     assert_int_equal(stats().polls_done, polls);
     release_workers();
-    expect(a.peer, "+PONG\r\n");
-    expect(b.peer, "+PONG\r\n");
+    expect_reply(a.peer, "+PONG\r\n");
+    expect_reply(b.peer, "+PONG\r\n");
     assert_true(stats().polls_done > polls);
     close_conn(&a);
     close_conn(&b);
