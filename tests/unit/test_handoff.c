@@ -5,9 +5,10 @@
  * clients on socketpairs (loop_test.h). Each mistake these tests look for
  * is made to show every time, not when the scheduler happens to allow it:
  *
- *   - a job that completes inside its submit (io_threads_debug_submitted
- *     waits there until it has run): a token stored after the enqueue then
- *     always overwrites the worker's COMPLETED;
+ *   - a read or write job that completes inside its submit
+ *     (io_threads_debug_submitted waits there until the worker is done
+ *     with it): a token stored after the enqueue then always overwrites
+ *     the worker's COMPLETED, in every test;
  *   - workers held inside a job of their own (a FREE_OBJ job, which the
  *     server does not use, whose handler waits at a gate): the shared
  *     inbox then fills, or a job waits on it as long as the test likes,
@@ -79,12 +80,24 @@ static void settle(void) {
     }
 }
 
-/* The submit hook: the job runs to completion before the submit returns;
- * the last job of each type is kept for the test to look at. */
+/* The submit hook, set for every test. While no worker is held, every
+ * job runs to completion before the submit returns (a POLL job too, so
+ * main never finds one out); while some are, a read or write job still
+ * does whenever a worker is free to run it. The last job of each type is
+ * kept for the test to look at. */
 static job_word last_job[JOB_REQ_COUNT];
-static void run_at_once(job_word job) {
+static void finish_in_submit(job_word job) {
     last_job[job_type(job)] = job;
-    io_threads_drain();
+    if (atomic_load(&gate_open[1]) && atomic_load(&gate_open[2])) {
+        io_threads_drain();
+        return;
+    }
+    if (workers_held() == WORKERS) return;
+    _Atomic uint8_t *token = job_type(job) == JOB_REQ_READ_CLIENT    ? &((client *)job_ptr(job))->io_read_state
+                             : job_type(job) == JOB_REQ_WRITE_CLIENT ? &((client *)job_ptr(job))->io_write_state
+                                                                     : NULL;
+    long long end = loop_deadline();
+    while (token && atomic_load(token) != CLIENT_IO_COMPLETED && util_mstime() < end) sched_yield();
 }
 
 static int setup(void **state) {
@@ -99,28 +112,31 @@ static int setup(void **state) {
     server.io_threads_idle_spin_us = 60 * 1000 * 1000;
     io_threads_set_handler(JOB_REQ_FREE_OBJ, gate_job); /* before the pool starts */
     assert_int_equal(server_init(), 0);
+    io_threads_debug_submitted = finish_in_submit;
     return 0;
 }
 
-/* After each test, pass or fail: no worker held, no hook. */
-static int open_gates(void **state) {
+/* After each test, pass or fail: no worker held, and no client
+ * left (a failed test leaves its own; a wrong hand-off may leave one
+ * owned for ever, and the next test would trip over it). Once every job
+ * has run and the results are taken, no worker touches a client, so the
+ * tokens go back to main by force. */
+static int after_each(void **state) {
     (void)state;
     release_workers();
-    io_threads_debug_submitted = NULL;
+    settle();
+    for (client *c = server.clients; c; c = c->next) {
+        atomic_store(&c->io_read_state, CLIENT_IO_IDLE);
+        atomic_store(&c->io_write_state, CLIENT_IO_IDLE);
+    }
+    while (server.clients) client_free(server.clients);
+    turn();
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    open_gates(state);
-    /* A wrong hand-off may leave a client owned for ever, and
-     * server_destroy would wait for it: once every job has run, no worker
-     * touches a client, so the tokens go back to main by force. */
-    io_threads_drain();
-    for (client *c = server.clients; c; c = c->next) {
-        atomic_store(&c->io_read_state, CLIENT_IO_IDLE);
-        atomic_store(&c->io_write_state, CLIENT_IO_IDLE);
-    }
+    io_threads_debug_submitted = NULL;
     server_destroy();
     config_free_all();
     io_threads_set_handler(JOB_REQ_FREE_OBJ, NULL);
@@ -149,7 +165,8 @@ static void turn_until_submitted(client *c, job_request type) {
 
 /* ------------------------------------------------------------ hand-off */
 
-/* The worker finishes each job inside the submit. The token main stored
+/* The worker finishes each job inside the submit (finish_in_submit). The
+ * token main stored
  * before the enqueue has become COMPLETED by the time the call site
  * returns; a token stored after the enqueue overwrites it with PENDING,
  * and the client would look owned for ever. Twice, so the take-back's
@@ -158,7 +175,6 @@ static void test_handoff_token_before_enqueue(void **state) {
     (void)state;
     conn k = open_conn();
     client *c = k.c;
-    io_threads_debug_submitted = run_at_once;
     for (int round = 0; round < 2; round++) {
         send_all(k.peer, "PING\r\n", 6);
         turn_until_submitted(c, JOB_REQ_READ_CLIENT);
@@ -171,7 +187,6 @@ static void test_handoff_token_before_enqueue(void **state) {
         expect_reply(k.peer, "+PONG\r\n");
         assert_int_equal(atomic_load(&c->io_write_state), CLIENT_IO_IDLE);
     }
-    io_threads_debug_submitted = NULL;
     close_conn(&k);
 }
 
@@ -278,10 +293,10 @@ static void test_poll_one_poller(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_teardown(test_handoff_token_before_enqueue, open_gates),
-        cmocka_unit_test_teardown(test_handoff_queue_full_falls_back, open_gates),
-        cmocka_unit_test_teardown(test_argv_freed_by_the_parser, open_gates),
-        cmocka_unit_test_teardown(test_poll_one_poller, open_gates),
+        cmocka_unit_test_teardown(test_handoff_token_before_enqueue, after_each),
+        cmocka_unit_test_teardown(test_handoff_queue_full_falls_back, after_each),
+        cmocka_unit_test_teardown(test_argv_freed_by_the_parser, after_each),
+        cmocka_unit_test_teardown(test_poll_one_poller, after_each),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
