@@ -19,8 +19,26 @@
 #include <unistd.h>
 
 #include "ae.h"
+#include "config.h"
 #include "util.h"
 #include "zmalloc.h"
+
+/* A group's setup and teardown: the server with its defaults, on no
+ * port, quiet, with io_threads threads counting main (1: none), always
+ * active when there are workers. */
+static inline int loop_server_init(int io_threads) {
+    config_init_defaults();
+    server.port = 0;
+    server.verbosity = LL_WARNING;
+    server.io_threads_num = io_threads;
+    server.io_threads_always_active = io_threads > 1;
+    return server_init();
+}
+
+static inline void loop_server_destroy(void) {
+    server_destroy();
+    config_free_all();
+}
 
 /* One connected client: c is the server's side, peer the test's. */
 typedef struct conn {

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 
 #include "client.h"
-#include "config.h"
 #include "io_offload.h"
 #include "io_threads.h"
 #include "networking.h"
@@ -102,16 +101,11 @@ static void finish_in_submit(job_word job) {
 
 static int setup(void **state) {
     (void)state;
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    server.io_threads_num = 3;
-    server.io_threads_always_active = 1;
+    io_threads_set_handler(JOB_REQ_FREE_OBJ, gate_job); /* before the pool starts */
+    assert_int_equal(loop_server_init(3), 0);
     /* Main keeps turning while results are owed (it would otherwise
      * block in epoll_wait, and the poll would stay on main). */
     server.io_threads_idle_spin_us = 60 * 1000 * 1000;
-    io_threads_set_handler(JOB_REQ_FREE_OBJ, gate_job); /* before the pool starts */
-    assert_int_equal(server_init(), 0);
     io_threads_debug_submitted = finish_in_submit;
     return 0;
 }
@@ -137,8 +131,7 @@ static int after_each(void **state) {
 static int teardown(void **state) {
     (void)state;
     io_threads_debug_submitted = NULL;
-    server_destroy();
-    config_free_all();
+    loop_server_destroy();
     io_threads_set_handler(JOB_REQ_FREE_OBJ, NULL);
     return 0;
 }

@@ -25,7 +25,6 @@
 
 #include "client.h"
 #include "client_io.h"
-#include "config.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -34,19 +33,12 @@
 
 static int setup(void **state) {
     (void)state;
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    server.io_threads_num = 3;
-    server.io_threads_always_active = 1;
-    assert_int_equal(server_init(), 0);
-    return 0;
+    return loop_server_init(3);
 }
 
 static int teardown(void **state) {
     (void)state;
-    server_destroy();
-    config_free_all();
+    loop_server_destroy();
     return 0;
 }
 
