@@ -194,6 +194,9 @@ static bool fallback(enum io_fallback why) {
     return false;
 }
 
+/* A read's hand-off ("The hand-off" above). True: a worker owns c's
+ * input now. False: main reads it itself, at once; the token is IDLE and
+ * the reason counted. */
 /*@ offload-read */
 bool io_offload_read(client *c) {
     /*@ exercise: read-handoff */
@@ -212,6 +215,8 @@ bool io_offload_read(client *c) {
 }
 /*@ end */
 
+/* The same for a write of c's pending replies, bounded by the watermark
+ * (client_io_mark_write), which is set before the token. */
 /*@ offload-write */
 bool io_offload_write(client *c) {
     /*@ exercise: write-handoff */
@@ -230,6 +235,7 @@ bool io_offload_write(client *c) {
 }
 /*@ end */
 
+/* "The frees" above: argv goes back to the worker that parsed it. */
 /*@ offload-free-argv */
 bool io_offload_free_argv(client *c, int argc, obj **argv) {
     /*@ exercise: free-argv */
@@ -270,6 +276,8 @@ void io_offload_wait_read(const client *c) {
 
 /* ------------------------------------------------------------ results */
 
+/* One result back on main: its direction must be COMPLETED (anything
+ * else is a bug: log it and abort), becomes IDLE, then main's half runs. */
 /*@ take-results */
 static void handle_result(job_word r) {
     client *c = job_ptr(r);
