@@ -197,8 +197,10 @@ void client_io_read(client *c) {
 
 /*@ write-mark */
 void client_io_mark_write(client *c) {
+    /*@ exercise: mark */
     c->io_last_reply_block = c->reply_tail;
     c->io_last_bufpos = c->reply_tail ? c->reply_tail->used : c->bufpos;
+    /*@ end */
 }
 /*@ end */
 
@@ -212,12 +214,15 @@ typedef struct out_cursor {
 
 /* The end of the chunk under the cursor, by the watermark's rules. */
 static size_t chunk_end(const client *c, const out_cursor *cur) {
+    /*@ exercise: chunk-end */
     if (cur->b == NULL) return c->io_last_reply_block ? c->bufpos : c->io_last_bufpos;
     return cur->b == c->io_last_reply_block ? c->io_last_bufpos : cur->b->used;
+    /*@ end */
 }
 
 /* Moves the cursor to the next chunk; past the watermark's chunk: done. */
 static void cursor_next(const client *c, out_cursor *cur) {
+    /*@ exercise: cursor-next */
     cur->off = 0;
     if (cur->b == NULL) {
         if (c->io_last_reply_block) cur->b = c->reply_head;
@@ -227,6 +232,7 @@ static void cursor_next(const client *c, out_cursor *cur) {
     } else {
         cur->b = cur->b->next;
     }
+    /*@ end */
 }
 
 void client_io_write(client *c) {
@@ -235,7 +241,9 @@ void client_io_write(client *c) {
     /* bufpos == 0 means buf is done and sentlen counts into the first
      * block (networking.c's invariants). With no block marked, buf may
      * be growing under main, so bufpos is not read: the mark says it. */
+    /*@ exercise: write-start */
     if (c->io_last_reply_block && c->bufpos == 0) cur.b = c->reply_head;
+    /*@ end */
     size_t total = 0;
     c->io_write_flags = 0;
     c->io_write_calls = 0;
@@ -264,6 +272,7 @@ void client_io_write(client *c) {
             break;
         }
         total += (size_t)n;
+        /*@ exercise: write-advance */
         /* Advance the cursor over what the kernel took. */
         size_t left = (size_t)n;
         while (left) {
@@ -276,6 +285,7 @@ void client_io_write(client *c) {
                 cursor_next(c, &cur);
             }
         }
+        /*@ end */
         if ((size_t)n < offered) { /* the send buffer is full */
             c->io_write_flags |= CLIENT_IO_WRITE_SOCKET_FULL;
             break;

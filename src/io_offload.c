@@ -218,8 +218,12 @@ static bool fallback(enum io_fallback why) {
     return false;
 }
 
+/* A read's hand-off ("The hand-off" above). True: a worker owns c's
+ * input now. False: main reads it itself, at once; the token is IDLE and
+ * the reason counted. */
 /*@ offload-read */
 bool io_offload_read(client *c) {
+    /*@ exercise: read-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))
         return fallback(IO_FALLBACK_NOT_ELIGIBLE);
@@ -231,11 +235,15 @@ bool io_offload_read(client *c) {
     }
     io.reads_pending++;
     return true;
+    /*@ end */
 }
 /*@ end */
 
+/* The same for a write of c's pending replies, bounded by the watermark
+ * (client_io_mark_write), which is set before the token. */
 /*@ offload-write */
 bool io_offload_write(client *c) {
+    /*@ exercise: write-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP) || !client_has_pending_replies(c))
         return fallback(IO_FALLBACK_NOT_ELIGIBLE);
@@ -247,6 +255,7 @@ bool io_offload_write(client *c) {
     }
     io.writes_pending++;
     return true;
+    /*@ end */
 }
 /*@ end */
 
@@ -263,8 +272,10 @@ bool io_offload_accept(client *c) {
     return true;
 }
 
+/* "The frees" above: argv goes back to the worker that parsed it. */
 /*@ offload-free-argv */
 bool io_offload_free_argv(client *c, int argc, obj **argv) {
+    /*@ exercise: free-argv */
     int tid = c->cur_tid;
     if (io_threads_active() < 2 || argc <= 0) return false;
     if (tid < 1 || tid >= io_threads_active()) return false; /* allocated on main, or its worker is parked */
@@ -292,6 +303,7 @@ bool io_offload_free_argv(client *c, int argc, obj **argv) {
     }
     io.argv_frees++;
     return true;
+    /*@ end */
 }
 /*@ end */
 
@@ -321,9 +333,12 @@ void io_offload_wait_read(const client *c) {
 
 /* ------------------------------------------------------------ results */
 
+/* One result back on main: its direction must be COMPLETED (anything
+ * else is a bug: log it and abort), becomes IDLE, then main's half runs. */
 /*@ take-results */
 static void handle_result(job_word r) {
     client *c = job_ptr(r);
+    /*@ exercise: take-back */
     _Atomic uint8_t *state = job_type(r) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
     /* Acquire: the worker's release store of COMPLETED came after its last
      * touch of the client (the outbox's own acquire orders it too). */
@@ -333,6 +348,7 @@ static void handle_result(job_word r) {
         abort();
     }
     atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
+    /*@ end */
     if (job_type(r) == JOB_RES_READ_CLIENT) {
         io.reads_pending--;
         if (c->io_accepting) {
@@ -381,6 +397,7 @@ static void take_results(void) {
 /*@ poll-offload */
 /* ae's custom poll while a POLL job is out: no events until it is done. */
 static int poll_custom(ae_loop *el, int timeout_ms) {
+    /*@ exercise: poll-take */
     (void)timeout_ms;
     if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_DONE) return 0;
     int n = atomic_load_explicit(&poll_fired, memory_order_relaxed);
@@ -388,6 +405,7 @@ static int poll_custom(ae_loop *el, int timeout_ms) {
     ae_set_custom_poll(el, NULL);
     io.polls_done++;
     return n;
+    /*@ end */
 }
 
 void io_offload_wait_poll(void) {
@@ -397,6 +415,7 @@ void io_offload_wait_poll(void) {
 /* Valkey: trySendPollJobToIOThreads. Only while results are owed (else
  * main sleeps in epoll_wait itself) and no POLL job is out. */
 static void try_send_poll(void) {
+    /*@ exercise: poll-send */
     int active = io_threads_active();
     if (active < 2 || io.reads_pending + io.writes_pending == 0) return;
     if (atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE) return;
@@ -416,6 +435,7 @@ static void try_send_poll(void) {
         return;
     }
     ae_set_custom_poll(server.el, poll_custom);
+    /*@ end */
 }
 /*@ end */
 
@@ -632,6 +652,9 @@ void io_offload_shutdown(void) {
     zfree(io.taken);
     io.taken = NULL;
     io.taken_pos = io.taken_len = io.taken_cap = 0;
+    /* A POLL job's answer nobody asked for: a later pool starts clean. */
+    atomic_store_explicit(&poll_state, IO_POLL_NONE, memory_order_relaxed);
+    ae_set_custom_poll(server.el, NULL);
     io_threads_shutdown();
     client_io_thread_exit();
 }

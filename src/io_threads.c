@@ -393,11 +393,14 @@ bool io_threads_set_active(int active) {
 }
 /*@ end */
 
+void (*io_threads_debug_submitted)(job_word job);
+
 bool io_threads_submit(job_word job) {
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
     if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
     pool.submitted++;
     wake_workers(1, 0);
+    if (io_threads_debug_submitted) io_threads_debug_submitted(job);
     return true;
 }
 
@@ -405,6 +408,7 @@ bool io_threads_submit_to(int tid, job_word job) {
     assert(JOB_PRIVATE_INBOX_TYPES & (1u << job_type(job)));
     if (tid < 1 || tid >= pool.active || !spsc_enqueue(&workers[tid].inbox, job)) return false;
     pool.submitted++;
+    if (io_threads_debug_submitted) io_threads_debug_submitted(job);
     return true;
 }
 

@@ -505,6 +505,7 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     client_read_prepare(c);
     if (io_offload_read(c)) return;
     server_phase(PHASE_READ);
+    c->cur_tid = 0; /* main allocates this read's argvs: main frees them */
     client_io_read(c);
     client_read_done(c);
 }
