@@ -9,8 +9,8 @@
  *     (io_threads_debug_submitted waits there until the worker is done
  *     with it): a token stored after the enqueue then always overwrites
  *     the worker's COMPLETED, in every test;
- *   - workers held inside a job of their own (a FREE_OBJ job, which the
- *     server does not use, whose handler waits at a gate): the shared
+ *   - workers held inside a job of their own (a FREE_OBJ job, whose
+ *     handler the setup replaces with one that waits at a gate): the shared
  *     inbox then fills, or a job waits on it as long as the test likes,
  *     and which worker is free is the test's choice.
  *
@@ -101,8 +101,14 @@ static void finish_in_submit(job_word job) {
 
 static int setup(void **state) {
     (void)state;
-    io_threads_set_handler(JOB_REQ_FREE_OBJ, gate_job); /* before the pool starts */
     assert_int_equal(loop_server_init(3), 0);
+    /* The server's FREE_OBJ handler frees objects; these tests need it to
+     * hold a worker instead. Handlers change only while no pool runs, so
+     * the pool is restarted around the change (io_offload keeps using
+     * whatever pool there is). */
+    io_threads_shutdown();
+    io_threads_set_handler(JOB_REQ_FREE_OBJ, gate_job);
+    io_threads_init(3);
     /* Main keeps turning while results are owed (it would otherwise
      * block in epoll_wait, and the poll would stay on main). */
     server.io_threads_idle_spin_us = 60 * 1000 * 1000;
