@@ -9,7 +9,7 @@
 # interleavings differ from run to run, so the counts add up.
 cd "$(dirname "$0")/../.."
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-tests="test_queue_spsc test_queue_spmc test_queue_mpsc test_io_threads test_io_offload test_memory_prefetch"
+tests="test_queue_spsc test_queue_spmc test_queue_mpsc test_io_threads test_io_offload test_handoff test_watermark test_memory_prefetch"
 bins=""
 for t in $tests; do bins="$bins build/tsan/tests/$t"; done
 make --no-print-directory -s VARIANT=tsan $bins >/dev/null || { echo "tsan build failed"; echo "0 passed, 1 failed"; exit 1; }
