@@ -17,6 +17,8 @@
  *           consumer, against ck_ring's MPSC;
  *   slots   the SPSC protocol with one-word (8 B) and two-word (16 B)
  *           slots, built here only (src/ carries one word, job.h says why);
+ *   layout  the same protocol with the producer's private fields on a
+ *           line of their own (spsc_queue's layout) and beside tail;
  *   lines   cache lines moved per item with a commit per item and per 32,
  *           counted from the ring's own indices (and from the hardware's
  *           L1D read-miss counter where perf_event_open allows it);
@@ -90,7 +92,7 @@ static void cpu_relax(void) {
 
 /* ------------------------------------------------------------ one run */
 
-enum kind { SPSC, CK_SPSC, MUTEX, SPMC, CK_SPMC, MPSC, CK_MPSC, SLOT8, SLOT16 };
+enum kind { SPSC, CK_SPSC, MUTEX, SPMC, CK_SPMC, MPSC, CK_MPSC, SLOT8, SLOT16, ONE_LINE };
 
 typedef struct trial {
     enum kind kind;
@@ -166,36 +168,42 @@ static struct {
     uintptr_t slot[SPSC_QUEUE_SIZE];
 } lq = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0}};
 
-/* The SPSC protocol of queue_spsc.c with slots of `words` words, for the
- * slot-width comparison only: both widths come from these functions, so
- * the width is the only difference between them. */
-typedef struct wide_ring {
+/* The SPSC protocol of queue_spsc.c, built here for two comparisons
+ * that src/ cannot make: slots of one word against two (SLOT8, SLOT16),
+ * and spsc_queue's layout against one where the producer's private
+ * fields share tail's line (SLOT8 against ONE_LINE). Each pair runs the
+ * same functions, so the width, or the place of two fields, is the only
+ * difference. */
+typedef struct wide_ring { /* spsc_queue's layout (queue_spsc.h), with wider slots */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head;
-    size_t tail_cache;
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t tail;
-    size_t tail_local, head_cache;
+    size_t beside_tail[2]; /* ONE_LINE's tail_local and head_cache */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_cache;
+    _Alignas(CACHE_LINE_SIZE) size_t own_line[2]; /* spsc_queue's: tail_local, head_cache */
     _Alignas(CACHE_LINE_SIZE) uintptr_t slot[2 * SPSC_QUEUE_SIZE];
 } wide_ring;
 static wide_ring wq;
 #define WMASK ((size_t)SPSC_QUEUE_SIZE - 1)
 
-static inline bool wide_enqueue(wide_ring *q, uintptr_t item, int words) {
-    if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
-        q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
-        if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
-            atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+/* The producer's private fields: pf[0] is tail_local, pf[1] head_cache,
+ * on their own line (wq.own_line) or beside tail (wq.beside_tail). */
+static inline bool wide_enqueue(wide_ring *q, size_t *pf, uintptr_t item, int words) {
+    if (pf[0] - pf[1] >= SPSC_QUEUE_SIZE) {
+        pf[1] = atomic_load_explicit(&q->head, memory_order_acquire);
+        if (pf[0] - pf[1] >= SPSC_QUEUE_SIZE) {
+            atomic_store_explicit(&q->tail, pf[0], memory_order_release);
             return false;
         }
     }
-    uintptr_t *s = &q->slot[(q->tail_local & WMASK) * (size_t)words];
+    uintptr_t *s = &q->slot[(pf[0] & WMASK) * (size_t)words];
     s[0] = item;
     if (words == 2) s[1] = ~item;
-    q->tail_local++;
+    pf[0]++;
     return true;
 }
 
-static inline void wide_commit(wide_ring *q) {
-    atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+static inline void wide_commit(wide_ring *q, const size_t *pf) {
+    atomic_store_explicit(&q->tail, pf[0], memory_order_release);
 }
 
 /* Takes up to max items and returns how many; adds what it read to *sum. */
@@ -222,13 +230,19 @@ static void produce(worker *w) {
     unsigned spins = 0;
     uint64_t last = w->first + w->n - 1;
     mpsc_ticket ticket = {0};
+    /* Items left before the next commit (SPSC and slots): a countdown, so
+     * the loop pays no division per item that ck_ring's loop does not. */
+    size_t until_commit = t->batch;
     for (uint64_t i = w->first; i <= last; i++) {
         uintptr_t item = (uintptr_t)i;
         spins = 0;
         switch (t->kind) {
         case SPSC:
             while (!spsc_enqueue(&sq, item)) backoff(&spins);
-            if (i % t->batch == 0 || i == last) spsc_commit(&sq);
+            if (--until_commit == 0 || i == last) {
+                spsc_commit(&sq);
+                until_commit = t->batch;
+            }
             break;
         case CK_SPSC:
             while (!ck_ring_enqueue_spsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
@@ -253,10 +267,15 @@ static void produce(worker *w) {
             while (!ck_ring_enqueue_mpsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
             break;
         case SLOT8:
-        case SLOT16: {
-            int words = t->kind == SLOT8 ? 1 : 2;
-            while (!wide_enqueue(&wq, item, words)) backoff(&spins);
-            if (i % t->batch == 0 || i == last) wide_commit(&wq);
+        case SLOT16:
+        case ONE_LINE: {
+            int words = t->kind == SLOT16 ? 2 : 1;
+            size_t *pf = t->kind == ONE_LINE ? wq.beside_tail : wq.own_line;
+            while (!wide_enqueue(&wq, pf, item, words)) backoff(&spins);
+            if (--until_commit == 0 || i == last) {
+                wide_commit(&wq, pf);
+                until_commit = t->batch;
+            }
             break;
         }
         }
@@ -274,7 +293,7 @@ static void produce(worker *w) {
 static void produce_counting(worker *w) {
     trial *t = w->t;
     unsigned spins = 0;
-    size_t seen = sq.head_cache;
+    size_t seen = sq.head_cache, until_commit = t->batch;
     for (uint64_t i = w->first; i < w->first + w->n; i++) {
         spins = 0;
         while (!spsc_enqueue(&sq, (uintptr_t)i)) backoff(&spins);
@@ -282,7 +301,10 @@ static void produce_counting(worker *w) {
             seen = sq.head_cache;
             w->head_seen++;
         }
-        if (i % t->batch == 0 || i == w->first + w->n - 1) spsc_commit(&sq);
+        if (--until_commit == 0 || i == w->first + w->n - 1) {
+            spsc_commit(&sq);
+            until_commit = t->batch;
+        }
     }
 }
 
@@ -341,6 +363,7 @@ static void consume(worker *w) {
             if (ck_ring_dequeue_mpsc(&ckr, ckbuf, &v)) w->sum += (uintptr_t)v, n = 1;
             break;
         case SLOT8:
+        case ONE_LINE:
             n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 1);
             break;
         case SLOT16:
@@ -415,7 +438,8 @@ static result run_trial(enum kind kind, int producers, int consumers, size_t bat
     case CK_MPSC: ck_ring_init(&ckr, MPSC_QUEUE_SIZE); break;
     case MUTEX: lq.head = lq.tail = 0; break;
     case SLOT8:
-    case SLOT16: memset(&wq, 0, sizeof wq); break;
+    case SLOT16:
+    case ONE_LINE: memset(&wq, 0, sizeof wq); break;
     }
     int nthreads = producers + consumers;
     worker w[MAX_THREADS];
@@ -495,9 +519,11 @@ static void print_run(const char *test, enum kind k, int producers, int consumer
            "\"ns_per_item\":%.3f,\"items_per_s\":%.0f,\"preempted\":%ld",
            run_id, test, impl_name(k), producers, consumers, threads, ncpus,
            threads > ncpus ? "true" : "false", ncpus, capacity(k), k == SLOT16 ? 16 : 8, batch,
-           (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16) ? IO_BATCH_SIZE : 1,
+           (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16 || k == ONE_LINE) ? IO_BATCH_SIZE : 1,
            (unsigned long long)items, run, quick ? "true" : "false", r->ns_per_item,
            1e9 / r->ns_per_item, r->preempted);
+    if (!strcmp(test, "layout"))
+        printf(",\"producer_fields\":\"%s\"", k == ONE_LINE ? "beside tail" : "own line");
     if (!strcmp(test, "lines")) {
         printf(",\"slot_lines\":%llu,\"tail_loads_new\":%llu,\"head_loads_new\":%llu,"
                "\"computed_lines_per_item\":%.4f",
@@ -662,6 +688,17 @@ int main(int argc, char **argv) {
         for (int i = 0; i < 2; i++) {
             result res = run_trial(widths[i], 1, 1, 32, items, false);
             print_run("slots", widths[i], 1, 1, 32, items, r, &res);
+        }
+
+    /* Layout: the producer's private fields on a line of their own (as in
+     * spsc_queue) against beside tail, on the line the consumer polls;
+     * commit per 32, alternated. */
+    enum kind layouts[] = {SLOT8, ONE_LINE};
+    items = calibrate(layouts, 2, 1, 1, 32);
+    for (int r = 1; r <= runs; r++)
+        for (int i = 0; i < 2; i++) {
+            result res = run_trial(layouts[i], 1, 1, 32, items, false);
+            print_run("layout", layouts[i], 1, 1, 32, items, r, &res);
         }
 
     /* Lines moved per item: commit per item against per 32, counted. */

@@ -735,7 +735,7 @@ def queue_cfg(ln, extra=()):
 
 
 def h_queues(run, lines, bench):
-    """Rows F2.1-F2.13 and F3.1-F3.4 from bench/queues.c's run lines."""
+    """Rows F2.1-F2.13 and F3.1-F3.7 from bench/queues.c's run lines."""
     base = base_conditions(run)
     cmd, src = "make findings BENCH=queues", run.rel(bench)
     rows = []
@@ -867,6 +867,26 @@ def h_queues(run, lines, bench):
             "**%s** (%s)" % (fmt_ratio(ips["8-byte"] / ips["16-byte"]),
                              separation([x["ns_per_item"] for x in s8], [x["ns_per_item"] for x in s16],
                                         ("8 B", "16 B")).replace("lower", "faster")), cfg)
+
+    # Where the producer's private fields live (F3.5-F3.7).
+    lay = {"own line": queue_runs(lines, "layout", producer_fields="own line"),
+           "beside tail": queue_runs(lines, "layout", producer_fields="beside tail")}
+    if any(lay.values()):
+        one_run_id(lay, "layout")
+        own, beside = lay["own line"], lay["beside tail"]
+        cfg = queue_cfg(own[0], ["the SPSC protocol built in the benchmark, 8-byte slots, nothing else different",
+                                 "commit every 32 items", "consumer takes up to 32 per call",
+                                 "layouts alternated, %d runs each, median" % len(own)])
+        row("F3.5", "SPSC protocol, the producer's tail_local and head_cache on a line of their own "
+            "(spsc_queue's layout): ns per item",
+            "**%.2f ns/item** (runs %s)" % (ns(own), ns_runs(own)), cfg)
+        row("F3.6", "SPSC protocol, tail_local and head_cache beside tail, on the line the consumer polls: "
+            "ns per item", "**%.2f ns/item** (runs %s)" % (ns(beside), ns_runs(beside)), cfg)
+        row("F3.7", "the producer's fields on their own line against beside tail: how many times faster",
+            "**%s** (%.2f / %.2f ns/item; %s)" % (
+                fmt_ratio(ns(beside) / ns(own)), ns(beside), ns(own),
+                separation([x["ns_per_item"] for x in own], [x["ns_per_item"] for x in beside],
+                           ("own line", "beside tail")).replace("lower", "faster")), cfg)
 
     # Cache lines per item (F3.4).
     per = {"per-item commit": queue_runs(lines, "lines", commit_batch=1),
