@@ -22,6 +22,8 @@
  *   lines   cache lines moved per item with a commit per item and per 32,
  *           counted from the ring's own indices (and from the hardware's
  *           L1D read-miss counter where perf_event_open allows it);
+ *   handoff one line's round trip between two cores (ping-pong), halved:
+ *           what one hand-off of a cache line costs, the rings' floor;
  *   pool    an io_threads pool's idle workers, parked and active.
  *
  * soloist's and ck_ring's runs alternate, with the same capacity and the
@@ -564,6 +566,87 @@ static void versus(enum kind solo, enum kind ck, int producers, int consumers) {
         }
 }
 
+/* ---------------------------------------------------------- the hand-off */
+
+/* What one cache line costs to move: two threads on different cores pass
+ * a counter back and forth through two lines, each spinning on the line
+ * the other writes, without a pause (a pause would add its own latency
+ * to each wait). Half a round trip is one hand-off: a store on one core
+ * seen by a load on the other. The floor under every ring above. */
+static struct {
+    _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t ping;
+    _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t pong;
+} hand;
+
+static void pin_to(int i) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus[i % ncpus], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *pong_main(void *arg) {
+    uint64_t n = *(uint64_t *)arg;
+    pin_to(1);
+    for (uint64_t i = 1; i <= n; i++) {
+        /* Acquire and release: the pair a ring's publish uses. */
+        while (atomic_load_explicit(&hand.ping, memory_order_acquire) != i) continue;
+        atomic_store_explicit(&hand.pong, i, memory_order_release);
+    }
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Timed in chunks of HANDOFF_CHUNK round trips; a run reports its median
+ * chunk, so that a chunk in which the scheduler took a core away (a
+ * millisecond or more, on a shared machine) does not stand for the rest. */
+#define HANDOFF_CHUNK 1000
+#define HANDOFF_CHUNKS 100
+
+static void handoff_bench(void) {
+    uint64_t n = (uint64_t)HANDOFF_CHUNK * (quick ? HANDOFF_CHUNKS / 5 : HANDOFF_CHUNKS);
+    uint64_t chunk_ns[HANDOFF_CHUNKS];
+    for (int r = 1; r <= runs; r++) {
+        atomic_store(&hand.ping, 0);
+        atomic_store(&hand.pong, 0);
+        pthread_t th;
+        pin_to(0);
+        if (pthread_create(&th, NULL, pong_main, &n) != 0) abort();
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_SELF, &ru0);
+        size_t chunks = 0;
+        uint64_t t0 = now_ns();
+        for (uint64_t i = 1; i <= n; i++) {
+            atomic_store_explicit(&hand.ping, i, memory_order_release);
+            while (atomic_load_explicit(&hand.pong, memory_order_acquire) != i) continue;
+            if (i % HANDOFF_CHUNK == 0) {
+                uint64_t t1 = now_ns();
+                chunk_ns[chunks++] = t1 - t0;
+                t0 = t1;
+            }
+        }
+        getrusage(RUSAGE_SELF, &ru1);
+        pthread_join(th, NULL);
+        qsort(chunk_ns, chunks, sizeof *chunk_ns, cmp_u64);
+        printf("{\"bench\":\"queues\",\"kind\":\"run\",\"run_id\":\"%s\",\"test\":\"handoff\","
+               "\"impl\":\"none\",\"cores\":%d,\"round_trips\":%llu,\"run\":%d,\"quick\":%s,"
+               "\"pinning\":\"main on allowed cpu 0, the other thread on cpu 1\","
+               "\"chunk\":%d,\"ns_one_way\":%.1f,\"ns_one_way_fastest_chunk\":%.1f,\"preempted\":%ld}\n",
+               run_id, ncpus, (unsigned long long)n, r, quick ? "true" : "false", HANDOFF_CHUNK,
+               (double)chunk_ns[chunks / 2] / HANDOFF_CHUNK / 2.0, (double)chunk_ns[0] / HANDOFF_CHUNK / 2.0,
+               ru1.ru_nivcsw - ru0.ru_nivcsw);
+        fflush(stdout);
+    }
+    cpu_set_t all; /* main may run anywhere again */
+    CPU_ZERO(&all);
+    for (int i = 0; i < ncpus; i++) CPU_SET(cpus[i], &all);
+    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+}
+
 /* ------------------------------------------------------------- the pool */
 
 /* CPU time (ns) the pool's workers have used, from the kernel's per-thread
@@ -710,6 +793,7 @@ int main(int argc, char **argv) {
             print_run("lines", SPSC, 1, 1, b, items, r, &res);
         }
 
+    handoff_bench();
     pool_bench(2);
     return 0;
 }
