@@ -647,6 +647,18 @@ static void handoff_bench(void) {
     pthread_setaffinity_np(pthread_self(), sizeof all, &all);
 }
 
+/* Two variants of the SPSC protocol built here, commit per 32, run by
+ * run alternated, with the same item count. */
+static void spsc_pair(const char *test, enum kind a, enum kind b) {
+    enum kind both[2] = {a, b};
+    uint64_t items = calibrate(both, 2, 1, 1, 32);
+    for (int r = 1; r <= runs; r++)
+        for (int i = 0; i < 2; i++) {
+            result res = run_trial(both[i], 1, 1, 32, items, false);
+            print_run(test, both[i], 1, 1, 32, items, r, &res);
+        }
+}
+
 /* ------------------------------------------------------------- the pool */
 
 /* CPU time (ns) the pool's workers have used, from the kernel's per-thread
@@ -764,25 +776,11 @@ int main(int argc, char **argv) {
     versus(MPSC, CK_MPSC, fit, 1);
     if (fit < 2) versus(MPSC, CK_MPSC, 2, 1);
 
-    /* Slot width: 8 B against 16 B, commit per 32, alternated. */
-    enum kind widths[] = {SLOT8, SLOT16};
-    items = calibrate(widths, 2, 1, 1, 32);
-    for (int r = 1; r <= runs; r++)
-        for (int i = 0; i < 2; i++) {
-            result res = run_trial(widths[i], 1, 1, 32, items, false);
-            print_run("slots", widths[i], 1, 1, 32, items, r, &res);
-        }
-
+    /* Slot width: 8 B against 16 B. */
+    spsc_pair("slots", SLOT8, SLOT16);
     /* Layout: the producer's private fields on a line of their own (as in
-     * spsc_queue) against beside tail, on the line the consumer polls;
-     * commit per 32, alternated. */
-    enum kind layouts[] = {SLOT8, ONE_LINE};
-    items = calibrate(layouts, 2, 1, 1, 32);
-    for (int r = 1; r <= runs; r++)
-        for (int i = 0; i < 2; i++) {
-            result res = run_trial(layouts[i], 1, 1, 32, items, false);
-            print_run("layout", layouts[i], 1, 1, 32, items, r, &res);
-        }
+     * spsc_queue) against beside tail, on the line the consumer polls. */
+    spsc_pair("layout", SLOT8, ONE_LINE);
 
     /* Lines moved per item: commit per item against per 32, counted. */
     enum kind solo[] = {SPSC};
