@@ -17,9 +17,13 @@
  *           consumer, against ck_ring's MPSC;
  *   slots   the SPSC protocol with one-word (8 B) and two-word (16 B)
  *           slots, built here only (src/ carries one word, job.h says why);
+ *   layout  the same protocol with the producer's private fields on a
+ *           line of their own (spsc_queue's layout) and beside tail;
  *   lines   cache lines moved per item with a commit per item and per 32,
  *           counted from the ring's own indices (and from the hardware's
  *           L1D read-miss counter where perf_event_open allows it);
+ *   handoff one line's round trip between two cores (ping-pong), halved:
+ *           what one hand-off of a cache line costs, the rings' floor;
  *   pool    an io_threads pool's idle workers, parked and active.
  *
  * soloist's and ck_ring's runs alternate, with the same capacity and the
@@ -90,7 +94,7 @@ static void cpu_relax(void) {
 
 /* ------------------------------------------------------------ one run */
 
-enum kind { SPSC, CK_SPSC, MUTEX, SPMC, CK_SPMC, MPSC, CK_MPSC, SLOT8, SLOT16 };
+enum kind { SPSC, CK_SPSC, MUTEX, SPMC, CK_SPMC, MPSC, CK_MPSC, SLOT8, SLOT16, ONE_LINE };
 
 typedef struct trial {
     enum kind kind;
@@ -166,36 +170,42 @@ static struct {
     uintptr_t slot[SPSC_QUEUE_SIZE];
 } lq = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, {0}};
 
-/* The SPSC protocol of queue_spsc.c with slots of `words` words, for the
- * slot-width comparison only: both widths come from these functions, so
- * the width is the only difference between them. */
-typedef struct wide_ring {
+/* The SPSC protocol of queue_spsc.c, built here for two comparisons
+ * that src/ cannot make: slots of one word against two (SLOT8, SLOT16),
+ * and spsc_queue's layout against one where the producer's private
+ * fields share tail's line (SLOT8 against ONE_LINE). Each pair runs the
+ * same functions, so the width, or the place of two fields, is the only
+ * difference. */
+typedef struct wide_ring { /* spsc_queue's layout (queue_spsc.h), with wider slots */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head;
-    size_t tail_cache;
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t tail;
-    size_t tail_local, head_cache;
+    size_t beside_tail[2]; /* ONE_LINE's tail_local and head_cache */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_cache;
+    _Alignas(CACHE_LINE_SIZE) size_t own_line[2]; /* spsc_queue's: tail_local, head_cache */
     _Alignas(CACHE_LINE_SIZE) uintptr_t slot[2 * SPSC_QUEUE_SIZE];
 } wide_ring;
 static wide_ring wq;
 #define WMASK ((size_t)SPSC_QUEUE_SIZE - 1)
 
-static inline bool wide_enqueue(wide_ring *q, uintptr_t item, int words) {
-    if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
-        q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
-        if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
-            atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+/* The producer's private fields: pf[0] is tail_local, pf[1] head_cache,
+ * on their own line (wq.own_line) or beside tail (wq.beside_tail). */
+static inline bool wide_enqueue(wide_ring *q, size_t *pf, uintptr_t item, int words) {
+    if (pf[0] - pf[1] >= SPSC_QUEUE_SIZE) {
+        pf[1] = atomic_load_explicit(&q->head, memory_order_acquire);
+        if (pf[0] - pf[1] >= SPSC_QUEUE_SIZE) {
+            atomic_store_explicit(&q->tail, pf[0], memory_order_release);
             return false;
         }
     }
-    uintptr_t *s = &q->slot[(q->tail_local & WMASK) * (size_t)words];
+    uintptr_t *s = &q->slot[(pf[0] & WMASK) * (size_t)words];
     s[0] = item;
     if (words == 2) s[1] = ~item;
-    q->tail_local++;
+    pf[0]++;
     return true;
 }
 
-static inline void wide_commit(wide_ring *q) {
-    atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+static inline void wide_commit(wide_ring *q, const size_t *pf) {
+    atomic_store_explicit(&q->tail, pf[0], memory_order_release);
 }
 
 /* Takes up to max items and returns how many; adds what it read to *sum. */
@@ -222,13 +232,19 @@ static void produce(worker *w) {
     unsigned spins = 0;
     uint64_t last = w->first + w->n - 1;
     mpsc_ticket ticket = {0};
+    /* Items left before the next commit (SPSC and slots): a countdown, so
+     * the loop pays no division per item that ck_ring's loop does not. */
+    size_t until_commit = t->batch;
     for (uint64_t i = w->first; i <= last; i++) {
         uintptr_t item = (uintptr_t)i;
         spins = 0;
         switch (t->kind) {
         case SPSC:
             while (!spsc_enqueue(&sq, item)) backoff(&spins);
-            if (i % t->batch == 0 || i == last) spsc_commit(&sq);
+            if (--until_commit == 0 || i == last) {
+                spsc_commit(&sq);
+                until_commit = t->batch;
+            }
             break;
         case CK_SPSC:
             while (!ck_ring_enqueue_spsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
@@ -253,10 +269,15 @@ static void produce(worker *w) {
             while (!ck_ring_enqueue_mpsc(&ckr, ckbuf, (void *)item)) backoff(&spins);
             break;
         case SLOT8:
-        case SLOT16: {
-            int words = t->kind == SLOT8 ? 1 : 2;
-            while (!wide_enqueue(&wq, item, words)) backoff(&spins);
-            if (i % t->batch == 0 || i == last) wide_commit(&wq);
+        case SLOT16:
+        case ONE_LINE: {
+            int words = t->kind == SLOT16 ? 2 : 1;
+            size_t *pf = t->kind == ONE_LINE ? wq.beside_tail : wq.own_line;
+            while (!wide_enqueue(&wq, pf, item, words)) backoff(&spins);
+            if (--until_commit == 0 || i == last) {
+                wide_commit(&wq, pf);
+                until_commit = t->batch;
+            }
             break;
         }
         }
@@ -274,7 +295,7 @@ static void produce(worker *w) {
 static void produce_counting(worker *w) {
     trial *t = w->t;
     unsigned spins = 0;
-    size_t seen = sq.head_cache;
+    size_t seen = sq.head_cache, until_commit = t->batch;
     for (uint64_t i = w->first; i < w->first + w->n; i++) {
         spins = 0;
         while (!spsc_enqueue(&sq, (uintptr_t)i)) backoff(&spins);
@@ -282,7 +303,10 @@ static void produce_counting(worker *w) {
             seen = sq.head_cache;
             w->head_seen++;
         }
-        if (i % t->batch == 0 || i == w->first + w->n - 1) spsc_commit(&sq);
+        if (--until_commit == 0 || i == w->first + w->n - 1) {
+            spsc_commit(&sq);
+            until_commit = t->batch;
+        }
     }
 }
 
@@ -341,6 +365,7 @@ static void consume(worker *w) {
             if (ck_ring_dequeue_mpsc(&ckr, ckbuf, &v)) w->sum += (uintptr_t)v, n = 1;
             break;
         case SLOT8:
+        case ONE_LINE:
             n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 1);
             break;
         case SLOT16:
@@ -415,7 +440,8 @@ static result run_trial(enum kind kind, int producers, int consumers, size_t bat
     case CK_MPSC: ck_ring_init(&ckr, MPSC_QUEUE_SIZE); break;
     case MUTEX: lq.head = lq.tail = 0; break;
     case SLOT8:
-    case SLOT16: memset(&wq, 0, sizeof wq); break;
+    case SLOT16:
+    case ONE_LINE: memset(&wq, 0, sizeof wq); break;
     }
     int nthreads = producers + consumers;
     worker w[MAX_THREADS];
@@ -495,9 +521,11 @@ static void print_run(const char *test, enum kind k, int producers, int consumer
            "\"ns_per_item\":%.3f,\"items_per_s\":%.0f,\"preempted\":%ld",
            run_id, test, impl_name(k), producers, consumers, threads, ncpus,
            threads > ncpus ? "true" : "false", ncpus, capacity(k), k == SLOT16 ? 16 : 8, batch,
-           (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16) ? IO_BATCH_SIZE : 1,
+           (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16 || k == ONE_LINE) ? IO_BATCH_SIZE : 1,
            (unsigned long long)items, run, quick ? "true" : "false", r->ns_per_item,
            1e9 / r->ns_per_item, r->preempted);
+    if (!strcmp(test, "layout"))
+        printf(",\"producer_fields\":\"%s\"", k == ONE_LINE ? "beside tail" : "own line");
     if (!strcmp(test, "lines")) {
         printf(",\"slot_lines\":%llu,\"tail_loads_new\":%llu,\"head_loads_new\":%llu,"
                "\"computed_lines_per_item\":%.4f",
@@ -535,6 +563,99 @@ static void versus(enum kind solo, enum kind ck, int producers, int consumers) {
         for (int i = 0; i < 2; i++) {
             result res = run_trial(both[i], producers, consumers, 1, items, false);
             print_run(test_name(solo), both[i], producers, consumers, 1, items, r, &res);
+        }
+}
+
+/* ---------------------------------------------------------- the hand-off */
+
+/* What one cache line costs to move: two threads on different cores pass
+ * a counter back and forth through two lines, each spinning on the line
+ * the other writes, without a pause (a pause would add its own latency
+ * to each wait). Half a round trip is one hand-off: a store on one core
+ * seen by a load on the other. The floor under every ring above. */
+static struct {
+    _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t ping;
+    _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t pong;
+} hand;
+
+static void pin_to(int i) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpus[i % ncpus], &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static void *pong_main(void *arg) {
+    uint64_t n = *(uint64_t *)arg;
+    pin_to(1);
+    for (uint64_t i = 1; i <= n; i++) {
+        /* Acquire and release: the pair a ring's publish uses. */
+        while (atomic_load_explicit(&hand.ping, memory_order_acquire) != i) continue;
+        atomic_store_explicit(&hand.pong, i, memory_order_release);
+    }
+    return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b) {
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Timed in chunks of HANDOFF_CHUNK round trips; a run reports its median
+ * chunk, so that a chunk in which the scheduler took a core away (a
+ * millisecond or more, on a shared machine) does not stand for the rest. */
+#define HANDOFF_CHUNK 1000
+#define HANDOFF_CHUNKS 100
+
+static void handoff_bench(void) {
+    uint64_t n = (uint64_t)HANDOFF_CHUNK * (quick ? HANDOFF_CHUNKS / 5 : HANDOFF_CHUNKS);
+    uint64_t chunk_ns[HANDOFF_CHUNKS];
+    for (int r = 1; r <= runs; r++) {
+        atomic_store(&hand.ping, 0);
+        atomic_store(&hand.pong, 0);
+        pthread_t th;
+        pin_to(0);
+        if (pthread_create(&th, NULL, pong_main, &n) != 0) abort();
+        struct rusage ru0, ru1;
+        getrusage(RUSAGE_SELF, &ru0);
+        size_t chunks = 0;
+        uint64_t t0 = now_ns();
+        for (uint64_t i = 1; i <= n; i++) {
+            atomic_store_explicit(&hand.ping, i, memory_order_release);
+            while (atomic_load_explicit(&hand.pong, memory_order_acquire) != i) continue;
+            if (i % HANDOFF_CHUNK == 0) {
+                uint64_t t1 = now_ns();
+                chunk_ns[chunks++] = t1 - t0;
+                t0 = t1;
+            }
+        }
+        getrusage(RUSAGE_SELF, &ru1);
+        pthread_join(th, NULL);
+        qsort(chunk_ns, chunks, sizeof *chunk_ns, cmp_u64);
+        printf("{\"bench\":\"queues\",\"kind\":\"run\",\"run_id\":\"%s\",\"test\":\"handoff\","
+               "\"impl\":\"none\",\"cores\":%d,\"round_trips\":%llu,\"run\":%d,\"quick\":%s,"
+               "\"pinning\":\"main on allowed cpu 0, the other thread on cpu 1\","
+               "\"chunk\":%d,\"ns_one_way\":%.1f,\"ns_one_way_fastest_chunk\":%.1f,\"preempted\":%ld}\n",
+               run_id, ncpus, (unsigned long long)n, r, quick ? "true" : "false", HANDOFF_CHUNK,
+               (double)chunk_ns[chunks / 2] / HANDOFF_CHUNK / 2.0, (double)chunk_ns[0] / HANDOFF_CHUNK / 2.0,
+               ru1.ru_nivcsw - ru0.ru_nivcsw);
+        fflush(stdout);
+    }
+    cpu_set_t all; /* main may run anywhere again */
+    CPU_ZERO(&all);
+    for (int i = 0; i < ncpus; i++) CPU_SET(cpus[i], &all);
+    pthread_setaffinity_np(pthread_self(), sizeof all, &all);
+}
+
+/* Two variants of the SPSC protocol built here, commit per 32, run by
+ * run alternated, with the same item count. */
+static void spsc_pair(const char *test, enum kind a, enum kind b) {
+    enum kind both[2] = {a, b};
+    uint64_t items = calibrate(both, 2, 1, 1, 32);
+    for (int r = 1; r <= runs; r++)
+        for (int i = 0; i < 2; i++) {
+            result res = run_trial(both[i], 1, 1, 32, items, false);
+            print_run(test, both[i], 1, 1, 32, items, r, &res);
         }
 }
 
@@ -655,14 +776,11 @@ int main(int argc, char **argv) {
     versus(MPSC, CK_MPSC, fit, 1);
     if (fit < 2) versus(MPSC, CK_MPSC, 2, 1);
 
-    /* Slot width: 8 B against 16 B, commit per 32, alternated. */
-    enum kind widths[] = {SLOT8, SLOT16};
-    items = calibrate(widths, 2, 1, 1, 32);
-    for (int r = 1; r <= runs; r++)
-        for (int i = 0; i < 2; i++) {
-            result res = run_trial(widths[i], 1, 1, 32, items, false);
-            print_run("slots", widths[i], 1, 1, 32, items, r, &res);
-        }
+    /* Slot width: 8 B against 16 B. */
+    spsc_pair("slots", SLOT8, SLOT16);
+    /* Layout: the producer's private fields on a line of their own (as in
+     * spsc_queue) against beside tail, on the line the consumer polls. */
+    spsc_pair("layout", SLOT8, ONE_LINE);
 
     /* Lines moved per item: commit per item against per 32, counted. */
     enum kind solo[] = {SPSC};
@@ -673,6 +791,7 @@ int main(int argc, char **argv) {
             print_run("lines", SPSC, 1, 1, b, items, r, &res);
         }
 
+    handoff_bench();
     pool_bench(2);
     return 0;
 }

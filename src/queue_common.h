@@ -38,7 +38,9 @@
  * the other's field ("false sharing"). So each queue puts the fields one
  * side writes on a line of their own, by aligning the first field of each
  * group to CACHE_LINE_SIZE; the compiler inserts the padding before it,
- * and a static_assert beside each struct checks the offsets. The items
+ * and a static_assert beside each struct checks the offsets. A counter
+ * the other side polls is best alone on its line, apart even from its
+ * owner's private fields (queue_spsc.c says why). The items
  * themselves are shared for real — a slot is written by one side and read
  * by the other — and there the cost is paid once per line, not per item:
  * eight words fill a line.

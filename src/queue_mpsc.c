@@ -6,7 +6,7 @@
  * Valkey: mpscEnqueue and mpscDequeueBatch in src/queues.c; the spill list
  * follows sendToMainThread and flushPendingIOResponses in io_threads.c.
  *
- * Who owns what. The consumer owns head and tail_cache. The producers
+ * Who owns what. The consumer owns head. The producers
  * share tail, which each advances with an atomic fetch-and-add to reserve
  * one position, and head_cache, a recent value of head that any producer
  * may refresh for the others. Each slot is written twice a lap: by the
@@ -43,6 +43,16 @@
  * that a producer preempted between its reservation and its store holds
  * back everyone after it until it runs again.
  *
+ * The slots, not tail, say what is there. The consumer never reads tail:
+ * a slot that is not 0 at a position p with head <= p < head + SIZE holds
+ * position p's item, since the lap before p was taken (and set back to 0)
+ * before head passed it, and the lap after p may not be written until
+ * head passes p. So the consumer reads slots from head on until it finds
+ * a 0, whether that 0 is a reserved hole or the end of what was sent.
+ * This keeps tail on a line that only producers touch: a consumer that
+ * polled tail would pull that line away from the producers' fetch-and-add
+ * for every item, on top of the slot line each item costs anyway.
+ *
  * Happens-before. Two edges, as in the SPSC ring, but on different
  * fields:
  *
@@ -75,7 +85,6 @@
 
 void mpsc_init(mpsc_queue *q) {
     atomic_init(&q->head, 0);
-    q->tail_cache = 0;
     atomic_init(&q->tail, 0);
     atomic_init(&q->head_cache, 0);
     for (size_t i = 0; i < MPSC_QUEUE_SIZE; i++) atomic_init(&q->slot[i], 0);
@@ -189,34 +198,27 @@ void mpsc_producer_reset(mpsc_producer *p) {
     *p = (mpsc_producer){0};
 }
 
-/* The consumer only. Contract: takes up to max items in position order
- * from head on, and stops at the first slot still 0 (reserved, not yet
- * written), however many are ready after it. tail (cached in tail_cache,
- * reread only when the copy says "empty") only bounds the search: it
- * counts reservations, so a relaxed load is enough; each slot is read
- * with acquire (edge 1: pairs with the producer's release store of the
- * item) and set back to 0. One release store of head + taken hands the
- * slots back (edge 2: pairs with the producers' acquire loads of head). */
+/* The consumer only. Contract: takes up to max items (at most a lap) in
+ * position order from head on, and stops at the first slot still 0 (not
+ * written yet, whether reserved or not), however many are ready after
+ * it; it never reads tail. Each slot is read with acquire (edge 1: pairs
+ * with the producer's release store of the item) and set back to 0. One
+ * release store of head + taken hands the slots back (edge 2: pairs with
+ * the producers' acquire loads of head). */
 /*@ mpsc-dequeue-batch */
 size_t mpsc_dequeue_batch(mpsc_queue *q, uintptr_t *out, size_t max) {
     /*@ exercise: mpsc-consume */
     /* Relaxed: the consumer reads back its own store. */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
-    if (head == q->tail_cache) {
-        /* Relaxed: tail says how many positions were reserved, not which
-         * were written; the slots say that, each with its own acquire. */
-        q->tail_cache = atomic_load_explicit(&q->tail, memory_order_relaxed);
-        if (head == q->tail_cache) return 0;
-    }
-    size_t n = q->tail_cache - head;
-    if (n > max) n = max;
+    /* Within one lap of head, a slot that is not 0 is its position's. */
+    if (max > MPSC_QUEUE_SIZE) max = MPSC_QUEUE_SIZE;
     size_t taken = 0;
-    for (; taken < n; taken++) {
+    for (; taken < max; taken++) {
         _Atomic uintptr_t *slot = &q->slot[(head + taken) & MPSC_MASK];
         /* Acquire pairs with the release store in mpsc_enqueue (edge 1):
          * what the producer wrote before sending is visible to us. */
         uintptr_t item = atomic_load_explicit(slot, memory_order_acquire);
-        if (item == 0) break; /* reserved, not yet written: keep order */
+        if (item == 0) break; /* not written yet: the end, or a hole; keep order */
         out[taken] = item;
         /* Relaxed: the release store of head below orders it before any
          * producer's next write to this slot (edge 2). */

@@ -30,7 +30,6 @@ typedef struct mpsc_queue {
     /* Line 0, the consumer's: it writes head; producers read it when the
      * ring looks full. */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head; /* next position to read */
-    size_t tail_cache;                             /* consumer's copy of tail */
 
     /* Line 1, the producers': every producer writes tail (to reserve) and
      * may write head_cache (to share a fresher head with the others). */

@@ -71,8 +71,17 @@ void spmc_init(spmc_queue *q) {
     }
 }
 
+/* Producer only. Contract: the item goes into the cell of position tail,
+ * and the cell's seq, not head, says whether it may: seq == tail means
+ * the last lap's consumer has read the cell and released it (acquire:
+ * edge 2). Anything else means full, even when head says there is room
+ * (a consumer may have claimed the cell and not yet read it). Then write
+ * the item with a plain store, publish it with one release store of
+ * seq = tail + 1 (edge 1), and move the private tail. Full: write
+ * nothing, return false. */
 /*@ spmc-enqueue */
 bool spmc_enqueue(spmc_queue *q, uintptr_t item) {
+    /*@ exercise: spmc-publish */
     assert(item != 0);
     spmc_cell *c = &q->cell[q->tail & SPMC_MASK];
     /* Acquire pairs with the release store seq = p + SIZE in spmc_dequeue
@@ -83,6 +92,7 @@ bool spmc_enqueue(spmc_queue *q, uintptr_t item) {
     atomic_store_explicit(&c->seq, q->tail + 1, memory_order_release);
     q->tail++;
     return true;
+    /*@ end */
 }
 /*@ end */
 
@@ -99,8 +109,18 @@ size_t spmc_size(spmc_queue *q) {
     return q->tail - atomic_load_explicit(&q->head, memory_order_relaxed);
 }
 
+/* Any consumer. Contract: claims the oldest published position and
+ * returns its item, or 0 when nothing is published at head. Look before
+ * claiming: read the cell's seq at head (acquire, edge 1) and compare it
+ * with head + 1 on the signed difference: equal, try to claim head by a
+ * compare-and-swap of head to head + 1; smaller, return 0 without
+ * touching head; larger, another consumer took head, so reread head and
+ * look again. Only the winner of the CAS reads the item, then releases
+ * the cell for the producer's next lap with a release store of seq =
+ * head + SPMC_QUEUE_SIZE (edge 2), after its read of the item. */
 /*@ spmc-dequeue */
 uintptr_t spmc_dequeue(spmc_queue *q) {
+    /*@ exercise: spmc-claim */
     /* Relaxed: head is only the position to try; the claim is the CAS. */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     for (;;) {
@@ -126,5 +146,6 @@ uintptr_t spmc_dequeue(spmc_queue *q) {
             return item;
         }
     }
+    /*@ end */
 }
 /*@ end */

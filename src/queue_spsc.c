@@ -8,8 +8,7 @@
  * Who owns what. The consumer owns head: it alone writes it, and it keeps
  * tail_cache, its private copy of tail. The producer owns tail: it alone
  * writes it, and it keeps two private fields, tail_local (where the next
- * item goes) and head_cache (its copy of head). Each thread thus writes
- * one cache line of the struct and only reads the other's. At all times
+ * item goes) and head_cache (its copy of head). At all times
  *
  *     head_cache <= head <= tail <= tail_local <= head + SPSC_QUEUE_SIZE
  *     tail_cache <= tail
@@ -42,6 +41,16 @@
  * Edge (2) is easy to forget, since no data flows along it; without it, a
  * compiler or a weakly ordered CPU may let the new item reach the slot
  * before the consumer's read of the old one, and the old one is lost.
+ *
+ * Four lines. Each counter the other side reads sits alone on its line,
+ * and each side's private fields on a line of their own. The line that
+ * matters is tail's: a consumer that has caught up rereads tail on every
+ * poll, taking a copy of its line. Were tail_local beside it, as the
+ * usual two-line layout has it, the producer's next enqueue would have to
+ * take the line back before writing tail_local, once per poll, whether
+ * or not anything was published; apart, the polls cost the producer one
+ * trip per commit, the one the commit makes anyway. The benchmark runs
+ * both layouts (chapter 03).
  *
  * The stale copies are safe (queue_common.h): a stale head_cache only
  * makes the ring look full, a stale tail_cache only makes it look empty,

@@ -24,22 +24,30 @@ static_assert(QUEUE_IS_POW2(SPSC_QUEUE_SIZE), "SPSC_QUEUE_SIZE must be a power o
 
 /*@ spsc-queue */
 typedef struct spsc_queue {
-    /* Line 0, the consumer's: it writes head, the producer only reads it. */
+    /* Line 0: head, written by the consumer once per batch it takes; the
+     * producer reads it only when its copy says the ring is full. */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head; /* next position to read */
-    size_t tail_cache;                             /* consumer's copy of tail */
 
-    /* Line 1, the producer's: it writes everything here; the consumer
-     * reads tail only. */
+    /* Line 1: tail, written by the producer once per commit; the
+     * consumer reads it only when its copy says the ring is empty. */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t tail; /* published: the consumer may read below it */
-    size_t tail_local;                             /* next position to write; >= tail */
+
+    /* Line 2, the consumer's alone. */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_cache;   /* consumer's copy of tail */
+
+    /* Line 3, the producer's alone: written on every enqueue, so kept off
+     * the line the consumer polls (queue_spsc.c, "Four lines"). */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_local;   /* next position to write; >= tail */
     size_t head_cache;                             /* producer's copy of head */
 
-    /* Lines 2 onwards: the ring, 8 words to a line. */
+    /* Lines 4 onwards: the ring, 8 words to a line. */
     _Alignas(CACHE_LINE_SIZE) uintptr_t slot[SPSC_QUEUE_SIZE];
 } spsc_queue;
 
-static_assert(offsetof(spsc_queue, tail) == 1 * CACHE_LINE_SIZE, "producer fields on their own line");
-static_assert(offsetof(spsc_queue, slot) == 2 * CACHE_LINE_SIZE, "ring starts on its own line");
+static_assert(offsetof(spsc_queue, tail) == 1 * CACHE_LINE_SIZE, "the published tail on its own line");
+static_assert(offsetof(spsc_queue, tail_cache) == 2 * CACHE_LINE_SIZE, "consumer's private line");
+static_assert(offsetof(spsc_queue, tail_local) == 3 * CACHE_LINE_SIZE, "producer's private line");
+static_assert(offsetof(spsc_queue, slot) == 4 * CACHE_LINE_SIZE, "ring starts on its own line");
 /*@ end */
 
 /* Empties q. Not thread-safe: before either side uses it. */

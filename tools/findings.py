@@ -735,7 +735,7 @@ def queue_cfg(ln, extra=()):
 
 
 def h_queues(run, lines, bench):
-    """Rows F2.1-F2.13 and F3.1-F3.4 from bench/queues.c's run lines."""
+    """Rows F2.1-F2.13 and F3.1-F3.8 from bench/queues.c's run lines."""
     base = base_conditions(run)
     cmd, src = "make findings BENCH=queues", run.rel(bench)
     rows = []
@@ -752,6 +752,10 @@ def h_queues(run, lines, bench):
             # Another process taking a pinned thread's core shows here.
             text += "; threads preempted %s times in the runs" % "/".join(str(x["preempted"]) for x in side)
         return text
+
+    # One line handed between the cores (F3.8): the floor F2.4 is read against.
+    hand = queue_runs(lines, "handoff")
+    hand_ns = median_of(hand, "ns_one_way") if hand else None
 
     # SPSC: commit batches, ck_ring, mutex (F2.1-F2.4, F2.11).
     spsc = {"batched": queue_runs(lines, "spsc", impl="soloist", commit_batch=32),
@@ -773,10 +777,13 @@ def h_queues(run, lines, bench):
                               "ck_ring holds size - 1 items", runs_cfg(ck, "soloist")]))
         ratio = ns(ck) / ns(b)
         met = ratio >= 3.0 and ns(b) <= 1.5
+        floor = ("; one hand-off of a line between the cores takes %.1f ns (F3.8), so a batch of 32 "
+                 "that the consumer takes as soon as it is published costs at least %.2f ns/item"
+                 % (hand_ns, hand_ns / 32) if hand_ns else "")
         row("F2.4", "SPSC batched against ck_ring SPSC: how many times faster (target ≥ 3×, and ≤ 1.5 ns/item)",
             "**%s** (ck_ring %.2f / soloist %.2f ns/item; %s); %.2f ns/item against the 1.5 ns target "
-            "— target %s" % (fmt_ratio(ratio), ns(ck), ns(b), speed_sep(b, ck), ns(b),
-                             "met" if met else "not met"),
+            "— target %s%s" % (fmt_ratio(ratio), ns(ck), ns(b), speed_sep(b, ck), ns(b),
+                               "met" if met else "not met", floor),
             queue_cfg(b[0], ["soloist commits every 32 items", "medians of runs alternated in one run"]))
         mutex = queue_runs(lines, "spsc", impl="mutex_condvar")
         if mutex:
@@ -867,6 +874,38 @@ def h_queues(run, lines, bench):
             "**%s** (%s)" % (fmt_ratio(ips["8-byte"] / ips["16-byte"]),
                              separation([x["ns_per_item"] for x in s8], [x["ns_per_item"] for x in s16],
                                         ("8 B", "16 B")).replace("lower", "faster")), cfg)
+
+    # Where the producer's private fields live (F3.5-F3.7).
+    lay = {"own line": queue_runs(lines, "layout", producer_fields="own line"),
+           "beside tail": queue_runs(lines, "layout", producer_fields="beside tail")}
+    if any(lay.values()):
+        one_run_id(lay, "layout")
+        own, beside = lay["own line"], lay["beside tail"]
+        cfg = queue_cfg(own[0], ["the SPSC protocol built in the benchmark, 8-byte slots, nothing else different",
+                                 "commit every 32 items", "consumer takes up to 32 per call",
+                                 "layouts alternated, %d runs each, median" % len(own)])
+        row("F3.5", "SPSC protocol, the producer's tail_local and head_cache on a line of their own "
+            "(spsc_queue's layout): ns per item",
+            "**%.2f ns/item** (runs %s)" % (ns(own), ns_runs(own)), cfg)
+        row("F3.6", "SPSC protocol, tail_local and head_cache beside tail, on the line the consumer polls: "
+            "ns per item", "**%.2f ns/item** (runs %s)" % (ns(beside), ns_runs(beside)), cfg)
+        row("F3.7", "the producer's fields on their own line against beside tail: how many times faster",
+            "**%s** (%.2f / %.2f ns/item; %s)" % (
+                fmt_ratio(ns(beside) / ns(own)), ns(beside), ns(own),
+                separation([x["ns_per_item"] for x in own], [x["ns_per_item"] for x in beside],
+                           ("own line", "beside tail")).replace("lower", "faster")), cfg)
+
+    if hand:
+        ln = hand[0]
+        row("F3.8", "one cache line handed from one core to the other: ns per one-way hand-off "
+            "(ping-pong between two pinned threads, half the round trip)",
+            "**%.1f ns** (runs %s; fastest chunk %.1f ns)" % (
+                hand_ns, "/".join("%.1f" % x["ns_one_way"] for x in hand),
+                min(x["ns_one_way_fastest_chunk"] for x in hand)),
+            ["2 threads on %d cores" % ln["cores"], ln["pinning"],
+             "%s round trips per run, timed in chunks of %d, each run its median chunk" % (
+                 fmt_rps(ln["round_trips"]), ln["chunk"]),
+             "spin without pause", "%d runs, median" % len(hand)])
 
     # Cache lines per item (F3.4).
     per = {"per-item commit": queue_runs(lines, "lines", commit_batch=1),

@@ -4,7 +4,8 @@
  * mpsc_send: reserve a position with a fetch-and-add, keep it in a ticket
  * when the ring is full, spill what does not fit and flush it later, never
  * letting a new item overtake a spilled one. One consumer takes batches of
- * 1..BATCH, stopping at a reserved slot not yet written. Spin explores
+ * 1..BATCH, stopping at the first slot not yet written (it never reads
+ * tail, as in the C code). Spin explores
  * every interleaving of their steps (one load, store or fetch-and-add of a
  * shared field each, as in the C code).
  *
@@ -18,7 +19,8 @@
  * Mutations Spin must catch: -DBUG_OVERTAKE lets a new item try the ring
  * before the spilled ones (an item out of its producer's order);
  * -DBUG_SKIP_HOLE lets the consumer take items past a reserved, unwritten
- * slot (an item lost or out of order).
+ * slot (it reads tail to tell a hole from the end; an item lost or out of
+ * order).
  */
 /* Small, and enough for every case: four items in two slots fill the
  * ring, so positions are reserved past it, kept in tickets, spilled and
@@ -111,7 +113,7 @@ proctype producer(byte p) {
 
 active proctype consumer() {
     byte next[P];
-    byte h, tail_cache = 0, n, i, max, w, total = 0;
+    byte h, i, max, w, total = 0;
     do
     :: total == P * M -> break
     :: else ->
@@ -120,27 +122,14 @@ active proctype consumer() {
         :: max = BATCH
         fi;
         h = head;
-        if
-        :: h == tail_cache ->
-            tail_cache = tail;
-            if
-            :: h == tail_cache -> (tail != h); goto again   /* empty */
-            :: else -> skip
-            fi
-        :: else -> skip
-        fi;
-        n = tail_cache - h;
-        if
-        :: n > max -> n = max
-        :: else -> skip
-        fi;
         i = 0;
         do
-        :: i < n ->
+        :: i < max ->                                 /* never reads tail */
             w = slot[(h + i) % SIZE];
             if
 #ifdef BUG_SKIP_HOLE
-            :: w == 0 -> i++                          /* step over the hole */
+            :: w == 0 && h + i != tail -> i++         /* reserved: step over the hole */
+            :: w == 0 && h + i == tail -> break       /* nothing reserved there */
 #else
             :: w == 0 -> break                        /* a hole: keep order */
 #endif
@@ -154,9 +143,8 @@ active proctype consumer() {
         od;
         if
         :: i > 0 -> head = h + i; total = total + i
-        :: else -> (slot[h % SIZE] != 0)              /* wait at the hole */
-        fi;
-again:  skip
+        :: else -> (slot[h % SIZE] != 0)              /* empty, or a hole: wait */
+        fi
     od
 }
 

@@ -157,7 +157,6 @@ static void test_mpsc_wraparound(void **state) {
     atomic_store(&q->head, base);
     atomic_store(&q->tail, base);
     atomic_store(&q->head_cache, base);
-    q->tail_cache = base;
     mpsc_producer p = {0};
     uint64_t rng = 7;
     size_t sent = 0, got = 0, total = 3 * MPSC_QUEUE_SIZE;

@@ -93,7 +93,9 @@ static void test_spmc_wraparound(void **state) {
     for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++) atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
     uint64_t rng = 3;
     size_t sent = 0, got = 0, total = 5 * SPMC_QUEUE_SIZE;
+    size_t idle = 0; /* rounds in a row that moved nothing: a stuck ring fails, not hangs */
     while (got < total) {
+        size_t before = sent + got;
         size_t burst = rng_range(&rng, 0, 100);
         while (burst-- > 0 && sent < total && spmc_enqueue(q, ITEM(0, sent))) sent++;
         assert_int_equal(spmc_size(q), sent - got);
@@ -103,6 +105,8 @@ static void test_spmc_wraparound(void **state) {
             assert_int_equal(item, ITEM(0, got));
             got++;
         }
+        idle = sent + got == before ? idle + 1 : 0;
+        assert_true(idle < 1000);
     }
     assert_true(atomic_load(&q->head) < base); /* it did wrap */
     assert_true(spmc_is_empty(q));
