@@ -24,7 +24,8 @@
  *           L1D read-miss counter where perf_event_open allows it);
  *   handoff one line's round trip between two cores (ping-pong), halved:
  *           what one hand-off of a cache line costs, the rings' floor;
- *   pool    an io_threads pool's idle workers, parked and active.
+ *   pool    an io_threads pool's idle workers: parked, active spinning
+ *           (as Valkey's do), and active with soloist's spin-then-sleep.
  *
  * soloist's and ck_ring's runs alternate, with the same capacity and the
  * same item count, and each thread is pinned to a core of its own while
@@ -693,12 +694,22 @@ static uint64_t workers_cpu_ns(int *count) {
     return total;
 }
 
+/* Three states of an idle pool: parked (main holds every worker's
+ * mutex), active spinning for as long as it is active (Valkey's workers;
+ * here an idle spin longer than the run), and active with soloist's
+ * default: spin io-threads-idle-spin-us (20 µs), then sleep. */
 static void pool_bench(int workers) {
+    static const struct {
+        const char *state;
+        int active;
+        unsigned spin_us;
+    } states[] = {{"parked", 0, 20}, {"active", 1, 3600u * 1000000u}, {"active-sleeps", 1, 20}};
     int wall_ms = quick ? 60 : 300;
     io_threads_init(workers + 1);
     for (int r = 1; r <= runs; r++) {
-        for (int active = 0; active < 2; active++) {
-            if (!io_threads_set_active(active ? workers + 1 : 1)) abort();
+        for (size_t k = 0; k < sizeof states / sizeof states[0]; k++) {
+            io_threads_set_idle_spin_us(states[k].spin_us);
+            if (!io_threads_set_active(states[k].active ? workers + 1 : 1)) abort();
             usleep(20000); /* let woken workers start spinning, parked ones sleep */
             int n;
             uint64_t c0 = workers_cpu_ns(&n), t0 = now_ns();
@@ -706,11 +717,11 @@ static void pool_bench(int workers) {
             uint64_t c1 = workers_cpu_ns(&n), t1 = now_ns();
             double pct = n ? 100.0 * (double)(c1 - c0) / (double)(t1 - t0) / n : -1;
             printf("{\"bench\":\"queues\",\"kind\":\"run\",\"run_id\":\"%s\",\"test\":\"pool\","
-                   "\"impl\":\"soloist\",\"state\":\"%s\",\"workers\":%d,\"workers_seen\":%d,"
+                   "\"impl\":\"soloist\",\"state\":\"%s\",\"idle_spin_us\":%u,\"workers\":%d,\"workers_seen\":%d,"
                    "\"cores\":%d,\"oversubscribed\":%s,\"wall_ms\":%.1f,\"run\":%d,\"quick\":%s,"
                    "\"clock\":\"/proc/self/task/*/schedstat of io_thd_* threads\","
                    "\"cpu_pct_per_worker\":%.3f}\n",
-                   run_id, active ? "active" : "parked", workers, n, ncpus,
+                   run_id, states[k].state, states[k].spin_us, workers, n, ncpus,
                    workers > ncpus ? "true" : "false", (double)(t1 - t0) / 1e6, r,
                    quick ? "true" : "false", pct);
             fflush(stdout);

@@ -201,6 +201,11 @@ static void wake_workers(int n, int only_tid) {
 
 void io_threads_set_idle_spin_us(unsigned us) {
     atomic_store_explicit(&idle.spin_ns, (uint64_t)us * 1000, memory_order_relaxed);
+    /* Sleepers go round once, so that a longer spin applies to them too. */
+    for (int tid = 1; tid < pool.num; tid++) {
+        io_worker *w = &workers[tid];
+        if (atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed)) futex_wake(&w->asleep);
+    }
 }
 
 int io_threads_main_wake_fd(void) { return idle.main_fd; }

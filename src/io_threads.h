@@ -102,7 +102,7 @@ size_t io_threads_take_results(job_word *out, size_t max);
 
 /* How long an active worker with nothing to do spins before it sleeps
  * (io-threads-idle-spin-us); io_threads.c says why it does not spin for
- * ever as Valkey's do. */
+ * ever as Valkey's do. Sleeping workers wake once to take the new value. */
 void io_threads_set_idle_spin_us(unsigned us);
 
 /* Main's sleep while results are owed. The eventfd (-1 before a pool with

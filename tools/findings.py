@@ -735,7 +735,7 @@ def queue_cfg(ln, extra=()):
 
 
 def h_queues(run, lines, bench):
-    """Rows F2.1-F2.13 and F3.1-F3.8 from bench/queues.c's run lines."""
+    """Rows F2.1-F2.14 and F3.1-F3.8 from bench/queues.c's run lines."""
     base = base_conditions(run)
     cmd, src = "make findings BENCH=queues", run.rel(bench)
     rows = []
@@ -840,9 +840,12 @@ def h_queues(run, lines, bench):
             % (fmt_ratio(ratio), ns(c), ns(a), speed_sep(a, c), "met" if ratio >= 1.0 else "not met", extra_r),
             queue_cfg(ln, ["medians of runs alternated in one run"]))
 
-    # The idle pool (F2.12, F2.13).
+    # The idle pool (F2.12, F2.13, F2.14).
     for rid, state, what in (("F2.12", "parked", "parked (sleeping on their mutex)"),
-                             ("F2.13", "active", "active with nothing to do (spinning)")):
+                             ("F2.13", "active", "active with nothing to do, spinning as long as they are "
+                                                 "active (Valkey's workers)"),
+                             ("F2.14", "active-sleeps", "active with nothing to do, soloist's default: spin "
+                                                        "io-threads-idle-spin-us, then sleep on a futex")):
         side = queue_runs(lines, "pool", state=state)
         if not side:
             continue
@@ -853,7 +856,8 @@ def h_queues(run, lines, bench):
             % (pct, "/".join("%.2f" % x["cpu_pct_per_worker"] for x in side)),
             ["%d workers, no jobs" % ln["workers"], "%.0f ms of wall time per run" % ln["wall_ms"],
              "CPU from %s" % ln["clock"], "%d cores" % ln["cores"],
-             "%d runs, median, parked and active alternated" % len(side)],
+             "%d runs, median, the three states alternated" % len(side)]
+            + (["idle spin %d µs" % ln["idle_spin_us"]] if ln.get("idle_spin_us") is not None else []),
             "spinning workers share the cores with whatever else runs" if state == "active" else "")
 
     # Slot width (F3.1-F3.3).
