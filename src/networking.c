@@ -184,11 +184,19 @@ static void free_argv(int argc, obj **argv) {
     zfree(argv);
 }
 
+/* Step 7: a reference block's count on its value is dropped here, on
+ * main, once no worker can be reading the value: the block is fully
+ * written, or the client is being freed while no job owns it. */
+static void reply_block_free(reply_block *b) {
+    if (b->ref) obj_decr_ref(b->ref);
+    zfree(b);
+}
+
 static void free_reply_blocks(client *c) {
     reply_block *b = c->reply_head;
     while (b) {
         reply_block *next = b->next;
-        zfree(b);
+        reply_block_free(b);
         b = next;
     }
     c->reply_head = c->reply_tail = NULL;
@@ -533,7 +541,7 @@ static void consume_written(client *c, size_t n) {
         if (!c->reply_head) c->reply_tail = NULL;
         c->reply_bytes -= b->size;
         c->reply_blocks--;
-        zfree(b);
+        reply_block_free(b);
     }
     c->sentlen += n;
 }
