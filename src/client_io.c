@@ -42,8 +42,8 @@
  * REFERENCES AND THE LIMIT PER TURN (step 7)
  *
  * A reference block's output is its header, then a stored value's own
- * bytes, then CRLF (client.h); chunk_iov turns any byte range of it into
- * up to three iovecs, so writev sends the value straight from the
+ * bytes, then CRLF (client.h); reply_chunk_iov (reply.c) turns any
+ * byte range of it into up to three iovecs, so writev sends the value straight from the
  * keyspace's allocation and a partial write resumes mid-value from
  * sentlen like any other. The worker may read the value because main
  * raised its count before the hand-off and drops it only after the job
@@ -63,6 +63,7 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "reply.h"
 #include "resp.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -219,37 +220,6 @@ void client_io_mark_write(client *c) {
 }
 /*@ end */
 
-/*@ write-iov */
-/* The iovecs for the output bytes [from, to) of one chunk, buf (b ==
- * NULL) or block b: at most room of them; returns how many, or 0 when
- * they do not fit. buf and a plain block are one span; a reference block
- * (step 7) is three: its header, the value's own bytes, its CRLF. A
- * partial write may leave from anywhere, inside the value included. */
-static int chunk_iov(const char *buf, const reply_block *b, size_t from, size_t to, struct iovec *iov, int room) {
-    if (!b || !b->ref) {
-        if (room < 1) return 0;
-        iov[0].iov_base = (char *)(b ? b->buf : buf) + from;
-        iov[0].iov_len = to - from;
-        return 1;
-    }
-    size_t h = b->hdr_len, v = b->used - h - 2; /* the value's length, as main appended it */
-    const struct {
-        const char *base;
-        size_t start, end;
-    } seg[3] = {{b->buf, 0, h}, {b->ref->ptr, h, h + v}, {b->buf + h, h + v, h + v + 2}};
-    int n = 0;
-    for (int i = 0; i < 3; i++) {
-        size_t s = from > seg[i].start ? from : seg[i].start;
-        size_t e = to < seg[i].end ? to : seg[i].end;
-        if (s >= e) continue;
-        if (n == room) return 0;
-        iov[n].iov_base = (char *)seg[i].base + (s - seg[i].start);
-        iov[n++].iov_len = e - s;
-    }
-    return n;
-}
-/*@ end */
-
 /*@ write-io */
 /* A position in the pending output: in buf (b == NULL) or in block b. */
 typedef struct out_cursor {
@@ -298,7 +268,7 @@ void client_io_write(client *c) {
             size_t end = chunk_end(c, &g);
             if (max && end - g.off > max - total - offered) end = g.off + (max - total - offered);
             if (end > g.off) {
-                int k = chunk_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
+                int k = reply_chunk_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
                 if (k == 0) break; /* out of iovecs: the rest next call */
                 iovcnt += k;
                 offered += end - g.off;

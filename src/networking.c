@@ -184,14 +184,6 @@ static void free_argv(int argc, obj **argv) {
     zfree(argv);
 }
 
-/* Step 7: a reference block's count on its value is dropped here, on
- * main, once no worker can be reading the value: the block is fully
- * written, or the client is being freed while no job owns it. */
-static void reply_block_free(reply_block *b) {
-    if (b->ref) obj_decr_ref(b->ref);
-    zfree(b);
-}
-
 static void free_reply_blocks(client *c) {
     reply_block *b = c->reply_head;
     while (b) {
