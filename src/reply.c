@@ -268,7 +268,7 @@ static void append_reference(client *c, obj *o) {
     memcpy(b->buf + hlen, "\r\n", 2);
     b->next = NULL;
     b->ref = o;
-    obj_incr_ref(o); /* main's; dropped when the block is freed (networking.c) */
+    obj_incr_ref(o); /* main's; dropped by reply_block_free once the block is written */
     b->hdr_len = (uint32_t)hlen;
     b->size = b->used = hlen + o->len + 2;
     if (c->reply_tail)
