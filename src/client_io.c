@@ -42,10 +42,10 @@
  * REFERENCES AND THE LIMIT PER TURN (step 7)
  *
  * A reference block's output is its header, then a stored value's own
- * bytes, then CRLF (client.h); reply_chunk_iov (reply.c) turns any
- * byte range of it into up to three iovecs, so writev sends the value straight from the
- * keyspace's allocation and a partial write resumes mid-value from
- * sentlen like any other. The worker may read the value because main
+ * bytes, then CRLF (client.h); reply_chunk_iov (reply.c) turns any byte
+ * range of it into up to three iovecs, so writev sends the value
+ * straight from the keyspace's allocation and a partial write resumes
+ * mid-value from sentlen like any other. The worker may read the value because main
  * raised its count before the hand-off and drops it only after the job
  * is back, and because a string whose count is above one is never
  * changed in place (db_unshare_string copies it first). The write on main

@@ -83,9 +83,10 @@
  * with write() when there is one chunk (the common case: a small reply
  * in buf) and writev() otherwise; account what was taken. It stops when
  * nothing is pending, on a short write, on EAGAIN, or once the bytes
- * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): the check
- * comes before each system call, so the call that crosses 64 KB is the
- * last, and one event writes at most 64 KB plus one call's worth. Then the
+ * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step
+ * 7 each call is offered no more than what is left of the 64 KB, so one
+ * event on main writes at most 64 KB, however large one reply (a worker's
+ * write has no such limit: client_io.c). Then the
  * next client gets its turn; a client left with bytes pending keeps its
  * AE_WRITABLE handler and continues on the next turn.
  *
