@@ -42,7 +42,7 @@
  * REFERENCES AND THE LIMIT PER TURN (step 7)
  *
  * A reference block's output is its header, then a stored value's own
- * bytes, then CRLF (client.h); reply_chunk_iov (reply.c) turns any byte
+ * bytes, then CRLF (client.h); reply_block_iov (reply_block.c) turns any byte
  * range of it into up to three iovecs, so writev sends the value
  * straight from the keyspace's allocation and a partial write resumes
  * mid-value from sentlen like any other. The worker may read the value because main
@@ -63,7 +63,7 @@
 #include <unistd.h>
 
 #include "anet.h"
-#include "reply.h"
+#include "reply_block.h"
 #include "resp.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -268,7 +268,7 @@ void client_io_write(client *c) {
             size_t end = chunk_end(c, &g);
             if (max && end - g.off > max - total - offered) end = g.off + (max - total - offered);
             if (end > g.off) {
-                int k = reply_chunk_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
+                int k = reply_block_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
                 if (k == 0) break; /* out of iovecs: the rest next call */
                 iovcnt += k;
                 offered += end - g.off;

@@ -121,6 +121,7 @@
 #include "io_offload.h"
 #include "memory_prefetch.h"
 #include "reply.h"
+#include "reply_block.h"
 #include "resp.h"
 #include "server.h"
 #include "util.h"

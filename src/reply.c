@@ -5,8 +5,7 @@
  * encoding of every reply type for the protocol the client chose with
  * HELLO. networking.c owns sending them.
  * Threads: main only, while it owns the client (from step 4: while the
- * client's io state is idle); except reply_chunk_iov, which a write job
- * runs on any thread over the output below the watermark.
+ * client's io state is idle).
  * Valkey: src/networking.c _addReplyToBuffer, _addReplyProtoToList,
  * addReplyDeferredLen; Redis 7 src/server.c clientsCronResizeOutputBuffer.
  *
@@ -48,9 +47,10 @@
  * rules make that safe with a worker writing the block:
  *
  *   - main raises the value's count when it appends the block and drops
- *     it in reply_block_free, which runs only once no write job can be
- *     reading the block (fully written, or its client freed while idle);
- *     counts are touched by main alone, so they need no atomics;
+ *     it in reply_block_free (reply_block.c), which runs only once no
+ *     write job can be reading the block (fully written, or its client
+ *     freed while idle); counts are touched by main alone, so they need
+ *     no atomics;
  *   - a string whose count is above one is never changed in place:
  *     APPEND, SETRANGE and SETBIT write into a copy (db_unshare_string),
  *     so the referenced bytes stay as they were when the GET ran, even if
@@ -59,10 +59,9 @@
  *     so sentlen, the watermark and client-output-buffer-limit treat it
  *     like the copy it replaces, and nothing can be appended into it.
  *
- * reply_chunk_iov lays a chunk's bytes out as iovecs for writev: one for
- * buf or a plain block, up to three for a reference block (header, the
- * value's own bytes, CRLF), from any offset a partial write left.
- * reply-copy-avoidance no (soloist's switch, not Valkey's) copies as
+ * reply_block.c lays a block's bytes out as iovecs for writev (up to
+ * three for a reference block: header, the value's own bytes, CRLF),
+ * from any offset a partial write left. reply-copy-avoidance no (soloist's switch, not Valkey's) copies as
  * before; INFO reply_bytes_copied counts the bulk bytes that were copied.
  */
 #include "reply.h"
@@ -268,7 +267,9 @@ static void append_reference(client *c, obj *o) {
     memcpy(b->buf + hlen, "\r\n", 2);
     b->next = NULL;
     b->ref = o;
+    /*@ exercise: ref-take */
     obj_incr_ref(o); /* main's; dropped by reply_block_free once the block is written */
+    /*@ end */
     b->hdr_len = (uint32_t)hlen;
     b->size = b->used = hlen + o->len + 2;
     if (c->reply_tail)
@@ -289,45 +290,6 @@ void reply_bulk(client *c, obj *o) {
     client_queue_pending_write(c);
     append_reference(c, o);
     client_check_output_limits(c);
-}
-/*@ end */
-
-/*@ reply-ref-iov */
-int reply_chunk_iov(const char *buf, const reply_block *b, size_t from, size_t to, struct iovec *iov, int room) {
-    /*@ exercise: ref-iov */
-    if (!b || !b->ref) { /* buf or a plain block: one span */
-        if (room < 1) return 0;
-        iov[0].iov_base = (char *)(b ? b->buf : buf) + from;
-        iov[0].iov_len = to - from;
-        return 1;
-    }
-    /* A reference block: its header, the value's own bytes, its CRLF.
-     * The value's length comes from the block, as main appended it. */
-    size_t h = b->hdr_len, v = b->used - h - 2;
-    const struct {
-        const char *base;
-        size_t start, end;
-    } seg[3] = {{b->buf, 0, h}, {b->ref->ptr, h, h + v}, {b->buf + h, h + v, h + v + 2}};
-    int n = 0;
-    for (int i = 0; i < 3; i++) {
-        size_t s = from > seg[i].start ? from : seg[i].start;
-        size_t e = to < seg[i].end ? to : seg[i].end;
-        if (s >= e) continue;
-        if (n == room) return 0;
-        iov[n].iov_base = (char *)seg[i].base + (s - seg[i].start);
-        iov[n++].iov_len = e - s;
-    }
-    return n;
-    /*@ end */
-}
-/*@ end */
-
-/*@ reply-ref-release */
-void reply_block_free(reply_block *b) {
-    /*@ exercise: ref-release */
-    if (b->ref) obj_decr_ref(b->ref); /* the count append_reference raised */
-    zfree(b);
-    /*@ end */
 }
 /*@ end */
 

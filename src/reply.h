@@ -11,28 +11,15 @@
 #define SOLOIST_REPLY_H
 
 #include <stddef.h>
-#include <sys/uio.h>
 
 struct client;
 struct obj;
-struct reply_block;
 
 /* Step 7: a bulk string of at least this many bytes goes into the reply
  * by reference instead of being copied (reply.c, "Large replies"): from
  * here a copy costs more than the reference's bookkeeping. Valkey's
  * min-string-size-avoid-copy-reply has the same default. */
 #define REPLY_REF_MIN 16384
-
-/* Step 7: the iovecs for the output bytes [from, to) of one chunk of a
- * client's pending output: buf (b == NULL, its bytes at buf) or block
- * b; at most room of them. Returns how many, or 0 when they do not fit.
- * Any thread that may read the chunk (a write job, below the watermark). */
-int reply_chunk_iov(const char *buf, const struct reply_block *b, size_t from, size_t to, struct iovec *iov,
-                    int room);
-/* Step 7: frees a block that no write job can be reading (fully
- * written, or its client being freed), dropping a reference block's
- * count on its value. Main only. */
-void reply_block_free(struct reply_block *b);
 
 /* Raw protocol bytes, appended as they are. */
 void reply_proto(struct client *c, const char *s, size_t len);
