@@ -99,20 +99,23 @@ class BigValuesTest(harness.ServerTestCase):
         self.roundtrip("big", value(8 * MB, 7))
         self.assertGreaterEqual(info_field(self.c, "stats", "reply_bytes_copied"), copied + 8 * MB)
 
-    def test_mget_getdel_getex_in_a_pipeline(self):
+    def test_mget_getdel_getex_getset_in_a_pipeline(self):
         a, b = value(2 * MB, 1), value(3 * MB, 2)
         self.c.request("SET", "a", a)
         self.c.request("SET", "b", b)
         self.c.send(harness.encode("MGET", "a", "nokey", "b") + harness.encode("GETEX", "a", "PX", "100000") +
-                    harness.encode("GETDEL", "b") + harness.encode("PING"))
-        replies = self.c.read_replies(4, timeout=30)
+                    harness.encode("GETDEL", "b") + harness.encode("GETSET", "a", "x") + harness.encode("GET", "a") +
+                    harness.encode("PING"))
+        replies = self.c.read_replies(6, timeout=30)
 
         def bulk(v):
             return b"$%d\r\n" % len(v) + v + b"\r\n"
         self.assertTrue(replies[0] == b"*3\r\n" + bulk(a) + b"$-1\r\n" + bulk(b), "MGET")
         self.assertTrue(replies[1] == bulk(a), "GETEX")
         self.assertTrue(replies[2] == bulk(b), "GETDEL")
-        self.assertEqual(replies[3], b"+PONG\r\n")
+        self.assertTrue(replies[3] == bulk(a), "GETSET: the old value, whole, though the key changed at once")
+        self.assertEqual(replies[4], b"$1\r\nx\r\n")
+        self.assertEqual(replies[5], b"+PONG\r\n")
         self.assertEqual(self.c.request("EXISTS", "b"), b":0\r\n")
 
     def test_changed_while_in_flight_still_sent_whole(self):
