@@ -16,7 +16,7 @@ these files by tools/findings.py; nothing here summarises.
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
-            prefetch_micro, prefetch_e2e, zset_memory, server_vs_redis_pinned
+            prefetch_micro, prefetch_e2e, big_values, zset_memory, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -47,7 +47,7 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "zset_memory"]
+       "big_values", "zset_memory"]
 
 
 def sh(argv, default=""):
@@ -245,6 +245,11 @@ def command_for(n, a):
         return [os.path.join(HERE, "threads_vs_redis.py")], {}, 75 if q else 330
     if n == "prefetch_e2e":
         return [os.path.join(HERE, "prefetch_e2e.py")], {}, 120 if q else 330
+    if n == "big_values":
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        return ([os.path.join(HERE, "big_values.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
+                120 if q else 300)
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":

@@ -37,11 +37,22 @@ struct command;
  * reply buffer back (Valkey gives a query buffer back after 2 s idle). */
 #define CLIENT_IDLE_RELEASE_MS 2000
 
-/* A block of reply bytes after buf (Valkey: clientReplyBlock). */
+/* A block of reply bytes after buf (Valkey: clientReplyBlock).
+ *
+ * Step 7: a block may instead stand for one bulk string by reference
+ * (ref != NULL; reply.c's essay). Its output is then buf[0, hdr_len)
+ * (the "$<len>\r\n" header), the value's bytes ref->ptr[0, ref->len),
+ * then buf[hdr_len, hdr_len + 2) ("\r\n"); used and size both count that
+ * whole output, so a reference block has no room to append to, and
+ * reply_bytes (client-output-buffer-limit) counts the referenced bytes.
+ * Main raised ref's count when it appended the block and drops it when
+ * the block is freed, always on main. */
 typedef struct reply_block {
     struct reply_block *next;
-    size_t size; /* capacity of buf */
-    size_t used; /* bytes written into buf */
+    size_t size; /* capacity of buf (a reference block: its output length) */
+    size_t used; /* bytes written into buf (a reference block: its output length) */
+    obj *ref;    /* step 7: the referenced string, or NULL for plain bytes */
+    uint32_t hdr_len; /* step 7: header bytes at the start of buf */
     char buf[];
 } reply_block;
 
@@ -157,6 +168,7 @@ typedef struct client {
      * that block up to io_last_bufpos, never following its next. */
     reply_block *io_last_reply_block;
     size_t io_last_bufpos;
+    size_t io_write_max; /* step 7: stop after this many bytes (0: until the socket is full) */
     size_t io_nwritten; /* bytes the job wrote; main consumes them */
     int io_write_calls; /* write()/writev() calls it made (INFO stats) */
     int io_write_errno;

@@ -1,6 +1,7 @@
 /* client_io.c — reading, parsing and writing one client, on any thread.
  *
- * Step 4 (worker I/O layer); step 5 adds the watermark. client_io.h says
+ * Step 4 (worker I/O layer); step 5 adds the watermark, step 7 replies
+ * by reference and the per-turn limit. client_io.h says
  * what it owns and who may call it; networking.c's essay gives the rules
  * of the query buffer and of the output (buf, sentlen, the block list).
  * Valkey: src/networking.c readToQueryBuf, parseInputBuffer,
@@ -37,6 +38,21 @@
  * reply.c never appends to buf once a block exists, buf's pending bytes
  * are frozen whenever the mark is a block. Nothing is freed by the
  * worker: main takes the written bytes off when the job completes.
+ *
+ * REFERENCES AND THE LIMIT PER TURN (step 7)
+ *
+ * A reference block's output is its header, then a stored value's own
+ * bytes, then CRLF (client.h); reply_block_iov (reply_block.c) turns any byte
+ * range of it into up to three iovecs, so writev sends the value
+ * straight from the keyspace's allocation and a partial write resumes
+ * mid-value from sentlen like any other. The worker may read the value because main
+ * raised its count before the hand-off and drops it only after the job
+ * is back, and because a string whose count is above one is never
+ * changed in place (db_unshare_string copies it first). The write on main
+ * sends at most io_write_max bytes (NET_MAX_WRITES_PER_EVENT) per turn,
+ * clipping even a single 10 MB reference, so one large reply cannot hold
+ * main up while other clients wait; a worker has no such limit
+ * (io_write_max 0) and writes until the socket is full.
  */
 #include "client_io.h"
 
@@ -47,6 +63,7 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "reply_block.h"
 #include "resp.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -201,6 +218,7 @@ void client_io_mark_write(client *c) {
     c->io_last_reply_block = c->reply_tail;
     c->io_last_bufpos = c->reply_tail ? c->reply_tail->used : c->bufpos;
     /*@ end */
+    c->io_write_max = NET_MAX_WRITES_PER_EVENT;
 }
 /*@ end */
 
@@ -244,20 +262,26 @@ void client_io_write(client *c) {
     /*@ exercise: write-start */
     if (c->io_last_reply_block && c->bufpos == 0) cur.b = c->reply_head;
     /*@ end */
-    size_t total = 0;
+    size_t total = 0, max = c->io_write_max;
     c->io_write_flags = 0;
     c->io_write_calls = 0;
     c->io_write_errno = 0;
-    while (!cur.done && total < NET_MAX_WRITES_PER_EVENT) {
+    while (!cur.done && (max == 0 || total < max)) {
         int iovcnt = 0;
         size_t offered = 0;
-        for (out_cursor g = cur; !g.done && iovcnt < NET_MAX_IOV_PER_WRITE; cursor_next(c, &g)) {
+        /* Gather chunks up to the mark; with a limit, offer no more than
+         * is left of it, so one turn on main sends at most max bytes
+         * however large a single reference block is. */
+        for (out_cursor g = cur; !g.done; cursor_next(c, &g)) {
             size_t end = chunk_end(c, &g);
+            if (max && end - g.off > max - total - offered) end = g.off + (max - total - offered);
             if (end > g.off) {
-                iov[iovcnt].iov_base = (g.b ? g.b->buf : c->buf) + g.off;
-                iov[iovcnt++].iov_len = end - g.off;
+                int k = reply_block_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
+                if (k == 0) break; /* out of iovecs: the rest next call */
+                iovcnt += k;
                 offered += end - g.off;
             }
+            if (max && total + offered >= max) break;
         }
         if (iovcnt == 0) break; /* nothing left before the mark */
         ssize_t n = iovcnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, iovcnt);

@@ -46,13 +46,16 @@ void client_io_read(client *c);
 int client_io_parse(client *c, const char **err);
 
 /* Main, before a write: sets the watermark to the end of what is pending
- * now (step 5). */
+ * now (step 5), and the most the write may send to
+ * NET_MAX_WRITES_PER_EVENT (step 7; a hand-off to a worker then lifts it
+ * by setting io_write_max to 0). */
 void client_io_mark_write(client *c);
 
-/* Writes pending output up to the watermark: at most
- * NET_MAX_WRITES_PER_EVENT bytes plus one call's worth, stopping on a
- * full socket or an error. Consumes nothing: it reports io_nwritten and
- * main takes the bytes off (it alone frees blocks). */
+/* Writes pending output up to the watermark: at most io_write_max bytes
+ * (0: no limit), stopping on a full socket or an error. Reference blocks
+ * (step 7) go out as iovecs over the value's own bytes. Consumes
+ * nothing: it reports io_nwritten and main takes the bytes off (it alone
+ * frees blocks and drops references). */
 void client_io_write(client *c);
 
 /* A new connection's set-up, the part that is system calls on its own

@@ -221,6 +221,10 @@ static void gen_info(text *t, int argc, obj **argv) {
                     "prefetch_avg_batch_size:%.2f\r\n",
                     (unsigned long long)pf.batches, (unsigned long long)pf.keys,
                     pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
+        /* Step 7, not Valkey's: bulk payload bytes main copied into reply
+         * buffers, and bulk replies that went by reference instead. */
+        text_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
+                    server.stat_reply_refs);
     }
     SECTION("replication", 1) {
         text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");

@@ -337,6 +337,10 @@ const cfg cfg_table[] = {
     INTC("hz", 0, server.hz, 0, INT_MAX, 10, cfg_apply_hz),
     INTC("io-threads", 0, server.io_threads_num, 1, CONFIG_IO_THREADS_MAX, 1, apply_io_threads),
     INTC("prefetch-batch-max-size", 0, server.prefetch_batch_max_size, 0, 128, 16, NULL),
+    /* Not a Valkey option (Valkey 9 always avoids the copy, above its
+     * size thresholds): step 7's switch, so one build can be measured with
+     * and without large replies by reference. */
+    BOOLC("reply-copy-avoidance", 0, server.reply_copy_avoidance, 1, NULL),
     BOOLC("io-threads-do-reads", F_IMMUTABLE, cfg_io_threads_do_reads, 0, NULL), /* deprecated, ignored */
     /* Valkey's debug option: every worker on whenever there is work,
      * the policy bypassed (tests and the forced-on benchmarks use it). */

@@ -248,6 +248,7 @@ bool io_offload_write(client *c) {
     if (c->fd == -1 || (c->flags & CLIENT_CLOSE_ASAP) || !client_has_pending_replies(c))
         return fallback(IO_FALLBACK_NOT_ELIGIBLE);
     client_io_mark_write(c); /* step 5: the worker writes up to here */
+    c->io_write_max = 0;     /* step 7: and until the socket is full */
     atomic_store_explicit(&c->io_write_state, CLIENT_IO_PENDING, memory_order_relaxed);
     if (!io_threads_submit(job_encode(c, JOB_REQ_WRITE_CLIENT))) {
         atomic_store_explicit(&c->io_write_state, CLIENT_IO_IDLE, memory_order_relaxed);

@@ -83,9 +83,10 @@
  * with write() when there is one chunk (the common case: a small reply
  * in buf) and writev() otherwise; account what was taken. It stops when
  * nothing is pending, on a short write, on EAGAIN, or once the bytes
- * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): the check
- * comes before each system call, so the call that crosses 64 KB is the
- * last, and one event writes at most 64 KB plus one call's worth. Then the
+ * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step
+ * 7 each call is offered no more than what is left of the 64 KB, so one
+ * event on main writes at most 64 KB, however large one reply (a worker's
+ * write has no such limit: client_io.c). Then the
  * next client gets its turn; a client left with bytes pending keeps its
  * AE_WRITABLE handler and continues on the next turn.
  *
@@ -120,6 +121,7 @@
 #include "io_offload.h"
 #include "memory_prefetch.h"
 #include "reply.h"
+#include "reply_block.h"
 #include "resp.h"
 #include "server.h"
 #include "util.h"
@@ -188,7 +190,7 @@ static void free_reply_blocks(client *c) {
     reply_block *b = c->reply_head;
     while (b) {
         reply_block *next = b->next;
-        zfree(b);
+        reply_block_free(b);
         b = next;
     }
     c->reply_head = c->reply_tail = NULL;
@@ -534,7 +536,7 @@ static void consume_written(client *c, size_t n) {
         if (!c->reply_head) c->reply_tail = NULL;
         c->reply_bytes -= b->size;
         c->reply_blocks--;
-        zfree(b);
+        reply_block_free(b);
     }
     c->sentlen += n;
 }

@@ -37,6 +37,32 @@
  * A deferred length (SCAN, KEYS) is an empty block reserved in the list
  * and filled when the count is known; it also forces what follows into
  * the list, so the order holds.
+ *
+ * LARGE REPLIES BY REFERENCE (step 7)
+ *
+ * A RAW string of REPLY_REF_MIN bytes or more (16 KB: below that one
+ * copy into a block is cheaper than a reference's bookkeeping) is not
+ * copied: reply_bulk appends a reference block (client.h) holding the
+ * "$<len>\r\n" header and the CRLF, and a pointer to the value. Three
+ * rules make that safe with a worker writing the block:
+ *
+ *   - main raises the value's count when it appends the block and drops
+ *     it in reply_block_free (reply_block.c), which runs only once no
+ *     write job can be reading the block (fully written, or its client
+ *     freed while idle); counts are touched by main alone, so they need
+ *     no atomics;
+ *   - a string whose count is above one is never changed in place:
+ *     APPEND, SETRANGE and SETBIT write into a copy (db_unshare_string),
+ *     so the referenced bytes stay as they were when the GET ran, even if
+ *     the key is overwritten, deleted or flushed meanwhile;
+ *   - the block counts the value's length in used, size and reply_bytes,
+ *     so sentlen, the watermark and client-output-buffer-limit treat it
+ *     like the copy it replaces, and nothing can be appended into it.
+ *
+ * reply_block.c lays a block's bytes out as iovecs for writev (up to
+ * three for a reference block: header, the value's own bytes, CRLF),
+ * from any offset a partial write left. reply-copy-avoidance no (soloist's switch, not Valkey's) copies as
+ * before; INFO reply_bytes_copied counts the bulk bytes that were copied.
  */
 #include "reply.h"
 
@@ -94,6 +120,8 @@ static void append_to_list(client *c, const char *s, size_t len) {
         size_t size = len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len;
         reply_block *b = zmalloc(sizeof(*b) + size);
         b->next = NULL;
+        b->ref = NULL;
+        b->hdr_len = 0;
         b->size = size;
         b->used = len;
         memcpy(b->buf, s, len);
@@ -213,9 +241,57 @@ void reply_bulk_buf(client *c, const void *p, size_t len) {
     reply_header(c, '$', (long long)len);
     reply_proto(c, p, len);
     reply_proto(c, "\r\n", 2);
+    if (!(c->flags & CLIENT_DROPS_REPLIES)) server.stat_reply_bytes_copied += (long long)len;
 }
 
-void reply_bulk(client *c, obj *o) { reply_bulk_buf(c, o->ptr, o->len); }
+/*@ reply-ref */
+/* Step 7: whether o goes by reference. Only a RAW string (its bytes in
+ * their own allocation, which stays put while the count is raised) of
+ * REPLY_REF_MIN bytes or more, to a client with a socket. */
+static int reply_by_reference(const client *c, const obj *o) {
+    return server.reply_copy_avoidance && c->fd != -1 && !(c->flags & CLIENT_DROPS_REPLIES) &&
+           o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW && o->len >= REPLY_REF_MIN;
+}
+
+/* Appends a reference block for o: the header and the CRLF are copied
+ * into it, the value's bytes are not. The block goes to the list even
+ * when buf has room, so everything appended after it follows it. */
+static void append_reference(client *c, obj *o) {
+    char hdr[32];
+    hdr[0] = '$';
+    size_t hlen = 1 + ll_to_str(hdr + 1, (long long)o->len);
+    hdr[hlen++] = '\r';
+    hdr[hlen++] = '\n';
+    reply_block *b = zmalloc(sizeof(*b) + hlen + 2);
+    memcpy(b->buf, hdr, hlen);
+    memcpy(b->buf + hlen, "\r\n", 2);
+    b->next = NULL;
+    b->ref = o;
+    /*@ exercise: ref-take */
+    obj_incr_ref(o); /* main's; dropped by reply_block_free once the block is written */
+    /*@ end */
+    b->hdr_len = (uint32_t)hlen;
+    b->size = b->used = hlen + o->len + 2;
+    if (c->reply_tail)
+        c->reply_tail->next = b;
+    else
+        c->reply_head = b;
+    c->reply_tail = b;
+    c->reply_bytes += b->size;
+    c->reply_blocks++;
+    server.stat_reply_refs++;
+}
+
+void reply_bulk(client *c, obj *o) {
+    if (!reply_by_reference(c, o)) {
+        reply_bulk_buf(c, o->ptr, o->len);
+        return;
+    }
+    client_queue_pending_write(c);
+    append_reference(c, o);
+    client_check_output_limits(c);
+}
+/*@ end */
 
 void reply_bulk_cstr(client *c, const char *s) {
     if (!s)
@@ -324,6 +400,8 @@ void *reply_deferred_len(client *c) {
     client_queue_pending_write(c);
     reply_block *b = zmalloc(sizeof(*b) + 32);
     b->next = NULL;
+    b->ref = NULL;
+    b->hdr_len = 0;
     b->size = 32;
     b->used = 0;
     if (c->reply_tail)

@@ -15,6 +15,12 @@
 struct client;
 struct obj;
 
+/* Step 7: a bulk string of at least this many bytes goes into the reply
+ * by reference instead of being copied (reply.c, "Large replies"): from
+ * here a copy costs more than the reference's bookkeeping. Valkey's
+ * min-string-size-avoid-copy-reply has the same default. */
+#define REPLY_REF_MIN 16384
+
 /* Raw protocol bytes, appended as they are. */
 void reply_proto(struct client *c, const char *s, size_t len);
 

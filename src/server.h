@@ -66,6 +66,7 @@ struct server {
     int io_threads_ignition;   /* step 5: enum io_ignition_rule */
     int io_threads_idle_spin_us; /* how long an idle thread spins before it sleeps */
     int prefetch_batch_max_size; /* step 6 */
+    int reply_copy_avoidance;  /* step 7: large bulk replies by reference */
     int databases;
     char *logfile;             /* "" = stdout */
     int verbosity;             /* 0 debug .. 3 warning */
@@ -95,6 +96,8 @@ struct server {
     long long stat_total_reads, stat_total_writes;
     long long stat_client_qbuf_limit_disconnections, stat_client_outbuf_limit_disconnections;
     long long stat_unexpected_error_replies, stat_total_error_replies;
+    long long stat_reply_bytes_copied; /* step 7: bulk payload bytes copied into replies */
+    long long stat_reply_refs;         /* step 7: bulk replies sent by reference */
 
     /* Instantaneous rates (INFO instantaneous_*): a sample every 100 ms of
      * each counter's rate, averaged over the last 16 (Valkey:

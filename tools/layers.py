@@ -50,7 +50,7 @@ LAYERS = [
      "may": ["plumbing"]},
     {"name": "worker-io", "why": "a worker's half of a client's I/O touches the client alone: no statistic, "
                                  "no configuration, no event loop, no keyspace",
-     "files": ["client_io.[ch]"],
+     "files": ["client_io.[ch]", "reply_block.[ch]"],
      "may": ["plumbing", "clients"],
      "never": ["ae.h", "networking.h", "reply.h", "io_offload.h", "commands.h"]},
     {"name": "keyspace", "why": "the keyspace knows no socket and no client: only the soloist touches it",

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The queues and the I/O thread pool (steps 1-3), and the server with its
 # I/O threads on (steps 4-5, test_io_offload; step 6's batch over several
-# clients' completed reads, test_memory_prefetch), under ThreadSanitizer.
+# clients' completed reads, test_memory_prefetch; step 7's replies by
+# reference written by a worker, test_reply_ref), under ThreadSanitizer.
 # These are the tests where TSan earns its keep: every item in them crosses
 # threads, so a missing acquire or release shows up as a reported data race
 # on the item's payload (halt_on_error makes the first report fail the
@@ -9,7 +10,7 @@
 # interleavings differ from run to run, so the counts add up.
 cd "$(dirname "$0")/../.."
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
-tests="test_queue_spsc test_queue_spmc test_queue_mpsc test_io_threads test_io_offload test_handoff test_watermark test_memory_prefetch"
+tests="test_queue_spsc test_queue_spmc test_queue_mpsc test_io_threads test_io_offload test_handoff test_watermark test_memory_prefetch test_reply_ref"
 bins=""
 for t in $tests; do bins="$bins build/tsan/tests/$t"; done
 make --no-print-directory -s VARIANT=tsan $bins >/dev/null || { echo "tsan build failed"; echo "0 passed, 1 failed"; exit 1; }
