@@ -106,6 +106,18 @@ static size_t append_to_buffer(client *c, const char *s, size_t len) {
     return n;
 }
 
+/* Links block b after the last one and counts it against
+ * client-output-buffer-limit (its capacity, b->size). */
+static void link_block(client *c, reply_block *b) {
+    if (c->reply_tail)
+        c->reply_tail->next = b;
+    else
+        c->reply_head = b;
+    c->reply_tail = b;
+    c->reply_bytes += b->size;
+    c->reply_blocks++;
+}
+
 static void append_to_list(client *c, const char *s, size_t len) {
     reply_block *tail = c->reply_tail;
     if (tail) {
@@ -125,13 +137,7 @@ static void append_to_list(client *c, const char *s, size_t len) {
         b->size = size;
         b->used = len;
         memcpy(b->buf, s, len);
-        if (tail)
-            tail->next = b;
-        else
-            c->reply_head = b;
-        c->reply_tail = b;
-        c->reply_bytes += size;
-        c->reply_blocks++;
+        link_block(c, b);
     }
 }
 
@@ -272,13 +278,7 @@ static void append_reference(client *c, obj *o) {
     /*@ end */
     b->hdr_len = (uint32_t)hlen;
     b->size = b->used = hlen + o->len + 2;
-    if (c->reply_tail)
-        c->reply_tail->next = b;
-    else
-        c->reply_head = b;
-    c->reply_tail = b;
-    c->reply_bytes += b->size;
-    c->reply_blocks++;
+    link_block(c, b);
     server.stat_reply_refs++;
 }
 
@@ -404,13 +404,7 @@ void *reply_deferred_len(client *c) {
     b->hdr_len = 0;
     b->size = 32;
     b->used = 0;
-    if (c->reply_tail)
-        c->reply_tail->next = b;
-    else
-        c->reply_head = b;
-    c->reply_tail = b;
-    c->reply_bytes += b->size;
-    c->reply_blocks++;
+    link_block(c, b);
     /* Force the next bytes into a fresh block after the placeholder. */
     b->size = 0;
     return b;
