@@ -797,8 +797,10 @@ def print_report(ex, res, log=print):
 
 def mutant_header(path):
     """The `# key: value` lines at the top of a mutant: what (the mistake),
-    point (where it breaks), region, and caught by (the test written to
-    catch it)."""
+    point (where it breaks), region, caught by (the test written to catch
+    it), and optionally undefined (why the mutant's behaviour is undefined:
+    the README's table then names only the test written to catch it, since
+    which others fail depends on the allocator and the timing)."""
     head = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -1091,6 +1093,7 @@ def check_one(ex, fast, jobs, log=print):
                          "table_cells": ex.table_cells(head),
                          **({"what": head.get("what", ""), "point": head.get("point", ""),
                              "region": head.get("region", ""), "named": head["caught by"],
+                             "undefined": head.get("undefined", "") != "",
                              "order": head["order"]} if head else {})})
             verdict(ok, what)
     finally:
@@ -1194,14 +1197,20 @@ def mutants_table(ex, doc):
         named = r.get("named", "")
         caught = f"`{named}`" if named in fails else f"**not** `{named}`"
         others = len([n for n in fails if n != named])
-        if others:
+        if r.get("undefined"):
+            # A mutant with undefined behaviour (a use after free): what else
+            # fails depends on the allocator's timing, so only the named test
+            # is part of the table, and the points it costs at the least.
+            caught += " (what else fails is undefined behaviour, and varies)"
+        elif others:
             caught += f" and {others} other test{'s' if others > 1 else ''}"
         extra = [CELLS[c][1] for c in r.get("table_cells", ["o2"]) if c != "o2"]
         if extra:
             caught += f" (under {', '.join(extra)})"
         cell = lambda x: x.replace("|", "\\|")  # noqa: E731
+        lost = "varies" if r.get("undefined") else f"{best - got}"
         md.append(f"| `{r['candidate'][7:]}` | {cell(r.get('point', ''))} | {cell(r.get('what', ''))} | {caught} | "
-                  f"{best - got} |")
+                  f"{lost} |")
     out.append(f"{len(rows)} mutants, each a plausible wrong solution that `make check-exercises` proves the tests "
                f"reject. \"Caught by\" names the test written to catch it (the mutant's `# caught by:` line) and "
                f"counts the others that fail too; points lost are out of {total if total is not None else 0} "
