@@ -1995,6 +1995,57 @@ def p_prefetch_batch(lines):
                                 % ("DATA" if i == 0 else "''", i + 2, colors[i % len(colors)], names[i])
                                 for i in range(len(sizes))))
     return ["batch"] + ["keys_%d_ns" % k for k in sizes], rows, body
+BV_SETTINGS = (("on", "copy avoidance on"), ("off", "copy avoidance off"), ("redis", "redis-server 7.0"),
+               ("raw", "raw loopback ceiling"))
+
+
+@plot("big_values_bandwidth", "big_values",
+      "GET bandwidth by value size, one connection")
+def p_big_values_bandwidth(lines):
+    runs = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "bandwidth" and ln.get("test") == "GET"]
+    if not runs:
+        raise NotMeasured("plot big_values_bandwidth: no GET bandwidth runs")
+    sizes = sorted({ln["value_mb"] for ln in runs})
+    rows = []
+    for mb in sizes:
+        row = [mb]
+        for key, _ in BV_SETTINGS:
+            side = [ln for ln in runs if ln["value_mb"] == mb and ln["setting"] == key]
+            row.append(round(median_of(side, "mb_per_s")) if side else "NaN")
+        rows.append(row)
+    colors = ["#a23b2a", "#6fa3c7", "#3b5b92", "#888888"]
+    body = ("set datafile missing 'NaN'; set logscale x 2; set xlabel 'value size (MB)'; "
+            "set ylabel 'MB/s (median of runs)'; set yrange [0:*]; set grid; set key outside right top vertical; "
+            "plot " + ", ".join("%s using 1:%d with linespoints lw 2 lc rgb '%s' title '%s'"
+                                % ("DATA" if i == 0 else "''", i + 2, colors[i], title)
+                                for i, (_, title) in enumerate(BV_SETTINGS)))
+    return ["value_mb"] + ["%s_mb_per_s" % k for k, _ in BV_SETTINGS], rows, body
+
+
+@plot("noisy_neighbour", "big_values",
+      "1 KB GETs' p99.9 without and with 10 MB GETs beside them")
+def p_noisy_neighbour(lines):
+    runs = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "noisy" and ln.get("cls") == "small"]
+    if not runs:
+        raise NotMeasured("plot noisy_neighbour: no noisy-neighbour runs")
+    order = []
+    for ln in runs:
+        if ln["setting"] not in order:
+            order.append(ln["setting"])
+    rows = []
+    for setting in order:
+        quiet = [ln for ln in runs if ln["setting"] == setting and not ln["noise"]]
+        noisy = [ln for ln in runs if ln["setting"] == setting and ln["noise"]]
+        rows.append(['"%s"' % setting, round(median_of(quiet, "p999_us") / 1000, 2) if quiet else "NaN",
+                     round(median_of(noisy, "p999_us") / 1000, 2) if noisy else "NaN"])
+    body = ("set datafile missing 'NaN'; set style data histograms; set style histogram clustered gap 1; "
+            "set style fill solid 0.85 border rgb '#ffffff'; set yrange [0:*]; "
+            "set ylabel 'small GETs p99.9 (ms)'; set grid y; set key outside right top vertical; "
+            "plot DATA using 2:xtic(1) title 'without noise' lc rgb '#6fa3c7', "
+            "'' using 3 title 'with 10 MB GETs beside' lc rgb '#a23b2a'")
+    return ["setting", "quiet_p999_ms", "noisy_p999_ms"], rows, body
+
+
 @plot("zset_bytes_per_member", "zset_memory", "Bytes per sorted-set member by layout and size, ZADD NX of m:{i}")
 def p_zset_bytes_per_member(lines):
     sides = zset_runs(lines)
