@@ -604,6 +604,25 @@ class FindingsTest(unittest.TestCase):
         self.assertEqual(cols, ["batch", "keys_2048_ns", "keys_8388608_ns"])
         self.assertEqual(rows[0], [1, 62.0, 1002.0])
 
+    def test_big_values_plots_from_the_runs(self):
+        """Step 7's plots: GET bandwidth by size and setting (medians, a
+        missing setting as NaN), and the small class's p99.9 without and
+        with noise by setting, in the order the runs came."""
+        bw = [{"kind": "run", "part": "bandwidth", "test": "GET", "value_mb": mb, "setting": st, "mb_per_s": v + i}
+              for mb in (1, 8) for st, v in (("on", 1000), ("off", 500), ("raw", 2000)) for i in (0, 10, 20)]
+        bw.append({"kind": "run", "part": "bandwidth", "test": "SET", "value_mb": 1, "setting": "on", "mb_per_s": 1})
+        cols, rows, _ = findings.PLOTS["big_values_bandwidth"].fn(bw)
+        self.assertEqual(cols, ["value_mb", "on_mb_per_s", "off_mb_per_s", "redis_mb_per_s", "raw_mb_per_s"])
+        self.assertEqual(rows, [[1, 1010, 510, "NaN", 2010], [8, 1010, 510, "NaN", 2010]])
+        nz = [{"kind": "run", "part": "noisy", "cls": "small", "setting": st, "noise": noise, "p999_us": us}
+              for st, quiet, loud in (("t1-on", 1000, 2000), ("redis-t1", 3000, 30000))
+              for noise, us in ((False, quiet), (True, loud))]
+        nz.append({"kind": "run", "part": "noisy", "cls": "big", "setting": "t1-on", "noise": True, "p999_us": 1e9})
+        cols, rows, _ = findings.PLOTS["noisy_neighbour"].fn(nz)
+        self.assertEqual(rows, [['"t1-on"', 1.0, 2.0], ['"redis-t1"', 3.0, 30.0]])
+        with self.assertRaises(findings.Refused):
+            findings.PLOTS["noisy_neighbour"].fn([])
+
     def test_queue_plots_from_the_runs(self):
         cols, rows, _ = findings.PLOTS["batch_size"].fn(q_lines())
         self.assertEqual(cols[0], "commit_batch")
