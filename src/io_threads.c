@@ -184,28 +184,33 @@ static void wake_main(void) {
     }
 }
 
-/* Main: wakes up to n sleeping workers among the active ones, after a job
- * was published (the fence orders that store before the sleepers' load). */
-static void wake_workers(int n, int only_tid) {
-    if (atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst) == 0) return; /* meets worker_sleep's */
-    for (int tid = 1; tid < pool.active && n > 0; tid++) {
-        if (only_tid && tid != only_tid) continue;
-        io_worker *w = &workers[tid];
-        if (atomic_load_explicit(&w->asleep, memory_order_relaxed) &&
-            atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed)) {
-            futex_wake(&w->asleep);
-            n--;
-        }
+/* Main: wakes worker w if it sleeps (the load first, so that a worker
+ * that is awake does not have its line written). */
+static bool wake_if_asleep(io_worker *w) {
+    if (!atomic_load_explicit(&w->asleep, memory_order_relaxed) ||
+        !atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed))
+        return false;
+    futex_wake(&w->asleep);
+    return true;
+}
+
+/* Main, after publishing a job: wakes worker tid if it sleeps, or, for a
+ * shared-inbox job (tid 0), one sleeping active worker. The first
+ * read-modify-write meets worker_sleep's (see the essay). */
+static void wake_for_job(int tid) {
+    if (atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst) == 0) return;
+    if (tid) {
+        wake_if_asleep(&workers[tid]);
+        return;
     }
+    for (int t = 1; t < pool.active; t++)
+        if (wake_if_asleep(&workers[t])) return;
 }
 
 void io_threads_set_idle_spin_us(unsigned us) {
     atomic_store_explicit(&idle.spin_ns, (uint64_t)us * 1000, memory_order_relaxed);
     /* Sleepers go round once, so that a longer spin applies to them too. */
-    for (int tid = 1; tid < pool.num; tid++) {
-        io_worker *w = &workers[tid];
-        if (atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed)) futex_wake(&w->asleep);
-    }
+    for (int tid = 1; tid < pool.num; tid++) wake_if_asleep(&workers[tid]);
 }
 
 int io_threads_main_wake_fd(void) { return idle.main_fd; }
@@ -271,7 +276,7 @@ static size_t worker_round(io_worker *w, job_word *batch) {
  * found work (which it then ran) or main woke it meanwhile. */
 static void worker_sleep(io_worker *w, job_word *batch) {
     atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst); /* meets wake_workers' */
+    atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst); /* meets wake_for_job's */
     if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed))
         futex_wait(&w->asleep, 1);
     atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
@@ -361,8 +366,7 @@ void io_threads_shutdown(void) {
         atomic_store_explicit(&w->stop, true, memory_order_relaxed);
         atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst); /* the flag before the wake */
         if (id >= pool.active) pthread_mutex_unlock(&w->park); /* wake it to see the flag */
-        atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
-        futex_wake(&w->asleep); /* or from its sleep */
+        wake_if_asleep(w); /* or from its sleep */
         pthread_join(w->thread, NULL);
         pthread_mutex_destroy(&w->park);
     }
@@ -404,7 +408,7 @@ bool io_threads_submit(job_word job) {
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
     if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
     pool.submitted++;
-    wake_workers(1, 0);
+    wake_for_job(0);
     if (io_threads_debug_submitted) io_threads_debug_submitted(job);
     return true;
 }
@@ -423,7 +427,7 @@ void io_threads_commit(void) {
      * private inbox, and submit_to refuses them. */
     for (int tid = 1; tid < pool.active; tid++) {
         spsc_commit(&workers[tid].inbox);
-        if (!spsc_is_empty(&workers[tid].inbox)) wake_workers(1, tid);
+        if (!spsc_is_empty(&workers[tid].inbox)) wake_for_job(tid);
     }
 }
 /*@ end */
