@@ -80,10 +80,7 @@ void client_io_thread_exit(void) {
     thread_shared_qb = NULL;
 }
 
-/* Ends a loan of the shared query buffer: the unparsed tail, if any,
- * moves into a private buffer with room for one more read; an empty
- * private buffer is freed. */
-static void query_buffer_settle(client *c) {
+void client_io_settle_query_buffer(client *c) {
     if (c->querybuf && c->querybuf == thread_shared_qb) {
         if (c->qb_len) {
             c->qb_cap = c->qb_len + CLIENT_IOBUF_LEN;
@@ -208,7 +205,7 @@ void client_io_read(client *c) {
             c->qb_len = c->qb_pos = 0; /* nothing after a protocol error is read */
         }
     }
-    query_buffer_settle(c);
+    client_io_settle_query_buffer(c);
 }
 /*@ end */
 

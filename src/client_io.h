@@ -64,6 +64,12 @@ void client_io_write(client *c);
  * worker; main runs it itself when none takes the job. */
 void client_io_accept(client *c);
 
+/* Ends a loan of the calling thread's shared query buffer: the unparsed
+ * tail, if any, moves into a private buffer with room for one more read;
+ * an empty private buffer is freed. client_io_read ends with it; main
+ * calls it after parsing more of a private buffer itself. */
+void client_io_settle_query_buffer(client *c);
+
 /* Whether c's query buffer is the calling thread's shared one (it is
  * lent, not owned: not counted as c's memory, never freed with c). */
 bool client_io_borrows_shared_qb(const client *c);

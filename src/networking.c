@@ -448,11 +448,7 @@ static void process_input(client *c) {
         if (client_io_parse(c, &err) == -1) err_len = resp_parser_error_len(&c->parser);
     }
     /* What the loop parsed from a private buffer may have emptied it. */
-    if (c->querybuf && c->qb_len == 0) {
-        zfree(c->querybuf);
-        c->querybuf = NULL;
-        c->qb_cap = 0;
-    }
+    client_io_settle_query_buffer(c);
     server.current_client = NULL;
 }
 
