@@ -478,8 +478,7 @@ static void always_active_before_sleep(void) {
 static ignition policy;
 static uint64_t policy_last_us;
 
-static void policy_before_sleep(void) {
-    uint64_t now = monotonic_us();
+static void policy_before_sleep(uint64_t now) {
     if (policy_last_us && now - policy_last_us < IGNITION_SAMPLE_US) return;
     policy_last_us = now;
     if ((int)policy.rule != server.io_threads_ignition) ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
@@ -520,8 +519,7 @@ static void add_wake_fd(void) {
  * worker, Valkey's poll offload); once its turns have found nothing for
  * that long, it blocks in its own epoll_wait, which the pool's eventfd
  * ends as soon as a worker sends a result. Returns whether it may block. */
-static bool main_may_block(void) {
-    uint64_t now = monotonic_us();
+static bool main_may_block(uint64_t now) {
     if (io.idle_since_us == 0) io.idle_since_us = now;
     if (now - io.idle_since_us < (uint64_t)server.io_threads_idle_spin_us) return false;
     if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_NONE) return false;
@@ -547,16 +545,17 @@ void io_offload_before_sleep(void) {
         io_threads_set_idle_spin_us((unsigned)io.spin_us);
     }
     io_threads_commit();
+    uint64_t now = monotonic_us(); /* one clock reading for the policy, the sleep and the spin */
     if (server.io_threads_always_active)
         always_active_before_sleep();
     else
-        policy_before_sleep();
+        policy_before_sleep(now);
     bool owed = io.reads_pending + io.writes_pending > 0;
-    io.main_asleep = owed && main_may_block();
+    io.main_asleep = owed && main_may_block(now);
     if (owed && !io.main_asleep) try_send_poll();
     /* Results owed and main not to block: poll without waiting. */
     ae_set_dont_wait(server.el, owed && !io.main_asleep);
-    io.spin_from_us = owed && !io.main_asleep ? monotonic_us() : 0;
+    io.spin_from_us = owed && !io.main_asleep ? now : 0;
 }
 /*@ end */
 
