@@ -1,7 +1,9 @@
 # mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set) and the FINDINGS.md generator.
 #
 #   make bench          run the benchmarks into bench/results/<date>-<host>-<commit>/
-#   make findings       the same, then regenerate FINDINGS.md from the results
+#   make findings       the same, then regenerate FINDINGS.md from the results,
+#                       and list the book's readings that this machine's
+#                       results contradict (information, not a failure)
 #   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
@@ -58,7 +60,8 @@ bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(ZSET_LOA
 # regenerated from what was measured, and the failure is the exit status.
 findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
-	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) && exit $$rc
+	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) || exit $$?; \
+	  python3 tools/findings_refs.py readings --report; exit $$rc
 
 findings-only: ## regenerate FINDINGS.md from the kept results in bench/results/ (no rerun)
-	@python3 tools/findings.py --plots
+	@python3 tools/findings.py --plots && python3 tools/findings_refs.py readings --report

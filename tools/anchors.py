@@ -44,6 +44,7 @@ Python 3 standard library only.
 
 import argparse
 import glob
+import hashlib
 import importlib.util
 import os
 import re
@@ -80,6 +81,25 @@ LOCK_HEADER = """\
 # wherever the source is until `make anchors-lock` records it there, and
 # is recorded only if the source's first line is that line.
 """
+
+
+SPANS_HEADER = """\
+# chapters/spans.lock: every span of soloist's own code that the chapters,
+# notes.md and the exercise READMEs cite by label, with the sha256 of its
+# lines as they were when the prose about it was last read against them.
+# Written by `make anchors-lock` (tools/anchors.py lock); checked by `make
+# check-anchors`, which fails when a cited span changed and names every
+# paragraph that cites it: re-read those paragraphs, change what the change
+# made untrue, then lock again. Columns, tab-separated: citation, sha256 of
+# the span (each line + "\\n"), the span's first line (stripped).
+"""
+
+
+def span_sha256(lines):
+    h = hashlib.sha256()
+    for line in lines:
+        h.update(line.encode("utf-8", "surrogateescape") + b"\n")
+    return h.hexdigest()
 
 
 class Region:
@@ -399,6 +419,34 @@ class Project:
                 entries[cols[0]] = {"commit": cols[1], "sha256": cols[2], "first": cols[3], "line": no}
         return entries, errors
 
+    def spans_path(self):
+        return os.path.join(self.root, "chapters", "spans.lock")
+
+    def read_spans(self):
+        """{citation: {"sha256", "first", "line"}} from chapters/spans.lock."""
+        entries, errors = {}, []
+        p = self.spans_path()
+        if not os.path.isfile(p):
+            return entries, errors
+        with open(p, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                line = line.rstrip("\n")
+                if not line.strip() or line.startswith("#"):
+                    continue
+                cols = line.split("\t")
+                if len(cols) != 3 or not LABEL_CITE.match(cols[0]) or not re.fullmatch(r"[0-9a-f]{64}", cols[1]):
+                    errors.append(f"chapters/spans.lock:{no}: malformed entry (want citation<TAB>sha256<TAB>first line)")
+                    continue
+                entries[cols[0]] = {"sha256": cols[1], "first": cols[2], "line": no}
+        return entries, errors
+
+    def write_spans(self, entries):
+        with open(self.spans_path(), "w", encoding="utf-8") as f:
+            f.write(SPANS_HEADER)
+            for cite in sorted(entries):
+                e = entries[cite]
+                f.write(f"{cite}\t{e['sha256']}\t{e['first']}\n")
+
     def write_lock(self, entries):
         with open(self.lock_path(), "w", encoding="utf-8") as f:
             f.write(LOCK_HEADER)
@@ -450,14 +498,36 @@ def cmd_check(proj, args):
     cites = proj.citations()
     labels = [c for c in cites if classify(c.text, proj.pins) == "label"]
     ups = [c for c in cites if classify(c.text, proj.pins) == "upstream"]
-    # 2. label citations against the working tree
+    # 2. label citations against the working tree, and each cited span
+    #    against the hash the prose was last read against (spans.lock)
+    spans, span_errors = proj.read_spans()
+    failed += len(span_errors)
+    fails += span_errors
+    by_label = {}
     for c in labels:
-        region, why = proj.resolve_label(c.text)
+        by_label.setdefault(c.text, []).append(c)
+    for text, cs in sorted(by_label.items()):
+        region, why = proj.resolve_label(text)
         if region is None:
+            failed += len(cs)
+            fails += [f"{c.where()}: {text}: {why}" for c in cs]
+            continue
+        e = spans.get(text)
+        where = ", ".join(c.where() for c in cs)
+        if e is None:
             failed += 1
-            fails.append(f"{c.where()}: {c.text}: {why}")
+            fails.append(f"{text}: not in chapters/spans.lock; read the prose that cites it ({where}) against "
+                         "the code, then run `make anchors-lock`")
+        elif e["sha256"] != span_sha256(region.lines):
+            failed += 1
+            fails.append(f"{text}: the code changed since the prose about it was read (chapters/spans.lock:"
+                         f"{e['line']}); re-read {where}, change what is no longer true, then `make anchors-lock`")
         else:
-            passed += 1
+            passed += len(cs)
+    for text, e in sorted(spans.items(), key=lambda kv: kv[1]["line"]):
+        if text not in by_label:
+            failed += 1
+            fails.append(f"chapters/spans.lock:{e['line']}: {text} is cited nowhere; run `make anchors-lock` to prune it")
     # 3. upstream citations against the lock, and the lock against the source
     lock, lock_errors = proj.read_lock()
     for e in lock_errors:
@@ -518,21 +588,21 @@ def cmd_check(proj, args):
                 fails.append(f"{c.where()}: {text}: the prose names `{missing[0]}`, which {where} do not show")
             else:
                 passed += 1
-    # 4. references to measured rows, {{finding F0.N}}, against FINDINGS.md
+    # 4. references to measured rows, {{finding F0.N | reading}}: the row
+    #    exists and the reading the sentence states holds of it
     rows = findings_refs.load(proj.root)
-    n_refs = findings_unchecked = 0
-    for d in docs:
-        with open(d, encoding="utf-8") as f:
-            refs = findings_refs.references(f.read())
-        for line, rid in refs:
-            n_refs += 1
-            if rows is None:
-                findings_unchecked += 1
-            elif rid in rows:
-                passed += 1
-            else:
-                failed += 1
-                fails.append(f"{proj.rel(d)}:{line}: {{{{finding {rid}}}}}: FINDINGS.md has no row {rid}")
+    n_refs, reading_fails = findings_refs.check_readings(proj.root, docs, rows) if rows is not None else (0, [])
+    findings_unchecked = 0
+    if rows is None:
+        for d in docs:
+            with open(d, encoding="utf-8") as f:
+                findings_unchecked += len(findings_refs.references(f.read()))
+        n_refs = findings_unchecked
+    else:
+        failed += len(reading_fails)
+        passed += n_refs - len(reading_fails)
+        for where, rid, reading, why in reading_fails:
+            fails.append(f"{where}: {{{{finding {rid}{' | ' + reading if reading else ''}}}}}: {why}")
     # 5. plots, {{plot NAME}}, against tools/findings.py and FINDINGS.md's results
     n_plots, ok, plot_fails, plots_unchecked = findings_refs.check_plots(proj.root, docs)
     passed, failed, fails = passed + ok, failed + len(plot_fails), fails + plot_fails
@@ -566,7 +636,25 @@ def cmd_check(proj, args):
     return 1 if failed else 0
 
 
+def lock_spans(proj):
+    """Rewrites chapters/spans.lock from today's label citations (offline)."""
+    old, _ = proj.read_spans()
+    new = {}
+    for text in sorted({c.text for c in proj.citations() if classify(c.text, proj.pins) == "label"}):
+        region, why = proj.resolve_label(text)
+        if region is None:
+            print(f"anchors: FAIL {text}: {why}", file=sys.stderr)
+            continue
+        new[text] = {"sha256": span_sha256(region.lines), "first": region.lines[0].strip().replace("\t", " ")}
+        if text in old and old[text]["sha256"] != new[text]["sha256"]:
+            print(f"anchors: {text} changed since it was last locked; locking it records that the prose citing it was re-read")
+    proj.write_spans(new)
+    pruned = len(set(old) - set(new))
+    print(f"anchors: wrote chapters/spans.lock: {len(new)} soloist spans" + (f", pruned {pruned}" if pruned else ""))
+
+
 def cmd_lock(proj, args):
+    lock_spans(proj)
     cites = [c for c in proj.citations() if classify(c.text, proj.pins) == "upstream"]
     names = {}
     for c in cites:

@@ -148,9 +148,36 @@ class Check(unittest.TestCase):
     def test_labels_resolve(self):
         self.chapter("# Demo\nSee `src/demo.c@sum`.\n\n```\nsrc/demo.c@sum-loop\n```\n")
         rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("src/demo.c@sum: not in chapters/spans.lock", out)
+        self.run_tool("lock")
+        rc, out = self.run_tool("check")
         self.assertEqual(rc, 0, out)
         self.assertIn("2 label citations", out)
         self.assertIn("3 passed, 0 failed", out)
+
+    def test_a_changed_span_names_the_paragraphs_to_reread(self):
+        self.chapter("# Demo\n\nThe loop adds, `src/demo.c@sum-loop`.\n\nAgain: `src/demo.c@sum-loop`.\n"
+                     "\nThe whole, `src/demo.c@sum`.\n")
+        rc, out = self.run_tool("lock")
+        self.assertIn("wrote chapters/spans.lock: 2 soloist spans", out)
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        write(os.path.join(self.root, "src", "demo.c"), SRC.replace("s += a[i];", "s -= a[i];"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("src/demo.c@sum-loop: the code changed since the prose about it was read", out)
+        self.assertIn("re-read chapters/00-demo.md:3, chapters/00-demo.md:5", out)
+        self.assertIn("src/demo.c@sum: the code changed", out)
+        self.run_tool("lock")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        # a span no prose cites any more is pruned by the next lock, and
+        # named by check until then
+        self.chapter("# Demo\n\nThe whole, `src/demo.c@sum`.\n")
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("src/demo.c@sum-loop is cited nowhere", out)
 
     def test_missing_label_fails(self):
         self.chapter("# Demo\nSee `src/demo.c@nope` and `src/gone.c@x`.\n")

@@ -36,6 +36,7 @@ sys.path.insert(0, TOOLS)
 import anchors  # noqa: E402  (tools/anchors.py)
 import findings  # noqa: E402  (tools/findings.py: the plots)
 import findings_refs  # noqa: E402  (tools/findings_refs.py)
+import tryit  # noqa: E402  (tools/tryit.py: the try-it scripts)
 
 pinned_source = anchors.pinned_source
 MARKER = ".soloist-book"
@@ -301,10 +302,12 @@ class Book:
             text = f.read()
         if kind == "findings":
             new = findings_refs.anchor_rows(text)
-        elif findings_refs.REF.search(text) or findings_refs.PLOT_REF.search(text):
+        elif findings_refs.REF.search(text) or findings_refs.PLOT_REF.search(text) or tryit.REF.search(text):
             if self.finding_rows is None and findings_refs.REF.search(text):
                 self.notes.append(f"{self.rel(src)}: FINDINGS.md does not exist yet; finding references say so")
             new = findings_refs.render_plots(findings_refs.render(text, self.finding_rows), self.captions)
+            # {{try-it NN}}: the box shows the script that `make test` runs
+            new = tryit.REF.sub(lambda m: tryit.render(m.group(1), self.root), new)
         else:
             return src
         path = os.path.join(self.work, "findings-" + self.rel(src).replace("/", "-"))
@@ -445,6 +448,15 @@ def main(argv=None):
     print(f"book: {stats['chapters']} chapters, {stats['pages']} pages, {stats['listings']} source listings, "
           f"{stats['figures']} figures, {stats['plots']} plots, {stats['citations']} citations -> "
           f"{os.path.relpath(out)}/index.html")
+    # A page that states a reading its row contradicts is a wrong page: the
+    # book is built (so it can be read), and the build says so and fails.
+    n, wrong = findings_refs.check_readings(args.root, findings_refs.book_documents(args.root))
+    for where, rid, reading, why in wrong:
+        print(f"book: FAIL {where}: {{{{finding {rid} | {reading or ''}}}}}: {why}")
+    if wrong:
+        print(f"book: {len(wrong)} of {n} readings of FINDINGS.md rows are contradicted or missing "
+              "(tools/findings_refs.py readings)")
+        return 1
     return 0
 
 

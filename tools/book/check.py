@@ -28,6 +28,7 @@ import urllib.parse
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 import findings_refs  # noqa: E402  (tools/findings_refs.py)
+import tryit  # noqa: E402  (tools/tryit.py)
 
 PLACEHOLDER = "soloist-book: placeholder plot"  # the mark build.py puts in a placeholder plot
 
@@ -172,10 +173,14 @@ def check(book, root):
     for path in pages:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
-        for pat in (findings_refs.REF, findings_refs.PLOT_REF):
+        for pat in (findings_refs.REF, findings_refs.PLOT_REF, tryit.REF):
             m = pat.search(text)
             if m and os.path.basename(path) != "findings.html":
                 fails.append(f"{os.path.relpath(path, book)}: unresolved reference {m.group(0)}")
+    # every reading of a row holds of the kept row (tools/findings_refs.py)
+    n_read, reading_fails = findings_refs.check_readings(root, docs)
+    passed += n_read - len(reading_fails)
+    fails += [f"{w}: {{{{finding {rid} | {r or ''}}}}}: {why}" for w, rid, r, why in reading_fails]
     if os.path.isfile(os.path.join(book, "index.html")):
         passed += 1
     else:

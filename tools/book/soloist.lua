@@ -150,6 +150,16 @@ local function Image(el)
   return nil
 end
 
+-- ::: fine-print … ::: : the qualifications of the main line, folded so a
+-- first reading can pass them by (tools/readability.py leaves them out).
+local function Div(el)
+  if not el.classes:includes("fine-print") then return nil end
+  local blocks = { pandoc.RawBlock("html", '<details class="fine-print"><summary>Fine print</summary>') }
+  for _, b in ipairs(el.content) do table.insert(blocks, b) end
+  table.insert(blocks, pandoc.RawBlock("html", "</details>"))
+  return blocks
+end
+
 local function Pandoc(doc)
   local first = doc.blocks[1]
   if first and first.t == "Header" and first.level == 1 then
@@ -165,6 +175,6 @@ end
 
 return {
   { Meta = read_meta },
-  { CodeBlock = CodeBlock, Code = Code, Link = Link, Image = Image },
+  { CodeBlock = CodeBlock, Code = Code, Link = Link, Image = Image, Div = Div },
   { Pandoc = Pandoc },
 }
