@@ -39,8 +39,8 @@ struct client;
 #define CONFIG_ARGS_VERSION 1
 #define CONFIG_ARGS_HELP 2
 
-/* Valkey 8.0's bound for io-threads (IO_THREADS_MAX_NUM; Valkey 8.1 raised it to 256). */
-#define CONFIG_IO_THREADS_MAX 128
+/* Valkey's bound for io-threads since 8.1 (IO_THREADS_MAX_NUM, pull request #1220; 8.0 had 128). */
+#define CONFIG_IO_THREADS_MAX 256
 /* Valkey's CONFIG_MIN_HZ / CONFIG_MAX_HZ: hz is accepted in 0..INT_MAX and
  * then clamped into this range, as Valkey does. */
 #define CONFIG_MIN_HZ 1

@@ -449,7 +449,7 @@ static void test_range_and_type_errors(void **state) {
         "CONFIG SET failed (possibly related to argument 'port') - argument couldn't be parsed into an integer");
     expect_set_error(
         "io-threads", "0",
-        "CONFIG SET failed (possibly related to argument 'io-threads') - argument must be between 1 and 128 inclusive");
+        "CONFIG SET failed (possibly related to argument 'io-threads') - argument must be between 1 and 256 inclusive");
     expect_set_error("prefetch-batch-max-size", "129",
                      "CONFIG SET failed (possibly related to argument 'prefetch-batch-max-size') - argument must be "
                      "between 0 and 128 inclusive");
