@@ -13,6 +13,11 @@ Rules it enforces (a refusal stops it without writing):
   - a comparison (ratio) is computed here from the per-run lines of both
     sides, and both sides must come from the same run (one run_id);
     a ratio whose sides came from different runs is refused;
+  - a figure says its runs' spread: the range (or the list) of the runs
+    it is the median of, and a comparison whether the two sides' runs
+    separate ("<side> faster in every run", "<side> lower in every run"
+    for times and costs, or "run ranges overlap"); a figure from a single
+    run says "(one run)", so a chapter's reading of a row can be checked;
   - rows sort stably by ID (F0.2 before F0.10) and the output depends
     only on the inputs (no generation timestamp), so regenerating from
     the same results gives the same file.
@@ -236,6 +241,51 @@ def median_of(side, field="rps"):
     return statistics.median(ln[field] for ln in side)
 
 
+# The runs' spread, so that a reading of a row ("faster in every run", "even
+# within the runs' spread") can be checked against it: a figure that comes
+# from several runs says their range, and a comparison says whether the two
+# sides' runs separate; a figure from a single run says "(one run)".
+
+ONE_RUN = "one run"
+
+
+def lo_hi(vals, fmt="%.1f", unit=""):
+    """'lowest–highest unit' of the runs in fmt ('X unit each' when they
+    print alike)."""
+    f = fmt if callable(fmt) else (lambda x: fmt % x)
+    lo, hi = f(min(vals)), f(max(vals))
+    unit = ("" if unit in ("×", "%") else " ") + unit if unit else ""
+    return "%s%s each" % (lo, unit) if lo == hi else "%s–%s%s" % (lo, hi, unit)
+
+
+def runs_spread(vals, fmt="%.1f", unit=""):
+    """'runs lowest–highest unit' of a figure's runs, or 'one run'."""
+    vals = [v for v in vals if v is not None]
+    if len(vals) < 2:
+        return ONE_RUN
+    return "runs " + lo_hi(vals, fmt, unit)
+
+
+def verdict(a, b, names, lower=False):
+    """Whether two sides' runs separate: '<side> faster in every run' (or,
+    with lower=True for times and costs, '<side> lower in every run') when
+    every run of one side beats every run of the other, 'run ranges
+    overlap' when they do not, 'one run' when a side has a single run."""
+    if len(a) < 2 or len(b) < 2:
+        return ONE_RUN
+    if lower:
+        return separation(a, b, names)
+    if min(a) > max(b):
+        return "%s faster in every run" % names[0]
+    if min(b) > max(a):
+        return "%s faster in every run" % names[1]
+    return "run ranges overlap"
+
+
+def field_runs(side, field):
+    return [ln[field] for ln in side if ln.get(field) is not None]
+
+
 def cpu_us_per_req(side):
     vals = [ln["server_cpu_s"] * 1e6 / ln["requests"] for ln in side
             if ln.get("server_cpu_s") is not None and ln.get("requests")]
@@ -266,7 +316,7 @@ def h_server_vs_redis(run, lines, bench):
         a, b = cells[key]["soloist"], cells[key]["redis"]
         ma, mb = median_of(a), median_of(b)
         ratio = ma / mb
-        ratios.append((ratio, key))
+        ratios.append((ratio, key, overlap(a, b)))
         ln = a[0]
         ca, cb = cpu_us_per_req(a), cpu_us_per_req(b)
         order = "".join("A" if x.get("server") == "soloist" else "B"
@@ -292,11 +342,12 @@ def h_server_vs_redis(run, lines, bench):
                                "size": size, "pipeline": p, "soloist": ma, "redis": mb,
                                "ratio": ratio}))
     if ratios:
-        met = sum(1 for r, _ in ratios if r >= 1.0)
-        geo = math.exp(sum(math.log(r) for r, _ in ratios) / len(ratios))
-        low, lk = min(ratios)
-        fig = "%d of %d cells ≥ 1.0×; geometric mean **%s**; lowest %s (%s %d B P=%d)" % (
-            met, len(ratios), fmt_ratio(geo), fmt_ratio(low), lk[0], lk[1], lk[2])
+        met = sum(1 for r, _, _ in ratios if r >= 1.0)
+        geo = math.exp(sum(math.log(r) for r, _, _ in ratios) / len(ratios))
+        low, lk, lsep = min(ratios)
+        # The lowest cell's runs: whether redis won it in every run.
+        fig = "%d of %d cells ≥ 1.0×; geometric mean **%s**; lowest %s (%s %d B P=%d; %s)" % (
+            met, len(ratios), fmt_ratio(geo), fmt_ratio(low), lk[0], lk[1], lk[2], lsep)
         ln = next(x for x in lines if x.get("kind") == "run")
         cfg = ["GET and SET", "P=1 and 16", "3 and 512 B values", "50 clients",
                "median of alternated runs per cell", placement_cfg(ln, base["cores"])]
@@ -321,7 +372,12 @@ def h_write_cost(run, lines, bench):
             continue
         if key[0] == "none":
             claim = "floor: one system call (getppid) costs"
-            fig = "**%.0f ns** per call (median of %d runs)" % (ln["median_wall_ns_per_call"], ln["runs"])
+            fig = "**%.0f ns** per call (median of %d runs" % (ln["median_wall_ns_per_call"], ln["runs"])
+            if ln.get("min_wall_ns_per_call") is not None and ln.get("max_wall_ns_per_call") is not None:
+                fig += "; runs %.0f–%.0f ns)" % (ln["min_wall_ns_per_call"], ln["max_wall_ns_per_call"])
+            else:
+                # bench/write_cost.c prints this floor's median alone, no run lines.
+                fig += "; the raw results keep only the median, so no spread)"
             cfg = ["syscall(SYS_getppid) in a loop", "%d runs of %d ms" % (ln["runs"], ln["ms"])]
         else:
             what = "loopback TCP (TCP_NODELAY)" if key[0] == "tcp" else "unix socketpair"
@@ -353,7 +409,8 @@ def h_pipeline_span(run, lines, bench):
     rows = []
     for i, s in enumerate(("soloist", "redis")):
         m = med[s]
-        by = ", ".join("P=%d %s" % (d, fmt_rps(m[d])) for d in depths)
+        by = ", ".join("P=%d %s (%s)" % (d, fmt_rps(m[d]), runs_spread(field_runs(cells[(d,)][s], "rps"), fmt_rps))
+                       for d in depths)
         if 1 in m and 256 in m:
             span = "span (P=256 / P=1) **%s**" % fmt_ratio(m[256] / m[1])
         else:
@@ -362,7 +419,10 @@ def h_pipeline_span(run, lines, bench):
         rows.append(Row("F0.%d" % (17 + i), "pipelining span of %s: PING rps by depth" % who,
                         "%s; %s" % (span, by), dict(base, config=cfg), cmd, run.rel(bench),
                         serving_note(ln, base["cores"])))
-    by = ", ".join("P=%d %s" % (d, fmt_ratio(med["soloist"][d] / med["redis"][d])) for d in depths)
+    by = ", ".join("P=%d %s (%s)" % (d, fmt_ratio(med["soloist"][d] / med["redis"][d]),
+                                     verdict(field_runs(cells[(d,)]["soloist"], "rps"),
+                                             field_runs(cells[(d,)]["redis"], "rps"), ("soloist", "redis")))
+                   for d in depths)
     rows.append(Row("F0.19", "PING by depth: soloist / redis-server 7.0", by,
                     dict(base, config=cfg), cmd, run.rel(bench), serving_note(ln, base["cores"])))
     return rows
@@ -399,7 +459,8 @@ def h_phase_shares(run, lines, bench):
         s = med("serial_share")
         fig = ("of busy time: " + ", ".join("%s **%.0f%%**" % ("poll CPU" if k == "poll_cpu" else k, 100 * v)
                                             for k, v in share.items())
-               + "; serial share s = (exec + other) / busy = **%.2f**" % s
+               + "; serial share s = (exec + other) / busy = **%.2f** (%s)" % (
+                   s, runs_spread(field_runs(runs, "serial_share"), "%.2f"))
                + "; poll wait (idle) %.0f%% of all time" % (100 * med("share_of_total", "poll_wait"))
                + "; busy %.2f µs/request" % med("busy_us_per_request"))
         turns = med("turns_per_request")
@@ -421,7 +482,8 @@ def h_phase_shares(run, lines, bench):
                         extra={"summary": PHASE_TABLE,
                                "cells": ["P=%d" % p] + ["%.0f%%" % (100 * share[k]) for k in PHASE_COLS]
                                + ["**%.2f**" % s, "%.0f%%" % (100 * med("share_of_total", "poll_wait"))]}))
-        rows += amdahl_rows(run, bench, p, s, "F0.%d" % (20 + i), 1 + 4 * i, cfg)
+        rows += amdahl_rows(run, bench, p, s, "F0.%d" % (20 + i), 1 + 4 * i, cfg,
+                            field_runs(runs, "serial_share"))
     return rows
 
 
@@ -434,15 +496,21 @@ def amdahl(s, n):
     return 1.0 / (s + (1.0 - s) / n)
 
 
-def amdahl_rows(run, bench, p, s, source_row, first, cfg):
+def amdahl_rows(run, bench, p, s, source_row, first, cfg, s_runs=()):
     """F1.1-F1.4 (P=1) and F1.5-F1.8 (P=16): the ceiling on the speed-up
     I/O threads can give, from the serial share the phase_shares row
-    `source_row` measured; no measurement of their own."""
+    `source_row` measured; no measurement of their own. s_runs, the runs'
+    serial shares, give the bound's spread."""
     base = base_conditions(run)
     rows = []
     for k, n in enumerate(AMDAHL_THREADS):
-        fig = ("speed-up at most **%.2f×** with %d threads (1 / (s + (1 − s) / %d), s = %.2f from %s)"
+        fig = ("speed-up at most **%.2f×** with %d threads (1 / (s + (1 − s) / %d), s = %.2f from %s"
                % (amdahl(s, n), n, n, s, source_row))
+        if len(s_runs) > 1:
+            # The bound over the runs' own s (a larger s, a lower bound).
+            fig += "; the runs' s %s give %s" % (lo_hi(s_runs, "%.2f"),
+                                                 lo_hi([amdahl(x, n) for x in s_runs], "%.2f", "×"))
+        fig += ")"
         rows.append(Row("F1.%d" % (first + k),
                         "Amdahl ceiling for GET P=%d with %d threads, from the measured serial share" % (p, n),
                         fig, dict(base, config=cfg + ["computed from row %s, no measurement of its own" % source_row]),
@@ -509,9 +577,13 @@ def h_write_timing(run, lines, bench):
                 m[f] = statistics.median(x[f] for x in sl)
             m["errors"] = sum(x.get("errors", 0) for x in sl)
             med[st] = m
-            fig = ("%s rps; latency p50 **%.0f µs**, p99 **%.0f µs**, p99.9 %.0f µs; server CPU "
-                   "**%.2f µs/request**; %.3f system calls/request (read %.3f, writev %.3f, epoll_wait %.3f)"
-                   % (fmt_rps(m["rps"]), m["p50"], m["p99"], m["p99.9"], m["cpu_us_per_request"],
+            lat = {q: runs_spread([x["latency_us"][q] for x in sl], "%.0f") for q in WT_LAT}
+            fig = ("%s rps (%s); latency p50 **%.0f µs** (%s), p99 **%.0f µs** (%s), p99.9 %.0f µs (%s); "
+                   "server CPU **%.2f µs/request** (%s); %.3f system calls/request (read %.3f, writev %.3f, "
+                   "epoll_wait %.3f)"
+                   % (fmt_rps(m["rps"]), runs_spread(field_runs(sl, "rps"), fmt_rps), m["p50"], lat["p50"],
+                      m["p99"], lat["p99"], m["p99.9"], lat["p99.9"], m["cpu_us_per_request"],
+                      runs_spread(field_runs(sl, "cpu_us_per_request"), "%.2f"),
                       m["syscalls_per_request"], m["reads_per_request"], m["writes_per_request"],
                       m["polls_per_request"]))
             if loop == "open":
@@ -532,21 +604,30 @@ def h_write_timing(run, lines, bench):
                + " (p99: %s)" % separation([x["latency_us"]["p99"] for x in side["immediate"]],
                                             [x["latency_us"]["p99"] for x in side["before-sleep"]],
                                             ("immediate", "before-sleep"))
-               + "; rps %s; server CPU per request **%s**" % (fmt_ratio(b["rps"] / a["rps"]),
-                                                              fmt_ratio(b["cpu_us_per_request"] /
-                                                                        a["cpu_us_per_request"])))
+               + "; rps %s (%s); server CPU per request **%s** (%s)" % (
+                   fmt_ratio(b["rps"] / a["rps"]),
+                   verdict(field_runs(side["immediate"], "rps"), field_runs(side["before-sleep"], "rps"),
+                           ("immediate", "before-sleep")),
+                   fmt_ratio(b["cpu_us_per_request"] / a["cpu_us_per_request"]),
+                   verdict(field_runs(side["immediate"], "cpu_us_per_request"),
+                           field_runs(side["before-sleep"], "cpu_us_per_request"),
+                           ("immediate", "before-sleep"), lower=True)))
         rows.append(Row("F0.%d" % (52 + 3 * k),
                         "writing replies immediately instead of in before_sleep, %s loop: ratios" % loop,
                         fig, dict(base, config=cfg), cmd, run.rel(bench), sb(serving_note(ln, base["cores"]))))
-        costs.append((loop, a, b, cfg))
+        costs.append((loop, a, b, cfg, side))
     if costs:
         parts = []
-        for loop, a, b, _ in costs:
+        for loop, a, b, _, side in costs:
             d = b["syscalls_per_request"] - a["syscalls_per_request"]
-            parts.append("%s loop %.3f → %.3f system calls/request (**%+.3f**, %+.1f%%; writev %.3f → %.3f, "
+            parts.append("%s loop %.3f → %.3f system calls/request (**%+.3f**, %+.1f%%; %s; writev %.3f → %.3f, "
                          "epoll_wait %.3f → %.3f)"
                          % (loop, a["syscalls_per_request"], b["syscalls_per_request"], d,
-                            100 * d / a["syscalls_per_request"], a["writes_per_request"],
+                            100 * d / a["syscalls_per_request"],
+                            verdict(field_runs(side["immediate"], "syscalls_per_request"),
+                                    field_runs(side["before-sleep"], "syscalls_per_request"),
+                                    ("immediate", "before-sleep"), lower=True),
+                            a["writes_per_request"],
                             b["writes_per_request"], a["polls_per_request"], b["polls_per_request"]))
         cfg = ["GET", "P=1", "50 connections", "read + writev + epoll_wait counted by the server",
                "closed and open loop as in F0.50–F0.55"]
@@ -575,6 +656,11 @@ def h_loadgen_sanity(run, lines, bench):
                                                fmt_rps(ln["redis_benchmark_rps_median"]))
             if ln.get("pair_ratios"):
                 fig += "; pair ratios %s" % ", ".join("%.3f" % x for x in ln["pair_ratios"])
+            by = {t: [x["rps"] for x in lines if x.get("tool") == t and x.get("rps") is not None]
+                  for t in ("soloist-bench", "redis-benchmark")}
+            if all(by.values()):
+                fig += "; %s" % verdict(by["soloist-bench"], by["redis-benchmark"],
+                                        ("soloist-bench", "redis-benchmark"))
             fig += ")"
         if "within_10pct" in ln:
             fig += "; within 10%%: %s" % ("yes" if ln["within_10pct"] else "NO")
@@ -605,27 +691,31 @@ def h_idle_memory(run, lines, bench):
         if (moment,) not in cells:
             continue
         sides = {k: v[0] for k, v in cells[(moment,)].items()}
+        # bench/idle_memory.py measures each server once: no spread to give.
+        one = "; %s" % ONE_RUN if all(len(v) == 1 for v in cells[(moment,)].values()) else ""
         a, b = sides["soloist"], sides["redis"]
         cfg = ["%d connections" % a["connections"], IDLE_MOMENTS[moment],
                "idle %s s before the reading" % a["idle_s"] if moment == "after_ping" else "read 0.5 s after the last accept",
                "RSS growth over the RSS after one throwaway PING", "--maxclients %d" % a["maxclients"],
                "one run per server"]
         ratio = a["bytes_per_conn"] / b["bytes_per_conn"]
-        fig = lambda ln: "**%s B** per connection (RSS %.1f → %.1f MB)" % (
-            "{:,.0f}".format(ln["bytes_per_conn"]), ln["rss_base_bytes"] / 2**20, ln["rss_bytes"] / 2**20)
+        fig = lambda ln: "**%s B** per connection (RSS %.1f → %.1f MB%s)" % (
+            "{:,.0f}".format(ln["bytes_per_conn"]), ln["rss_base_bytes"] / 2**20, ln["rss_bytes"] / 2**20, one)
         if moment == "connected":
             rows.append(Row("F0.40", "resident memory per idle connection, %s: %s" % (
                 IDLE_MOMENTS[moment], a_label([a])), fig(a), dict(base, config=cfg), cmd, run.rel(bench)))
             rows.append(Row("F0.41", "resident memory per idle connection, %s: redis-server 7.0" % IDLE_MOMENTS[moment],
                             fig(b), dict(base, config=cfg), cmd, run.rel(bench)))
             rows.append(Row("F0.42", "idle connection memory, %s: soloist / redis-server 7.0" % IDLE_MOMENTS[moment],
-                            "**%s**" % fmt_ratio(ratio), dict(base, config=cfg), cmd, run.rel(bench)))
+                            "**%s**%s" % (fmt_ratio(ratio), " (%s)" % one[2:] if one else ""),
+                            dict(base, config=cfg), cmd, run.rel(bench)))
         else:
             rows.append(Row("F0.43", "resident memory per idle connection, %s" % IDLE_MOMENTS[moment],
                             "%s %s; redis-server 7.0 %s" % (a_label([a]), fig(a), fig(b)),
                             dict(base, config=cfg), cmd, run.rel(bench)))
             rows.append(Row("F0.44", "idle connection memory, %s: soloist / redis-server 7.0" % IDLE_MOMENTS[moment],
-                            "**%s**" % fmt_ratio(ratio), dict(base, config=cfg), cmd, run.rel(bench)))
+                            "**%s**%s" % (fmt_ratio(ratio), " (%s)" % one[2:] if one else ""),
+                            dict(base, config=cfg), cmd, run.rel(bench)))
     return rows
 
 
@@ -657,33 +747,43 @@ def h_p1_anatomy(run, lines, bench):
            "io-threads 1", placement_cfg(ln, base["cores"])]
     cmd, src = "make findings BENCH=p1_anatomy", run.rel(bench)
 
-    def kinds(d):
+    def spread(t, side, key, fmt, srvs=("soloist", "redis")):
+        """The passes' range of a field, soloist's vs redis's (or one server's)."""
+        return "runs " + " vs ".join(lo_hi(field_runs(cells[(t, side)][srv], key), fmt) for srv in srvs) \
+            if all(len(cells[(t, side)][srv]) > 1 for srv in srvs) else ONE_RUN
+
+    def kinds(d, srv):
         per = dict(d["per_request"])
         wait = per.pop("epoll_wait", 0) + per.pop("epoll_pwait", 0)
         parts = ["epoll_wait %.3f" % wait] + ["%s %.2f" % (k, v) for k, v in sorted(per.items()) if v >= 0.01]
-        return "%s (all %.2f)" % (", ".join(parts), d["total_syscalls_per_request"])
+        return "%s (all %.2f; %s)" % (", ".join(parts), d["total_syscalls_per_request"],
+                                      spread("GET", d["side"], "total_syscalls_per_request", "%.2f", (srv,)))
 
     rows = []
     for rid, side, who in (("F0.45", "server", "the server's"), ("F0.46", "client", "redis-benchmark's")):
         a, b = one("GET", side, "soloist"), one("GET", side, "redis")
         rows.append(Row(rid, "GET at P=1: %s system calls per request, by kind" % who,
-                        "soloist: %s; redis-server 7.0: %s" % (kinds(a), kinds(b)),
+                        "soloist: %s; redis-server 7.0: %s" % (kinds(a, "soloist"), kinds(b, "redis")),
                         dict(base, config=cfg), cmd, src))
-    fig = "; ".join("%s **%.1f** vs %.1f (one ready client in %.0f%% vs %.0f%% of wake-ups)" % (
+    fig = "; ".join("%s **%.1f** vs %.1f (%s; one ready client in %.0f%% vs %.0f%% of wake-ups)" % (
         t, one(t, "server", "soloist")["requests_per_wakeup"], one(t, "server", "redis")["requests_per_wakeup"],
+        spread(t, "server", "requests_per_wakeup", "%.1f"),
         100 * one(t, "server", "soloist")["single_event_wakeup_share"],
         100 * one(t, "server", "redis")["single_event_wakeup_share"]) for t in tests)
     rows.append(Row("F0.47", "P=1: requests per epoll wake-up of the server, soloist vs redis-server 7.0",
                     fig, dict(base, config=cfg), cmd, src))
-    fig = "; ".join("%s **%.3f** vs %.3f" % (t, one(t, "client", "soloist")["wakes_other_per_request"],
-                                              one(t, "client", "redis")["wakes_other_per_request"]) for t in tests)
+    fig = "; ".join("%s **%.3f** vs %.3f (%s)" % (t, one(t, "client", "soloist")["wakes_other_per_request"],
+                                                   one(t, "client", "redis")["wakes_other_per_request"],
+                                                   spread(t, "client", "wakes_other_per_request", "%.3f"))
+                    for t in tests)
     rows.append(Row("F0.48", "P=1: wake-ups redis-benchmark performs per request (its sendto finding the "
                     "server asleep in epoll_wait), against soloist vs against redis-server 7.0",
                     fig, dict(base, config=cfg), cmd, src))
-    fig = "; ".join("%s client %.3f vs %.3f cs, %.1f vs %.1f µs; server %.3f vs %.3f cs" % (
+    fig = "; ".join("%s client %.3f vs %.3f cs, %.1f vs %.1f µs (%s); server %.3f vs %.3f cs" % (
         t, one(t, "client", "soloist")["context_switches_per_request"],
         one(t, "client", "redis")["context_switches_per_request"],
         one(t, "client", "soloist")["cpu_us_per_request"], one(t, "client", "redis")["cpu_us_per_request"],
+        spread(t, "client", "cpu_us_per_request", "%.1f"),
         one(t, "server", "soloist")["context_switches_per_request"],
         one(t, "server", "redis")["context_switches_per_request"]) for t in tests)
     rows.append(Row("F0.49", "P=1: context switches and CPU per request, against soloist vs against "
@@ -788,8 +888,10 @@ def h_queues(run, lines, bench):
         mutex = queue_runs(lines, "spsc", impl="mutex_condvar")
         if mutex:
             row("F2.11", "mutex + condition variable ring (the baseline), 1 producer, 1 consumer: ns per item",
-                "**%.1f ns/item** (runs %s); %s the SPSC ring's batched figure"
-                % (ns(mutex), ns_runs(mutex), fmt_ratio(ns(mutex) / ns(b))),
+                "**%.1f ns/item** (runs %s); %s the SPSC ring's batched figure (%s)"
+                % (ns(mutex), ns_runs(mutex), fmt_ratio(ns(mutex) / ns(b)),
+                   separation([x["ns_per_item"] for x in b], [x["ns_per_item"] for x in mutex],
+                              ("the SPSC ring", "mutex + condvar"))),
                 queue_cfg(mutex[0], ["one item per lock, signalled on empty → non-empty and full → non-full",
                                      runs_cfg(mutex, "the SPSC runs")]))
 
@@ -871,9 +973,12 @@ def h_queues(run, lines, bench):
                                 "nothing else different", "commit every 32 items",
                                 "consumer takes up to 32 per call", "widths alternated, median"])
         row("F3.1", "SPSC protocol with one-word (8-byte) slots: items per second",
-            "**%s items/s** (%.2f ns/item)" % (fmt_rps(ips["8-byte"]), ns(s8)), cfg)
+            "**%s items/s** (%.2f ns/item; %s)" % (
+                fmt_rps(ips["8-byte"]), ns(s8), runs_spread(field_runs(s8, "items_per_s"), fmt_rps, "items/s")), cfg)
         row("F3.2", "SPSC protocol with two-word (16-byte) slots: items per second",
-            "**%s items/s** (%.2f ns/item)" % (fmt_rps(ips["16-byte"]), ns(s16)), cfg)
+            "**%s items/s** (%.2f ns/item; %s)" % (
+                fmt_rps(ips["16-byte"]), ns(s16), runs_spread(field_runs(s16, "items_per_s"), fmt_rps, "items/s")),
+            cfg)
         row("F3.3", "one-word against two-word slots: items per second, 8 B / 16 B",
             "**%s** (%s)" % (fmt_ratio(ips["8-byte"] / ips["16-byte"]),
                              separation([x["ns_per_item"] for x in s8], [x["ns_per_item"] for x in s16],
@@ -921,11 +1026,11 @@ def h_queues(run, lines, bench):
         def part(side):
             d = {k: statistics.median(x[k] / x["items"] for x in side)
                  for k in ("slot_lines", "tail_loads_new", "head_loads_new")}
-            return "%.3f (slots %.3f, tail %.3f, head %.4f)" % (
+            return "%.3f (slots %.3f, tail %.3f, head %.4f)** (%s)" % (
                 median_of(side, "computed_lines_per_item"), d["slot_lines"], d["tail_loads_new"],
-                d["head_loads_new"])
+                d["head_loads_new"], runs_spread(field_runs(side, "computed_lines_per_item"), "%.3f"))
         hw = all(x.get("hw_l1d_read_misses_per_item") is not None for x in one + b)
-        fig = "COMPUTED lines moved per item: per-item commit **%s**, commit per 32 **%s**" % (part(one), part(b))
+        fig = "COMPUTED lines moved per item: per-item commit **%s, commit per 32 **%s" % (part(one), part(b))
         if hw:
             fig += "; hardware L1D read misses per item %.3f vs %.3f" % (
                 median_of(one, "hw_l1d_read_misses_per_item"), median_of(b, "hw_l1d_read_misses_per_item"))
@@ -1011,18 +1116,25 @@ def h_main_cpu(run, lines, bench):
             if n not in med:
                 continue
             m = med[n]
-            text = "io-threads %d **%.2f µs** (process %.2f; ceiling 1/main %s req/s" % (
-                n, m["main_us_per_request"], m["process_us_per_request"], fmt_rps(1e6 / m["main_us_per_request"]))
+            mine = field_runs(by[n], "main_us_per_request")
+            text = "io-threads %d **%.2f µs** (%s; process %.2f; ceiling 1/main %s req/s" % (
+                n, m["main_us_per_request"], runs_spread(mine, "%.2f"), m["process_us_per_request"],
+                fmt_rps(1e6 / m["main_us_per_request"]))
             if n > 1:
                 r = m["main_us_per_request"] / med[1]["main_us_per_request"]
-                text += "; %s of io-threads 1" % fmt_ratio(r)
+                sep = verdict(mine, field_runs(by[1], "main_us_per_request"),
+                              ("io-threads %d" % n, "io-threads 1"), lower=True)
+                text += "; %s of io-threads 1, %s" % (fmt_ratio(r), sep)
                 if all(x.get("main_work_us_per_request") is not None for x in by[n]):
                     # main's CPU less its idle spin (INFO io_threads_main_spin_us)
+                    work = field_runs(by[n], "main_work_us_per_request")
                     w = median_of(by[n], "main_work_us_per_request")
-                    text += "; without main's idle spin %.2f µs, %s of io-threads 1" % (
-                        w, fmt_ratio(w / med[1]["main_us_per_request"]))
+                    text += "; without main's idle spin %.2f µs (%s), %s of io-threads 1, %s" % (
+                        w, runs_spread(work, "%.2f"), fmt_ratio(w / med[1]["main_us_per_request"]),
+                        verdict(work, field_runs(by[1], "main_us_per_request"),
+                                ("io-threads %d without the spin" % n, "io-threads 1"), lower=True))
                 if key[2] == 1:
-                    p1.setdefault(n, []).append((r, key))
+                    p1.setdefault(n, []).append((r, key, sep))
                 tr = median_of(by[n], "threaded_reads_per_request") if all(
                     x.get("threaded_reads_per_request") is not None for x in by[n]) else None
                 if tr is not None:
@@ -1063,11 +1175,11 @@ def h_main_cpu(run, lines, bench):
             parts = []
             met = []
             for n in sorted(p1):
-                worst, wk = max(p1[n])
+                worst, wk, _ = max(p1[n])
                 ok = worst <= 1 / 3 and len(p1[n]) == 4
                 met.append(ok)
                 parts.append("io-threads %d: %s (worst %s, %s)" % (
-                    n, ", ".join("%s %s" % (cell_name(k), fmt_ratio(r)) for r, k in p1[n]),
+                    n, ", ".join("%s %s (%s)" % (cell_name(k), fmt_ratio(r), sep) for r, k, sep in p1[n]),
                     fmt_ratio(worst), cell_name(wk)))
             fig = "; ".join(parts) + (" — target met" if any(met) else " — target not met")
         else:
@@ -1135,9 +1247,14 @@ def x_main_cpu_amdahl(chosen):
             bound = amdahl(s[p], n)
             if n in by:
                 mn = median_of(by[n], "main_us_per_request")
+                # Each run's ceiling, 1 / its main-thread CPU per request.
+                cn = [1e6 / x for x in field_runs(by[n], "main_us_per_request")]
+                c1 = [1e6 / x for x in field_runs(by[1], "main_us_per_request")]
                 parts.append("io-threads %d: main-thread ceiling %s req/s = **%s** io-threads 1's "
-                             "(%s); Amdahl ≤ %s" % (n, fmt_rps(1e6 / mn), fmt_ratio(m1 / mn), fmt_rps(1e6 / m1),
-                                                    fmt_ratio(bound)))
+                             "(%s; ceilings by run %s vs %s req/s, %s); Amdahl ≤ %s"
+                             % (n, fmt_rps(1e6 / mn), fmt_ratio(m1 / mn), fmt_rps(1e6 / m1),
+                                lo_hi(cn, fmt_rps), lo_hi(c1, fmt_rps),
+                                verdict(cn, c1, ("io-threads %d" % n, "io-threads 1")), fmt_ratio(bound)))
             else:
                 parts.append("io-threads %d: Amdahl ≤ %s (%s req/s from io-threads 1's ceiling %s); "
                              "main-thread cost **not measured**" % (n, fmt_ratio(bound), fmt_rps(bound * 1e6 / m1),
@@ -1191,13 +1308,20 @@ def h_threads_vs_redis(run, lines, bench):
                                                             overlap(by[k], by["soloist-1"])))
                 parts.append("%s / redis-2 **%s**" % (k, fmt_ratio(med[k] / med["redis-2"])))
         if "soloist-4" in med:
-            four.append((med["soloist-4"] / med["soloist-1"], key))
-            vs_redis.append((med["soloist-4"] / med["redis-2"], key))
+            rps = {k: field_runs(v, "rps") for k, v in by.items()}
+            four.append((med["soloist-4"] / med["soloist-1"], key,
+                         verdict(rps["soloist-4"], rps["soloist-1"], ("soloist-4", "soloist-1"))))
+            vs_redis.append((med["soloist-4"] / med["redis-2"], key,
+                             verdict(rps["soloist-4"], rps["redis-2"], ("soloist-4", "redis-2"))))
         else:
-            parts.append("soloist-1 / redis-2 %s; soloist io-threads 2, 4 **not measured**: %s"
-                         % (fmt_ratio(med["soloist-1"] / med["redis-2"]), why or "no runs"))
+            parts.append("soloist-1 / redis-2 %s (%s); soloist io-threads 2, 4 **not measured**: %s"
+                         % (fmt_ratio(med["soloist-1"] / med["redis-2"]),
+                            verdict(field_runs(by["soloist-1"], "rps"), field_runs(by["redis-2"], "rps"),
+                                    ("soloist-1", "redis-2")), why or "no runs"))
         if "redis-1" in med:
-            redis_own.append((med["redis-2"] / med["redis-1"], key))
+            redis_own.append((med["redis-2"] / med["redis-1"], key,
+                              verdict(field_runs(by["redis-2"], "rps"), field_runs(by["redis-1"], "rps"),
+                                      ("io-threads 2", "io-threads 1"))))
         ln = by["soloist-1"][0]
         order = "".join(str(TVR_SIDES.index(x["side"]) + 1) for x in lines if x.get("kind") == "run"
                         and (x["test"], x["value_size"], x["pipeline"]) == key)
@@ -1226,16 +1350,16 @@ def h_threads_vs_redis(run, lines, bench):
             ("F4.39", "Target (benchmark goal): soloist io-threads 4 ≥ 1.0× redis-server 7.0 io-threads 2 in "
              "every cell", vs_redis, 1.0)):
         if pairs:
-            low, lk = min(pairs)
-            met = sum(1 for r, _ in pairs if r >= floor)
-            fig = "%d of %d cells ≥ %s; lowest %s (%s)%s" % (
-                met, len(pairs), fmt_ratio(floor), fmt_ratio(low), cell_name(lk),
+            low, lk, lsep = min(pairs)
+            met = sum(1 for r, _, _ in pairs if r >= floor)
+            fig = "%d of %d cells ≥ %s; lowest %s (%s; %s)%s" % (
+                met, len(pairs), fmt_ratio(floor), fmt_ratio(low), cell_name(lk), lsep,
                 " — target met" if met == len(pairs) == 8 else " — target not met")
         else:
             fig = "**not measured**: %s" % (why or "no soloist io-threads 4 runs")
         rows.append(Row(rid, claim, fig, dict(base, config=cfg), cmd, src, serving_note(ln, base["cores"])))
     if redis_own:
-        fig = "; ".join("%s %s" % (cell_name(k), fmt_ratio(r)) for r, k in redis_own)
+        fig = "; ".join("%s %s (%s)" % (cell_name(k), fmt_ratio(r), sep) for r, k, sep in redis_own)
         rows.append(Row("F4.40", "the peer's own threads: redis-server 7.0 io-threads 2 / io-threads 1 per cell",
                         fig, dict(base, config=cfg[:5] + ["redis --io-threads 2 --io-threads-do-reads yes"]),
                         cmd, src, serving_note(ln, base["cores"])))
@@ -1265,14 +1389,32 @@ def h_ignition_timing(run, lines, bench):
         v = ln.get("%s_ms_server" % what)
         return (v, "server") if v is not None else (ln.get("%s_ms_poll" % what), "poll")
 
-    def timing(sel, what):
+    def timing(sel, what, named=False):
+        """The median time of the steps in sel, each step's own time beside
+        it (the runs' spread), by the server's stamp or else the poll's;
+        '(one run)' when one step was timed."""
         # A step that began with threads still active has no ignition to time.
-        got = [when(ln, what) for ln in sel if ln.get("%s_ms_poll" % what) is not None
+        got = [when(ln, what) + (ln["step"],) for ln in sel if ln.get("%s_ms_poll" % what) is not None
                and (what != "ignition" or ln.get("started_idle", True))]
         if not got:
             return None
-        return "**%.1f ms** median (%s)" % (statistics.median(v for v, _ in got),
-                                             ", ".join("%.1f %s" % (v, k) for v, k in got))
+        if len(got) == 1:
+            v, k, step = got[0]
+            return "**%.1f ms**%s, by the %s (%s)" % (
+                v, " after the %s step's load" % step if named else "",
+                "server's stamp" if k == "server" else "poll's time (no stamp between the polls)", ONE_RUN)
+        return "**%.1f ms** median (%s)" % (statistics.median(v for v, _, _ in got), ", ".join(
+            "%.1f %s%s" % (v, k, " after the %s step" % step if named else "") for v, k, step in got))
+
+    def off_before_end(ln):
+        """Whether an ignited step's threads were off before its load ended:
+        the first poll after the end found them off within one poll
+        interval, and the server's stamp of that change fell before the
+        poll ahead of it (ignition_timing.stamped_ms refused it), so the
+        change was seen before the end: during the load."""
+        ms = ln.get("scale_down_ms_poll")
+        return (ln.get("scaled_down") and ln.get("scale_down_ms_server") is None and ms is not None
+                and ms <= ln.get("poll_ms", 5.0))
 
     def row(rid, claim, fig, extra_cfg=()):
         rows.append(Row(rid, claim, fig, dict(base, config=cfg + list(extra_cfg)), cmd, src))
@@ -1282,28 +1424,48 @@ def h_ignition_timing(run, lines, bench):
         closed = [ln for ln in steps if ln["step"] == "closed"]
         low = [ln for ln in steps if ln["step"] == "low"]
         rate = high[0]["rate"] if high else None
-        fig = timing(high, "ignition") or "no ignition in %d steps" % len(high)
-        row("F5.1", "time from a step up to %s req/s (open loop) to ignition" % fmt_rps(rate or 0), fig,
+
+        def ignition(sel):
+            fig = timing(sel, "ignition") or "no ignition in %d steps" % len(sel)
+            timed = [ln for ln in sel if ln.get("ignition_ms_poll") is not None and ln.get("started_idle", True)]
+            if timed and len(timed) < len(sel):
+                fig += "; %d of %d steps at this load ignited from idle" % (len(timed), len(sel))
+            return fig
+        row("F5.1", "time from a step up to %s req/s (open loop) to ignition" % fmt_rps(rate or 0), ignition(high),
             ["%d steps" % len(high)])
         row("F5.2", "time from a step up to a closed loop (as fast as the generator sends) to ignition",
-            timing(closed, "ignition") or "no ignition in %d steps" % len(closed),
-            ["closed loop at %s req/s" % "/".join(fmt_rps(x["rps"]) for x in closed)])
+            ignition(closed), ["closed loop at %s req/s" % "/".join(fmt_rps(x["rps"]) for x in closed)])
         ignited = [ln for ln in steps if ln["ignited"]]
-        fig = timing(ignited, "scale_down") or "no scale-down seen"
-        late = [ln for ln in ignited if not ln.get("scaled_down")]
+        early = [ln for ln in ignited if off_before_end(ln)]
+        timed = [ln for ln in ignited if ln not in early]
+        fig = timing(timed, "scale_down", named=True) or "no scale-down after a load's end to time"
+        for ln in early:
+            fig += ("; the %s step's threads were off before its load ended (turned off during the load; "
+                    "guard reverts in that step: %s), so it has no scale-down to time: the first poll after "
+                    "the end, %.1f ms, found them off" % (ln["step"], ln["counters"].get("io_threads_guard_reverts"),
+                                                         ln["scale_down_ms_poll"]))
+        late = [ln for ln in timed if not ln.get("scaled_down")]
         if late:
             fig += "; %d of %d ignited steps not scaled down within %g s" % (len(late), len(ignited),
                                                                             late[0]["observe_s"])
-        row("F5.3", "time from the end of the load to scale-down", fig,
-            ["%d ignited steps" % len(ignited)])
-        fig = "; ".join("%s req/s: %s (peak %d active, ignitions %s, guard reverts %s)" % (
-            fmt_rps(ln["rate"]), "IGNITED" if ln["ignited"] else "no ignition", ln["peak_active"],
+        row("F5.3", "time from the end of the load to scale-down: each ignited step's, by the server's stamp of "
+            "the change (else the poll's time); a step whose threads went off during its load is named apart, "
+            "with no time", fig, ["%d ignited steps" % len(ignited)])
+        fig = "; ".join("%s req/s: %s (%speak %d active, ignitions %s, guard reverts %s)" % (
+            fmt_rps(ln["rate"]), "IGNITED" if ln["ignited"] else "no ignition",
+            ONE_RUN + "; " if len(low) == 1 else "", ln["peak_active"],
             ln["counters"].get("io_threads_ignitions"), ln["counters"].get("io_threads_guard_reverts")) for ln in low)
         row("F5.4", "a low step (a tenth of the closed-loop rate): does it ignite?", fig or "no low step")
         tot = {k: sum((ln["counters"].get(k) or 0) for ln in steps) for k in steps[0]["counters"]}
         fig = "; ".join("%s %s: peak %d active" % (ln["step"], fmt_rps(ln["rps"]), ln["peak_active"]) for ln in steps)
         fig += "; over all steps: " + ", ".join("%s %d" % (k.replace("io_threads_", ""), v)
                                                for k, v in sorted(tot.items()))
+        names = []
+        for ln in steps:
+            if ln["step"] not in names:
+                names.append(ln["step"])
+        fig += "; runs of each step: " + ", ".join(
+            "%s %d" % (n, sum(1 for ln in steps if ln["step"] == n)) for n in names)
         busy = [ln["step"] for ln in steps if not ln.get("started_idle", True)]
         if busy:
             fig += "; NOT IDLE at the start (not timed): %s" % ", ".join(busy)
@@ -1328,7 +1490,9 @@ def h_ignition_timing(run, lines, bench):
         claim = "the idle server's CPU, all threads, after a burst: io-threads %d%s" % (
             n, " (the step-0 server, the floor)" if n == 1 else "")
         if ln:
-            row(rid, claim, idle_fig(ln), icfg + ["%d threads" % ln["threads"], "%g s burst" % ln["burst_s"]])
+            # One burst and one reading per setting: no spread to give.
+            row(rid, claim, idle_fig(ln) + " (%s)" % ONE_RUN,
+                icfg + ["%d threads" % ln["threads"], "%g s burst" % ln["burst_s"]])
         else:
             row(rid, claim, "**not measured**: %s" % why)
     return rows
@@ -1414,9 +1578,10 @@ def h_prefetch_micro(run, lines, bench):
         knee = min(k for k in ks if min(by[("interleaved", k)], by[("prefetch", k)]) <= 1.1 * best)
         row("F6.6", "linked-list toy: ns per node by lists in flight (interleaved / with prefetch); where more "
             "lists stop paying",
-            "1: %.1f; %s; within 10%% of the best (%.1f ns/node) from **%d lists** on"
+            "1: %.1f; %s; within 10%% of the best (%.1f ns/node, %s) from **%d lists** on"
             % (s, "; ".join("%d: %.1f / %.1f" % (k, by[("interleaved", k)], by[("prefetch", k)]) for k in ks),
-               best, knee), ccfg)
+               best, runs_spread(field_runs([x for x in ch if (x["method"], x["chains"]) == min(by, key=by.get)],
+                                            "ns_per_node")), knee), ccfg)
     hp = pm_runs(lines, "chains", pages="2M")
     if hp and ch:
         hseq = [x for x in hp if x["method"] == "sequential"]
@@ -1427,11 +1592,16 @@ def h_prefetch_micro(run, lines, bench):
         got = max(x["anon_huge_kb"] for x in hp)
         hcfg = ["the same arena on 2 MiB pages (madvise MADV_HUGEPAGE; %s of huge pages obtained)"
                 % mib(got * 1024), "%d runs, median" % len(hseq)]
+        ns_seq, ns_hseq, ns_hpf = (field_runs(x, "ns_per_node") for x in (seq, hseq, hpf))
         row("F6.7", "linked-list toy on 2 MiB pages: one list after another, and 16 lists with prefetch",
-            "**%.1f ns/node** sequential, **%.1f ns/node** with 16 lists and prefetch: %s"
-            % (hs, hp16, fmt_ratio(hs / hp16)), hcfg + ([] if got else ["NO huge pages obtained"]))
+            "**%.1f ns/node** sequential, **%.1f ns/node** with 16 lists and prefetch: %s (runs %s sequential, "
+            "%s with prefetch; %s)"
+            % (hs, hp16, fmt_ratio(hs / hp16), runs_of(hseq, "ns_per_node"), runs_of(hpf, "ns_per_node"),
+               verdict(ns_hpf, ns_hseq, ("prefetch", "sequential"), lower=True)),
+            hcfg + ([] if got else ["NO huge pages obtained"]))
         row("F6.8", "what 4 KiB pages cost a dependent miss: one list after another, 4 KiB pages against 2 MiB",
-            "**%s** (%.1f / %.1f ns/node)" % (fmt_ratio(s / hs), s, hs), hcfg)
+            "**%s** (%.1f / %.1f ns/node; %s)" % (fmt_ratio(s / hs), s, hs,
+                                                  verdict(ns_hseq, ns_seq, ("2 MiB", "4 KiB"), lower=True)), hcfg)
 
     # -- soloist's hashtable (F6.9-F6.19)
     for thp in ("off", "on"):
@@ -1461,8 +1631,9 @@ def h_prefetch_micro(run, lines, bench):
         curve = {n: med(side, "ns_per_lookup") for n, side in b.items()}
         best = min(curve.values())
         knee = min(n for n in curve if curve[n] <= 1.1 * best)
-        curve_text = ("%s; within 10%% of the best (%.1f ns/lookup, %s the find) from **batch %d** on"
+        curve_text = ("%s; within 10%% of the best (%.1f ns/lookup, %s, %s the find) from **batch %d** on"
                       % ("; ".join("%d: %.1f" % (n, curve[n]) for n in sorted(curve)), best,
+                         runs_spread(field_runs(b[min(curve, key=curve.get)], "ns_per_lookup")),
                          fmt_ratio(f / best), knee))
         if thp == "off":
             row("F6.9", "soloist's hashtable, the largest table, hashtable_find one key after another: ns per lookup",
@@ -1481,14 +1652,20 @@ def h_prefetch_micro(run, lines, bench):
                 "parallelism runs out", curve_text, tcfg)
             row("F6.13", "a batch of one resumable find against hashtable_find: the state machine's cost with "
                 "nothing to overlap",
-                "**%s** (%.1f / %.1f ns/lookup)" % (fmt_ratio(curve[1] / f), curve[1], f), tcfg)
+                "**%s** (%.1f / %.1f ns/lookup; batch of one runs %s; %s)"
+                % (fmt_ratio(curve[1] / f), curve[1], f, runs_of(b[1], "ns_per_lookup"),
+                   verdict(field_runs(find, "ns_per_lookup"), field_runs(b[1], "ns_per_lookup"),
+                           ("find", "batch of one"), lower=True)), tcfg)
             pff = [x for x in t if x["method"] == "prefetch_find"]
             if pff:
                 p = med(pff, "ns_per_lookup")
                 row("F6.14", "Valkey's pattern: a batch of 16 resumable finds, then each key's own hashtable_find "
                     "on warm lines: ns per lookup and against the find alone",
-                    "**%.1f ns/lookup**, %s faster than hashtable_find alone (%.1f); the second find adds "
-                    "%.1f ns/lookup to the batch's %.1f" % (p, fmt_ratio(f / p), f, p - b16, b16), tcfg)
+                    "**%.1f ns/lookup** (runs %s), %s faster than hashtable_find alone (%.1f; %s); the second "
+                    "find adds %.1f ns/lookup to the batch's %.1f"
+                    % (p, runs_of(pff, "ns_per_lookup"), fmt_ratio(f / p), f,
+                       verdict(field_runs(pff, "ns_per_lookup"), field_runs(find, "ns_per_lookup"),
+                               ("batch then find", "find"), lower=True), p - b16, b16), tcfg)
             for rid, want in (("F6.15", "L2-resident"), ("F6.16", "L3-resident")):
                 sizes = sorted({x["keys"] for x in tb if residency(x) == want})
                 if not sizes:
@@ -1501,15 +1678,19 @@ def h_prefetch_micro(run, lines, bench):
                 s16 = [x for x in tb if x["keys"] == k and x["method"] == "batch" and x["batch"] == 16]
                 a, c = med(sf, "ns_per_lookup"), med(s16, "ns_per_lookup")
                 row(rid, "batches of 16 against hashtable_find on a %s table" % want,
-                    "**%s** (%.1f / %.1f ns/lookup; %s)"
-                    % (fmt_ratio(a / c), a, c, separation([x["ns_per_lookup"] for x in s16],
-                                                           [x["ns_per_lookup"] for x in sf], ("batch 16", "find"))),
+                    "**%s** (%.1f / %.1f ns/lookup; runs find %s, batch 16 %s; %s)"
+                    % (fmt_ratio(a / c), a, c, runs_of(sf, "ns_per_lookup"), runs_of(s16, "ns_per_lookup"),
+                       separation([x["ns_per_lookup"] for x in s16],
+                                  [x["ns_per_lookup"] for x in sf], ("batch 16", "find"))),
                     ["%s keys, %s (%s; L2 %s, last-level cache %s)"
                      % (fmt_rps(k), mib(sf[0]["table_bytes"]), want, mib(sf[0].get("l2_bytes") or 0),
                         mib(sf[0].get("l3_bytes") or 0))] + tcfg[1:])
         else:
             row("F6.17", "with huge pages, largest table: hashtable_find, batches of 16, and the speed-up",
-                "**%.1f** and **%.1f ns/lookup**: %s" % (f, b16, fmt_ratio(f / b16)),
+                "**%.1f** and **%.1f ns/lookup** (runs %s and %s): %s (%s)"
+                % (f, b16, runs_of(find, "ns_per_lookup"), runs_of(b[16], "ns_per_lookup"), fmt_ratio(f / b16),
+                   verdict(field_runs(b[16], "ns_per_lookup"), field_runs(find, "ns_per_lookup"),
+                           ("batch 16", "find"), lower=True)),
                 tcfg + ([] if huge else ["NO huge pages obtained: the row measures 4 KiB pages"]))
             row("F6.19", "ns per lookup by batch size with huge pages, largest table", curve_text, tcfg)
             offs = [x for x in pm_runs(lines, "table", thp="off") if x["keys"] == big and x["method"] == "find"]
@@ -1517,7 +1698,10 @@ def h_prefetch_micro(run, lines, bench):
                 one_run_id({"off": offs, "on": find}, "table thp on/off", "prefetch_micro")
                 o = med(offs, "ns_per_lookup")
                 row("F6.18", "what 4 KiB pages cost hashtable_find on the largest table: THP off against on",
-                    "**%s** (%.1f / %.1f ns/lookup)" % (fmt_ratio(o / f), o, f), tcfg)
+                    "**%s** (%.1f / %.1f ns/lookup; %s)"
+                    % (fmt_ratio(o / f), o, f, verdict(field_runs(find, "ns_per_lookup"),
+                                                       field_runs(offs, "ns_per_lookup"),
+                                                       ("THP on", "THP off"), lower=True)), tcfg)
     for ln in lines:
         if ln.get("kind") == "skipped" and ln.get("thp") == "on":
             for rid in ("F6.17", "F6.18", "F6.19"):
@@ -1585,16 +1769,19 @@ def h_zset_memory(run, lines, bench):
     def bpm(layout):
         return {ln["n"]: ln["bytes_per_member"] for ln in sides[layout]["add"]}
 
+    # bench/zset_memory.py loads each side once (one line per size and query
+    # kind): every figure here is one run's, with no spread to give.
+    one = " (%s)" % ONE_RUN
     targets = {"embedded": " (target ≤ 60)", "dense": " (target ≤ 40)"}
     for i, (layout, label) in enumerate(ZSET_SIDES):
         if layout not in sides:
             continue
         b = bpm(layout)
         rows.append(Row("F8.%d" % (i + 1), "bytes per sorted-set member%s: %s" % (targets.get(layout, ""), label),
-                        ", ".join("%s **%.1f B**" % (fmt_count(n), b[n]) for n in sizes if n in b),
+                        ", ".join("%s **%.1f B**" % (fmt_count(n), b[n]) for n in sizes if n in b) + one,
                         dict(base, config=cfg), cmd, src))
     rows.append(Row("F8.6", "bytes per member at %s: dense / redis-server 7.0" % fmt_count(top),
-                    "**%s**" % fmt_ratio(bpm("dense")[top] / bpm("redis-server")[top]),
+                    "**%s**%s" % (fmt_ratio(bpm("dense")[top] / bpm("redis-server")[top]), one),
                     dict(base, config=cfg), cmd, src))
     rcfg = cfg + ["rate: members / wall seconds of the load over all sizes; per CPU s: over the server's own CPU"]
 
@@ -1606,14 +1793,15 @@ def h_zset_memory(run, lines, bench):
             continue
         wall, cpu = zset_insert_rate(adds(layout)), zset_insert_rate(adds(layout), "inserts_per_cpu_s")
         rows.append(Row("F8.%d" % (i + 10), "ZADD NX inserts per second to %s members: %s" % (fmt_count(top), label),
-                        "**%s/s**%s" % ("{:,.0f}".format(wall), "" if cpu is None else
-                                        " (%s per server CPU second)" % "{:,.0f}".format(cpu)),
+                        "**%s/s** (%s%s)" % ("{:,.0f}".format(wall), "" if cpu is None else
+                                             "%s per server CPU second; " % "{:,.0f}".format(cpu), ONE_RUN),
                         dict(base, config=rcfg), cmd, src))
     cpu_d, cpu_r = (zset_insert_rate(adds(k), "inserts_per_cpu_s") for k in ("dense", "redis-server"))
     rows.append(Row("F8.15", "ZADD NX inserts per second: dense / redis-server 7.0 (target ≥ 1.0×)",
-                    "**%s** by wall time%s" % (
+                    "**%s** by wall time%s%s" % (
                         fmt_ratio(zset_insert_rate(adds("dense")) / zset_insert_rate(adds("redis-server"))),
-                        "" if not (cpu_d and cpu_r) else "; %s per server CPU second" % fmt_ratio(cpu_d / cpu_r)),
+                        "" if not (cpu_d and cpu_r) else "; %s per server CPU second" % fmt_ratio(cpu_d / cpu_r),
+                        one),
                     dict(base, config=rcfg), cmd, src,
                     "wall time includes the client and whatever else the machine ran; the server's CPU time does not"))
     for op, first, what in (("rank", 20, "ZRANGE z r r+9 (by rank)"),
@@ -1626,11 +1814,11 @@ def h_zset_memory(run, lines, bench):
                 continue
             rows.append(Row("F8.%d" % (first + i), "%s queries per second on %s members: %s"
                             % (what, fmt_count(top), label),
-                            "**%s/s**" % "{:,.0f}".format(sides[layout][op]["queries_per_s"]),
+                            "**%s/s**%s" % ("{:,.0f}".format(sides[layout][op]["queries_per_s"]), one),
                             dict(base, config=qcfg), cmd, src))
         rows.append(Row("F8.%d" % (first + 5), "%s queries per second: dense / redis-server 7.0 (target ≥ 1.0×)"
-                        % what, "**%s**" % fmt_ratio(sides["dense"][op]["queries_per_s"] /
-                                                      sides["redis-server"][op]["queries_per_s"]),
+                        % what, "**%s**%s" % (fmt_ratio(sides["dense"][op]["queries_per_s"] /
+                                                         sides["redis-server"][op]["queries_per_s"]), one),
                         dict(base, config=qcfg), cmd, src))
     return rows
 
@@ -1646,8 +1834,123 @@ def h_generic(run, lines, bench):
             cfg = ["%s=%s" % (k, cfg[k]) for k in sorted(cfg)]
         rows.append(Row(ln.get("id"), ln.get("claim"), ln.get("figure"), dict(base, config=cfg),
                         ln.get("command") or "make findings BENCH=%s" % bench, run.rel(bench),
-                        ln.get("note", "")))
+                        ln.get("note", ""), extra={"finding": ln}))
     return rows
+
+
+# ------------------------------------------- the runs' spread of generic rows
+#
+# A benchmark that prints its own rows (kind-less lines with "finding": true)
+# computes their figures from its run lines; the spread of those runs is
+# added here, from the same run lines, after the benchmark's own figure, so
+# the figure's numbers stay the benchmark's. A row this does not recognise
+# (by its claim) is left as the benchmark wrote it.
+
+def side_note(a, b, fmt, names, lower):
+    """' (runs a–b vs c–d; verdict)' of a two-sided generic row, or
+    ' (one run)' when a side has a single run."""
+    if len(a) < 2 or len(b) < 2:
+        return " (%s)" % ONE_RUN
+    return " (runs %s vs %s; %s)" % (lo_hi(a, fmt), lo_hi(b, fmt), verdict(a, b, names, lower))
+
+
+def s_prefetch_e2e(lines, rows):
+    """F6.20-F6.35 (bench/prefetch_e2e.py): each side's runs and whether
+    they separate; the keyspace load is one run per server."""
+    runs = [ln for ln in lines if ln.get("kind") == "run"]
+
+    def side(setting, p, field):
+        return [ln[field] for ln in runs if ln.get("setting") == setting and ln.get("pipeline") == p
+                and ln.get(field) is not None]
+    for r in rows:
+        f = r.extra.get("finding")
+        if not f:
+            continue
+        claim, cfg = f.get("claim") or "", f.get("config") or {}
+        p, t = cfg.get("pipeline"), cfg.get("setting")
+        for head, field, fmt, lower in (("GET rps, ", "rps", "%.0f", False),
+                                        ("main thread's CPU per GET, ", "main_cpu_us_per_req", "%.3f", True)):
+            if not claim.startswith(head):
+                continue
+            if claim.startswith(head + "prefetch on / off") and t:
+                r.figure += side_note(side(t + "-on", p, field), side(t + "-off", p, field), fmt,
+                                      ("prefetch on", "prefetch off"), lower)
+            elif claim.startswith(head + "soloist io-threads 1 prefetch on / redis-server"):
+                r.figure += side_note(side("t1-on", p, field), side("redis", p, field), fmt,
+                                      ("soloist", "redis-server 7.0"), lower)
+        if claim.startswith("prefetch batches per GET") and t:
+            got = side(t + "-on", p, "prefetch_batches_per_req")
+            r.figure += " (%s)" % (ONE_RUN if len(got) < 2 else "runs %s, %s" % (
+                lo_hi(got, "%.3f", "batches/GET"), lo_hi(side(t + "-on", p, "prefetch_avg_batch"), "%.1f",
+                                                         "keys/batch")))
+        elif claim.startswith("loading the keyspace"):
+            loads = [ln for ln in lines if ln.get("kind") == "load"]
+            servers = {ln.get("server") for ln in loads}
+            if loads and len(loads) == len(servers):
+                r.figure += " (%s)" % ONE_RUN
+
+
+def s_big_values(lines, rows):
+    """F7.1-F7.27 (bench/big_values.py): the bandwidth runs of each setting
+    and whether they separate; the noisy neighbour's cells are one run each."""
+    bw = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "bandwidth"]
+    nz = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "noisy" and ln.get("cls") == "small"]
+
+    def mbps(setting, test, mb):
+        return [ln["mb_per_s"] for ln in bw if ln.get("setting") == setting and ln.get("test") == test
+                and ln.get("value_mb") == mb and ln.get("mb_per_s") is not None]
+
+    def p999(setting, noise):
+        return [ln["p999_us"] for ln in nz if ln.get("setting") == setting and ln.get("noise") == noise]
+    names = (("on", "on"), ("off", "off"), ("redis", "redis"), ("raw", "ceiling"))
+    for r in rows:
+        f = r.extra.get("finding")
+        if not f:
+            continue
+        claim, cfg = f.get("claim") or "", f.get("config") or {}
+        test, mb = cfg.get("test"), cfg.get("value_mb")
+        if " bandwidth, " in claim and mb is not None:
+            got = {label: mbps(k, test, mb) for k, label in names}
+            if min(len(v) for v in got.values()) < 2:
+                r.figure += " (%s)" % ONE_RUN
+                continue
+            r.figure += ("; runs %s MB/s; on against the ceiling: %s; against off: %s; against redis: %s" % (
+                ", ".join("%s %s" % (label, lo_hi(got[label], "%.0f")) for _, label in names),
+                verdict(got["on"], got["ceiling"], ("on", "ceiling")),
+                verdict(got["on"], got["off"], ("on", "off")),
+                verdict(got["on"], got["redis"], ("on", "redis"))))
+        elif claim.startswith("target: GET with copy avoidance on"):
+            sizes = sorted({ln["value_mb"] for ln in bw if ln.get("test") == "GET" and ln.get("value_mb", 0) >= 8})
+            r.figure += "; " + ", ".join("%d MB: %s" % (m, verdict(mbps("on", "GET", m), mbps("raw", "GET", m),
+                                                                   ("on", "ceiling"))) for m in sizes)
+        elif claim.startswith("bytes the main thread copies"):
+            setting = "on" if "copy avoidance on" in claim else "off"
+            per = [(m, [ln["bytes_copied_per_get"] for ln in bw if ln.get("setting") == setting
+                        and ln.get("test") == "GET" and ln.get("value_mb") == m
+                        and ln.get("bytes_copied_per_get") is not None])
+                   for m in sorted({ln["value_mb"] for ln in bw if ln.get("test") == "GET"})]
+            if any(len(v) < 2 for _, v in per):
+                r.figure += " (%s)" % ONE_RUN
+            else:
+                r.figure += " (runs %s)" % ", ".join("%d MB: %s" % (m, lo_hi(v, "%.0f", "B")) for m, v in per)
+        elif claim.startswith("noisy neighbour") and cfg.get("setting"):
+            quiet, loud = p999(cfg["setting"], False), p999(cfg["setting"], True)
+            r.figure += " (%s)" % (ONE_RUN if min(len(quiet), len(loud)) < 2 else
+                                   "p99.9 runs %s without, %s with; %s" % (
+                                       lo_hi(quiet, "%.0f"), lo_hi(loud, "%.0f"),
+                                       verdict(quiet, loud, ("without", "with"), lower=True)))
+        elif claim.startswith("target: small-class p99.9"):
+            m = re.search(r"\((\S+) vs (\S+)\)\s*$", claim)
+            if m:
+                sides = [p999(m.group(1), False), p999(m.group(1), True), p999(m.group(2), True)]
+                r.figure += " (%s)" % (ONE_RUN if min(map(len, sides)) < 2 else "p99.9 runs %s without, %s with; "
+                                       "%s %s under the same noise" % (
+                                           lo_hi(sides[0], "%.0f"), lo_hi(sides[1], "%.0f"), m.group(2),
+                                           lo_hi(sides[2], "%.0f")))
+
+
+# Benchmarks whose generic rows get the runs' spread: fn(lines, rows).
+SPREAD = {"prefetch_e2e": s_prefetch_e2e, "big_values": s_big_values}
 
 
 HANDLERS = {
@@ -1678,9 +1981,12 @@ def build_rows(chosen):
     for bench in sorted(chosen):
         run = chosen[bench]
         lines = run.lines[bench]
-        rows += HANDLERS.get(bench, h_generic)(run, lines, bench)
+        got = HANDLERS.get(bench, h_generic)(run, lines, bench)
         if bench in HANDLERS:
-            rows += h_generic(run, lines, bench)
+            got += h_generic(run, lines, bench)
+        if bench in SPREAD:
+            SPREAD[bench](lines, got)
+        rows += got
     for fn in CROSS:
         rows += fn(chosen)
     seen = {}

@@ -241,19 +241,28 @@ def _target_verdict(figure):
 
 def _spread(figure):
     """'apart' when the figure says one side won every run, 'overlap' when it
-    says the runs' ranges overlap, None when it says neither."""
-    if re.search(r"\boverlap", figure):
-        return "overlap"
-    if re.search(r"\b(faster|lower|higher|slower) in every run\b", figure):
-        return "apart"
-    return None
+    says the runs' ranges overlap, None when it says neither. A figure that
+    compares several things gives a verdict for each: the one read is the
+    first after the headline (the headline's own), else the first at all."""
+    verdict = re.compile(r"\boverlap|\b(?:faster|lower|higher|slower) in every run\b")
+    got = locate(figure)
+    m = (got and verdict.search(figure, got[2])) or verdict.search(figure)
+    if m is None:
+        return None
+    return "overlap" if m.group(0).startswith("overlap") else "apart"
+
+
+def reading_parts(reading):
+    """The parts of a reading, split at each ';' outside quotes ('' for an
+    empty part)."""
+    return [p.strip() for p in re.findall(r'(?:[^;"]|"[^"]*")+|(?<=;)(?=;|$)|^(?=;)', reading)]
 
 
 def evaluate(reading, figure):
     """None when the reading holds of the figure, else why it does not (one
     line, with what the row measured)."""
     why = []
-    for part in [p.strip() for p in reading.split(";")]:
+    for part in reading_parts(reading):
         if not part:
             return "an empty reading between ';'"
         m = _BOUND.match(part)

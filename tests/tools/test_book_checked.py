@@ -135,7 +135,7 @@ class CheckReadings(unittest.TestCase):
 def contradict(reading, figure):
     """The figure with its result moved just past one part of the reading:
     what a rerun that the sentence no longer describes would print."""
-    part = reading.split(";")[0].strip()
+    part = findings_refs.reading_parts(reading)[0]
     m = re.match(r'^(at least|at most)\s+(%s)\s*\S*?(?:\s+of\s+"([^"]+)")?$' % findings_refs.NUMBER, part)
     if m:
         x = float(m.group(2).replace(",", ""))

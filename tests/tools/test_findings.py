@@ -12,7 +12,11 @@ computed rather than measured; the rows of steps 4-5 compare each
 I/O-thread setting with io-threads 1 and redis-server's threads from one
 run, set the main thread's cost beside Amdahl's bound from phase_shares,
 and say "not measured", with the benchmark's reason, for a setting a
-server without threads could not run.
+server without threads could not run; every figure from several runs
+gives their spread and every comparison whether its sides' runs separate
+("... faster in every run", "... lower in every run", "run ranges
+overlap"), a figure from one run says "(one run)", and a benchmark's own
+rows (prefetch_e2e, big_values) keep its figure with the spread added.
 
 Run: python3 -m unittest tests/tools/test_findings.py (tests/suites/55).
 """
@@ -304,6 +308,114 @@ def z_lines(run_id="RUN1", redis_run_id=None, drop=()):
         out.append(dict(base, op="rank", n=200000, queries=20000, queries_per_s=rate / 2))
         out.append(dict(base, op="score", n=200000, queries=20000, queries_per_s=rate / 4))
     return out
+
+
+def im_lines(run_id="RUN1"):
+    """bench/idle_memory.py lines: one run per server and moment."""
+    return [{"bench": "idle_memory", "kind": "run", "server": srv, "moment": m, "connections": 1000,
+             "idle_s": 1.0, "maxclients": 2000, "bytes_per_conn": per, "rss_base_bytes": 2 << 20,
+             "rss_bytes": (2 << 20) + 1000 * per, "run_id": run_id}
+            for m in ("connected", "after_ping") for srv, per in (("soloist", 500.0), ("redis", 1000.0))]
+
+
+def pe_lines(run_id="RUN1", runs=3):
+    """bench/prefetch_e2e.py lines: `runs` rounds of each setting at P=1
+    and P=16, a keyspace load per server, and the rows the benchmark
+    prints itself. t1-on 100 + i rps (P=1) against t1-off 90 + 20 i (the
+    ranges overlap), 1000 + i against 500 + i at P=16 (apart); main's CPU
+    per GET the reverse."""
+    out = []
+    rps = {("t1-on", 1): 100.0, ("t1-off", 1): 90.0, ("t2-on", 1): 60.0, ("t2-off", 1): 60.0, ("redis", 1): 95.0,
+           ("t1-on", 16): 1000.0, ("t1-off", 16): 500.0, ("t2-on", 16): 800.0, ("t2-off", 16): 600.0,
+           ("redis", 16): 550.0}
+    for p in (1, 16):
+        for i in range(runs):
+            for st in ("t1-off", "t2-on", "t2-off", "redis", "t1-on"):
+                r = rps[(st, p)] + (20 * i if st == "t1-off" and p == 1 else i)
+                out.append({"bench": "prefetch_e2e", "kind": "run", "pipeline": p, "round": i + 1, "setting": st,
+                            "server": "redis-server" if st == "redis" else "soloist", "rps": r,
+                            "main_cpu_us_per_req": 1000.0 / r, "prefetch_batches_per_req": 0.1 + 0.01 * i,
+                            "prefetch_avg_batch": 5.0 + i, "run_id": run_id})
+    out += [{"bench": "prefetch_e2e", "kind": "load", "server": s, "keys_per_s": k, "run_id": run_id}
+            for s, k in (("soloist", 700.0), ("redis-server", 600.0))]
+    cfg = {"test": "GET", "clients": 50, "value_size": 3, "keys": 1000, "runs_per_setting": runs}
+
+    def row(rid, claim, fig, **kw):
+        out.append({"bench": "prefetch_e2e", "finding": True, "id": rid, "claim": claim, "figure": fig,
+                    "config": dict(cfg, **kw), "command": "make findings BENCH=prefetch_e2e", "run_id": run_id})
+    row("F6.20", "GET rps, prefetch on / off, io-threads 1 (a client's pipeline only), P=1",
+        "101 / 110 rps = 0.92×", pipeline=1, setting="t1")
+    row("F6.21", "main thread's CPU per GET, prefetch on / off, io-threads 1 (a client's pipeline only), P=1",
+        "9.901 / 9.091 µs = 1.09×", pipeline=1, setting="t1")
+    row("F6.22", "GET rps, prefetch on / off, io-threads 1 (a client's pipeline only), P=16",
+        "1001 / 501 rps = 2.00×", pipeline=16, setting="t1")
+    row("F6.23", "main thread's CPU per GET, prefetch on / off, io-threads 1 (a client's pipeline only), P=16",
+        "0.999 / 1.996 µs = 0.50×", pipeline=16, setting="t1")
+    row("F6.30", "GET rps, soloist io-threads 1 prefetch on / redis-server 7.0, P=16",
+        "1001 / 551 rps = 1.82×", pipeline=16)
+    row("F6.33", "prefetch batches per GET and keys per batch, t2 on, P=1", "0.110 batches/GET, 6.0 keys/batch",
+        pipeline=1, setting="t2")
+    row("F6.35", "loading the keyspace (pipelined SET), soloist / redis-server 7.0", "700 / 600 keys/s = 1.17×")
+    return out
+
+
+def bv_lines(run_id="RUN1"):
+    """bench/big_values.py lines: three alternated runs of each bandwidth
+    setting at 1 and 8 MB (GET: copy avoidance on 1000 + 10 i MB/s, off
+    500 + 10 i, redis 995 + 10 i, the ceiling 2000 + 10 i), one noisy-
+    neighbour run per setting and noise, and the rows the benchmark prints
+    itself."""
+    out = []
+    bw = {"on": 1000.0, "off": 500.0, "redis": 995.0, "raw": 2000.0}
+    for mb in (1, 8):
+        for i in range(3):
+            for st, v in bw.items():
+                ln = {"bench": "big_values", "kind": "run", "part": "bandwidth", "test": "GET", "value_mb": mb,
+                      "setting": st, "mb_per_s": v + 10 * i, "run_id": run_id}
+                if st in ("on", "off"):
+                    ln["bytes_copied_per_get"] = 0.001 * i if st == "on" else float(mb << 20)
+                out.append(ln)
+    for st in ("t1-on", "redis-t1"):
+        for noise, us in ((False, 1000.0), (True, 1500.0 if st == "t1-on" else 30000.0)):
+            out.append({"bench": "big_values", "kind": "run", "part": "noisy", "cls": "small", "setting": st,
+                        "noise": noise, "p999_us": us, "run_id": run_id})
+    base = {"quick": False, "peer": "redis-server 7.0", "io_threads": 1}
+
+    def row(rid, claim, fig, **kw):
+        out.append({"bench": "big_values", "finding": True, "id": rid, "claim": claim, "figure": fig,
+                    "config": dict(base, **kw), "command": "make findings BENCH=big_values", "run_id": run_id})
+    for rid, mb in (("F7.1", 1), ("F7.2", 8)):
+        row(rid, "GET bandwidth, %d MB values, one connection: soloist copy avoidance on / off, redis-server 7.0, "
+            "raw loopback ceiling" % mb, "on 1010, off 510, redis 1005, ceiling 2010 MB/s: on = 0.50× ceiling, "
+            "off = 0.25×, redis = 0.50×", test="GET", value_mb=mb)
+    row("F7.7", "target: GET with copy avoidance on ≥ 0.8× the loopback ceiling at ≥ 8 MB",
+        "not met (lowest 0.50×: 8 MB 0.50×)", test="GET")
+    row("F7.8", "bytes the main thread copies into reply buffers per large GET, copy avoidance on "
+        "(INFO reply_bytes_copied); target zero", "1 MB: 0 B, 8 MB: 0 B", test="GET")
+    row("F7.20", "noisy neighbour, 1 KB GETs' latency without / with 10 MB GETs beside them: t1-on",
+        "p99.9 1000/1500 µs; p99.9 with noise = 1.50× without", setting="t1-on")
+    row("F7.26", "target: small-class p99.9 with noise ≤ 2× without, and ≤ 0.25× redis-server 7.0's under the "
+        "same noise (t1-on vs redis-t1)", "1.50× without (met), 0.05× redis (met)", setting="t1-on")
+    return out
+
+
+class SpreadTest(unittest.TestCase):
+    """The helpers that write a figure's runs' spread and verdict."""
+
+    def test_runs_spread_gives_the_range_or_says_one_run(self):
+        self.assertEqual(findings.runs_spread([3.0, 1.0, 2.0], "%.1f", "ns"), "runs 1.0–3.0 ns")
+        self.assertEqual(findings.runs_spread([2.0, 2.01], "%.1f", "ns"), "runs 2.0 ns each")
+        self.assertEqual(findings.runs_spread([2.0]), "one run")
+        self.assertEqual(findings.runs_spread([1234567.0, 1000.0], findings.fmt_rps), "runs 1,000–1,234,567")
+
+    def test_verdict_says_which_side_won_every_run(self):
+        v = findings.verdict
+        self.assertEqual(v([10, 11, 12], [7, 8, 9], ("A", "B")), "A faster in every run")
+        self.assertEqual(v([7, 8, 9], [10, 11, 12], ("A", "B")), "B faster in every run")
+        self.assertEqual(v([7, 8, 9], [10, 11, 12], ("A", "B"), lower=True), "A lower in every run")
+        self.assertEqual(v([10, 11, 12], [7, 8, 9], ("A", "B"), lower=True), "B lower in every run")
+        self.assertEqual(v([7, 9], [9, 12], ("A", "B")), "run ranges overlap")  # a tie is not a win
+        self.assertEqual(v([7, 8, 9], [10], ("A", "B")), "one run")
 
 
 class FindingsTest(unittest.TestCase):
@@ -791,7 +903,9 @@ class FindingsTest(unittest.TestCase):
         rows = self.rows(text)
         self.assertIn("**15.0 ms** median (10.0 server, 20.0 server)", rows["F5.1"][2])
         self.assertIn("**6.0 ms**", rows["F5.2"][2])
-        self.assertIn("505.0 poll, 500.0 server", rows["F5.3"][2])  # no stamp: the poll's time
+        # no stamp: the poll's time; each value named by its step
+        self.assertIn("**502.5 ms** median (505.0 poll after the high step, 500.0 server after the closed step)",
+                      rows["F5.3"][2])
         self.assertIn("2 of 4 ignited steps not scaled down within 5 s", rows["F5.3"][2])
         self.assertIn("5,000 req/s: no ignition", rows["F5.4"][2])
         self.assertIn("ignitions 3", rows["F5.5"][2])
@@ -817,6 +931,226 @@ class FindingsTest(unittest.TestCase):
             rc, _, err = self.generate("--plots")
             self.assertEqual(rc, 0, err)
             self.assertIn("left out", err)
+
+    # -- the runs' spread ---------------------------------------------------
+    #
+    # Every figure from several runs says their range, every comparison of
+    # two sides says whether their runs separate ("<side> faster in every
+    # run", "<side> lower in every run", "run ranges overlap"), and a figure
+    # from one run says "(one run)", so a chapter's reading of a row can be
+    # held against it.
+
+    def test_spread_target_row_names_the_lowest_cells_verdict(self):
+        self.add_run("r1", server_vs_redis=svr_lines())
+        _, text, _ = self.generate()
+        self.assertIn("lowest 1.16× (GET 3 B P=1; run ranges overlap)", self.rows(text)["F0.9"][2])
+
+    def test_spread_floor_without_runs_says_there_is_none(self):
+        self.add_run("r1", write_cost=wc_lines())
+        _, text, _ = self.generate()
+        self.assertIn("**95 ns** per call (median of 5 runs; the raw results keep only the median, so no spread)",
+                      self.rows(text)["F0.10"][2])
+        shutil.rmtree(self.results)
+        lines = wc_lines()
+        lines[0].update(min_wall_ns_per_call=90.0, max_wall_ns_per_call=101.0)
+        self.add_run("r1", write_cost=lines)
+        _, text, _ = self.generate()
+        self.assertIn("(median of 5 runs; runs 90–101 ns)", self.rows(text)["F0.10"][2])
+
+    def test_spread_pipeline_span_per_depth(self):
+        self.add_run("r1", pipeline_span=span_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("**256.00×**", rows["F0.17"][2])
+        self.assertIn("P=1 1,000 (runs 1,000 each)", rows["F0.17"][2])
+        self.assertIn("P=256 2.00× (soloist faster in every run)", rows["F0.19"][2])
+
+    def test_spread_serial_share_and_the_bounds_it_gives(self):
+        lines = [{"bench": "phase_shares", "kind": "run", "pipeline": p, "run": i + 1, "keyspace": 100000,
+                  "cores": 2, "placement": "shared", "busy_us_per_request": 5.0,
+                  "share_of_busy": {"poll_cpu": 0.15, "read": 0.3, "exec": ex, "write": 0.5 - ex, "other": 0.05},
+                  "serial_share": ex + 0.05, "share_of_total": {"poll_wait": 0.4}, "run_id": "RUN1"}
+                 for p in (1, 16) for i, ex in enumerate((0.10, 0.30, 0.20))]
+        self.add_run("r1", phase_shares=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("= **0.25** (runs 0.15–0.35)", rows["F0.20"][2])
+        # s 0.15 allows 1 / (0.15 + 0.425) = 1.74x with 2 threads, s 0.35 1.48x.
+        self.assertIn("speed-up at most **1.60×** with 2 threads", rows["F1.1"][2])
+        self.assertIn("the runs' s 0.15–0.35 give 1.48–1.74×)", rows["F1.1"][2])
+
+    def test_spread_write_timing(self):
+        self.add_run("r1", write_timing=wt_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("latency p50 **200 µs** (runs 200 each)", rows["F0.50"][2])
+        self.assertIn("server CPU **3.00 µs/request** (runs 3.00 each)", rows["F0.50"][2])
+        self.assertIn("rps 1.00× (run ranges overlap)", rows["F0.52"][2])
+        self.assertIn("server CPU per request **1.10×** (before-sleep lower in every run)", rows["F0.52"][2])
+        self.assertIn("(p99: immediate lower in every run)", rows["F0.52"][2])
+        self.assertIn("(**+0.100**, +4.8%; before-sleep lower in every run;", rows["F0.56"][2])
+
+    def test_spread_single_runs_say_one_run(self):
+        self.add_run("r1", idle_memory=im_lines(), zset_memory=z_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**500 B** per connection (RSS 2.0 → 2.5 MB; one run)", rows["F0.40"][2])
+        self.assertIn("**0.50×** (one run)", rows["F0.42"][2])
+        self.assertIn("**0.50×** (one run)", rows["F0.44"][2])
+        self.assertIn("200k **32.0 B** (one run)", rows["F8.4"][2])
+        self.assertIn("**0.29×** (one run)", rows["F8.6"][2])
+        self.assertIn("**400,000/s** (800,000 per server CPU second; one run)", rows["F8.13"][2])
+        self.assertIn("2.00× per server CPU second (one run)", rows["F8.15"][2])
+        self.assertIn("**2.00×** (one run)", rows["F8.25"][2])
+        self.assertNotIn("in every run", rows["F8.25"][2])
+
+    def test_spread_p1_anatomy_passes(self):
+        lines = []
+        for t in ("GET", "SET", "PING"):
+            for side in ("server", "client"):
+                for srv, k in (("soloist", 0.0), ("redis", 0.5)):
+                    for i in range(3):
+                        lines.append({"bench": "p1_anatomy", "kind": "run", "test": t, "side": side, "server": srv,
+                                      "requests": 100000, "pass": i + 1, "run_id": "RUN1", "cores": 2,
+                                      "placement": "shared", "requests_per_wakeup": 2.0 + k + 0.1 * i,
+                                      "context_switches_per_request": 0.01, "cpu_us_per_request": 9.0 + k + 0.1 * i,
+                                      "total_syscalls_per_request": 2.5 + 0.01 * i,
+                                      "single_event_wakeup_share": 0.5, "wakes_other_per_request": 0.005,
+                                      "per_request": {"epoll_wait": 0.5, "read": 1.0, "write": 1.0}})
+        self.add_run("r1", p1_anatomy=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("(all 2.51; runs 2.50–2.52)", rows["F0.45"][2])
+        self.assertIn("GET **2.1** vs 2.6 (runs 2.0–2.2 vs 2.5–2.7; one ready client", rows["F0.47"][2])
+        self.assertIn("GET **0.005** vs 0.005 (runs 0.005 each vs 0.005 each)", rows["F0.48"][2])
+        self.assertIn("9.1 vs 9.6 µs (runs 9.0–9.2 vs 9.5–9.7)", rows["F0.49"][2])
+
+    def test_spread_loadgen_sanity_says_whether_the_tools_separate(self):
+        lines = [{"bench": "loadgen_sanity", "tool": tool, "run": i + 1, "rps": base + i}
+                 for i in range(3) for tool, base in (("soloist-bench", 150.0), ("redis-benchmark", 100.0))]
+        lines.append({"bench": "loadgen_sanity", "summary": True, "ratio": 1.5, "soloist_bench_rps_median": 151.0,
+                      "redis_benchmark_rps_median": 101.0, "pair_ratios": [1.5, 1.49, 1.48], "clients": 50,
+                      "pipeline": 1, "run_id": "r1"})
+        self.add_run("r1", loadgen_sanity=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("pair ratios 1.500, 1.490, 1.480; soloist-bench faster in every run)",
+                      self.rows(text)["F0.22"][2])
+
+    def test_spread_queues(self):
+        self.add_run("r1", queues=q_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        # 8-byte slots: 5.0 to 5.4 ns/item, so 185,185,185 to 200,000,000 items/s.
+        self.assertIn("(5.20 ns/item; runs 185,185,185–200,000,000 items/s)", rows["F3.1"][2])
+        self.assertIn("the SPSC ring's batched figure (the SPSC ring lower in every run)", rows["F2.11"][2])
+        self.assertIn("per-item commit **1.250 (slots 0.125, tail 1.125, head 0.0001)** (runs 1.250 each)",
+                      rows["F3.4"][2])
+
+    def test_spread_main_cpu_per_setting_and_against_io_threads_1(self):
+        self.add_run("r0", phase_shares=ps_lines())
+        self.add_run("r1", main_cpu=mc_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        f = rows["F4.1"][2]
+        self.assertIn("io-threads 1 **9.05 µs** (runs 9.00–9.10; process", f)
+        self.assertIn("io-threads 4 **2.55 µs** (runs 2.50–2.60;", f)
+        self.assertIn("0.28× of io-threads 1, io-threads 4 lower in every run", f)
+        self.assertIn("GET 3 B P=1 0.28× (io-threads 4 lower in every run)", rows["F4.17"][2])
+        # Each run's ceiling is 1 / its main-thread CPU: 1e6 / 4.1 to 1e6 / 4.0 against 1e6 / 9.1 to 1e6 / 9.0.
+        self.assertIn("= **2.23×** io-threads 1's (110,497; ceilings by run 243,902–250,000 vs 109,890–111,111 "
+                      "req/s, io-threads 2 faster in every run)", rows["F4.9"][2])
+
+    def test_spread_threads_vs_redis_targets_and_the_peers_own_threads(self):
+        self.add_run("r1", threads_vs_redis=tvr_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("lowest 0.96× (GET 3 B P=1; soloist-1 faster in every run)", rows["F4.38"][2])
+        self.assertIn("lowest 1.07× (GET 3 B P=1; soloist-4 faster in every run)", rows["F4.39"][2])
+        self.assertIn("GET 3 B P=1 1.12× (io-threads 2 faster in every run)", rows["F4.40"][2])
+
+    def test_spread_ignition_one_run_and_a_step_that_went_off_during_its_load(self):
+        self.add_run("r1", ignition_timing=ign_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("**6.0 ms**, by the server's stamp (one run)", rows["F5.2"][2])
+        self.assertIn("5,000 req/s: no ignition (one run; peak 1 active", rows["F5.4"][2])
+        self.assertIn("runs of each step: low 1, high 3, closed 1", rows["F5.5"][2])
+        self.assertTrue(rows["F5.6"][2].endswith("(one run)"), rows["F5.6"][2])
+        # The closed step's threads went off during its load: the first poll
+        # after the end found them off and the server's stamp fell before the
+        # poll ahead of it. Its 0.6 ms is no scale-down time; the headline is
+        # the high step's own.
+        lines = ign_lines()
+        closed = next(ln for ln in lines if ln.get("step") == "closed")
+        closed.update(scale_down_ms_poll=0.6, scale_down_ms_server=None,
+                      counters=dict(closed["counters"], io_threads_guard_reverts=1))
+        shutil.rmtree(self.results)
+        self.add_run("r1", ignition_timing=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        row = self.rows(text)["F5.3"]
+        self.assertTrue(row[2].startswith("**505.0 ms** after the high step's load, by the poll's time "
+                                          "(no stamp between the polls) (one run)"), row[2])
+        self.assertIn("the closed step's threads were off before its load ended (turned off during the load; "
+                      "guard reverts in that step: 1), so it has no scale-down to time: the first poll after "
+                      "the end, 0.6 ms, found them off", row[2])
+        self.assertNotIn("median", row[2])
+        self.assertIn("went off during its load is named apart", row[1])
+
+    def test_spread_prefetch_micro(self):
+        self.add_run("r1", prefetch_micro=pm_lines())
+        _, text, _ = self.generate()
+        rows = self.rows(text)
+        self.assertIn("**402.0 ns/node** sequential, **38.0 ns/node** with 16 lists and prefetch: 10.58× (runs "
+                      "401.0/402.0/403.0 sequential, 37.0/38.0/39.0 with prefetch; prefetch lower in every run)",
+                      rows["F6.7"][2])
+        self.assertIn("**2.00×** (802.0 / 402.0 ns/node; 2 MiB lower in every run)", rows["F6.8"][2])
+        self.assertIn("batch of one runs 1001.0/1002.0/1003.0; run ranges overlap", rows["F6.13"][2])
+        self.assertIn("faster than hashtable_find alone (1002.0; batch then find lower in every run)",
+                      rows["F6.14"][2])
+        self.assertIn("(runs 1001.0/1002.0/1003.0 and 101.0/102.0/103.0): 9.82× (batch 16 lower in every run)",
+                      rows["F6.17"][2])
+        self.assertIn("**1.00×** (1002.0 / 1002.0 ns/lookup; run ranges overlap)", rows["F6.18"][2])
+        self.assertIn("within 10% of the best (", rows["F6.12"][2])
+        self.assertIn(", runs ", rows["F6.12"][2])
+
+    def test_spread_prefetch_e2e_rows_keep_the_benchmarks_figure(self):
+        self.add_run("r1", prefetch_e2e=pe_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertEqual(rows["F6.20"][2], "101 / 110 rps = 0.92× (runs 100–102 vs 90–130; run ranges overlap)")
+        self.assertIn("rps = 2.00× (runs 1000–1002 vs 500–502; prefetch on faster in every run)", rows["F6.22"][2])
+        self.assertIn("µs = 0.50× (runs 0.998–1.000 vs 1.992–2.000; prefetch on lower in every run)",
+                      rows["F6.23"][2])
+        self.assertIn("(runs 1000–1002 vs 550–552; soloist faster in every run)", rows["F6.30"][2])
+        self.assertIn("(runs 0.100–0.120 batches/GET, 5.0–7.0 keys/batch)", rows["F6.33"][2])
+        self.assertEqual(rows["F6.35"][2], "700 / 600 keys/s = 1.17× (one run)")
+        # One round of each setting: no spread to give.
+        shutil.rmtree(self.results)
+        self.add_run("r1", prefetch_e2e=pe_lines(runs=1))
+        _, text, _ = self.generate()
+        self.assertEqual(self.rows(text)["F6.22"][2], "1001 / 501 rps = 2.00× (one run)")
+
+    def test_spread_big_values_rows_keep_the_benchmarks_figure(self):
+        self.add_run("r1", big_values=bv_lines())
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertTrue(rows["F7.1"][2].startswith("on 1010, off 510, redis 1005, ceiling 2010 MB/s: "
+                                                   "on = 0.50× ceiling"), rows["F7.1"][2])
+        self.assertIn("; runs on 1000–1020, off 500–520, redis 995–1015, ceiling 2000–2020 MB/s; on against "
+                      "the ceiling: ceiling faster in every run; against off: on faster in every run; against "
+                      "redis: run ranges overlap", rows["F7.1"][2])
+        self.assertIn("not met (lowest 0.50×: 8 MB 0.50×); 8 MB: ceiling faster in every run", rows["F7.7"][2])
+        self.assertIn("(runs 1 MB: 0 B each, 8 MB: 0 B each)", rows["F7.8"][2])
+        self.assertTrue(rows["F7.20"][2].endswith("1.50× without (one run)"), rows["F7.20"][2])
+        self.assertTrue(rows["F7.26"][2].endswith("(met) (one run)"), rows["F7.26"][2])
 
     # -- refusals -------------------------------------------------------
 
