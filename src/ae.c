@@ -93,6 +93,7 @@ void ae_delete(ae_loop *l) {
     zfree(l);
 }
 
+/*@ ae-resize */
 /* Reallocates the arrays ae_poll writes: never while another thread holds
  * the poll token (ae.h). */
 int ae_resize(ae_loop *l, int setsize) {
@@ -106,6 +107,7 @@ int ae_resize(ae_loop *l, int setsize) {
     l->setsize = setsize;
     return AE_OK;
 }
+/*@ end */
 
 int ae_get_setsize(const ae_loop *l) { return l->setsize; }
 
@@ -116,6 +118,7 @@ static uint32_t ae_epoll_bits(int mask) {
     return ev;
 }
 
+/*@ ae-file-events */
 int ae_add_file(ae_loop *l, int fd, int mask, ae_file_proc *proc, void *client_data) {
     if (fd < 0 || fd >= l->setsize) {
         errno = ERANGE;
@@ -155,6 +158,7 @@ void ae_del_file(ae_loop *l, int fd, int mask) {
         l->maxfd = j;
     }
 }
+/*@ end */
 
 int ae_get_file_mask(ae_loop *l, int fd) {
     if (fd < 0 || fd >= l->setsize) return AE_NONE;

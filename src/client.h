@@ -37,6 +37,7 @@ struct command;
  * reply buffer back (Valkey gives a query buffer back after 2 s idle). */
 #define CLIENT_IDLE_RELEASE_MS 2000
 
+/*@ reply-block */
 /* A block of reply bytes after buf (Valkey: clientReplyBlock).
  *
  * Step 7: a block may instead stand for one bulk string by reference
@@ -55,6 +56,7 @@ typedef struct reply_block {
     uint32_t hdr_len; /* step 7: header bytes at the start of buf */
     char buf[];
 } reply_block;
+/*@ end */
 
 /* One parsed command waiting to run (the pipeline's queue). */
 typedef struct parsed_cmd {

@@ -60,6 +60,7 @@ static int check_string_length(client *c, long long size, long long append) {
     return 1;
 }
 
+/*@ get-generic */
 /* GET's body, shared by GETSET, GETDEL and SET ... GET: replies the value
  * or a null; returns 0 (after replying WRONGTYPE) for a non-string. */
 static int get_generic(client *c) {
@@ -75,6 +76,7 @@ static int get_generic(client *c) {
     reply_bulk(c, o);
     return 1;
 }
+/*@ end */
 
 /* ---- SET and its options -------------------------------------------------- */
 
@@ -270,6 +272,7 @@ static void getex_command(client *c) {
         db_remove_expire(c->db, c->argv[1]);
 }
 
+/*@ mget */
 static void mget_command(client *c) {
     reply_array_len(c, c->argc - 1);
     for (int j = 1; j < c->argc; j++) {
@@ -281,6 +284,7 @@ static void mget_command(client *c) {
             reply_bulk(c, o);
     }
 }
+/*@ end */
 
 static void mset_generic(client *c, int nx) {
     if (c->argc % 2 == 0) {

@@ -92,6 +92,7 @@ command *commands_next(size_t *cursor) { return *cursor < index_len ? index_[(*c
 
 size_t commands_count(void) { return index_len; }
 
+/*@ db-index */
 int commands_db_index_or_reply(struct client *c, const obj *idx) {
     long long id;
     if (!obj_get_ll(idx, &id)) {
@@ -108,6 +109,7 @@ int commands_db_index_or_reply(struct client *c, const obj *idx) {
     }
     return 1;
 }
+/*@ end */
 
 /* Redis 7.0 read "-1" as ULONG_MAX; Valkey refuses a negative cursor (a
  * listed difference in tests/integration/deliberate_differences.txt). A

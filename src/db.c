@@ -180,6 +180,7 @@ int db_delete(db *d, obj *key) {
 
 int db_exists(db *d, obj *key) { return db_lookup_write(d, key) != NULL; }
 
+/*@ db-unshare-string */
 obj *db_unshare_string(db *d, obj *key, size_t len) {
     db_entry *e = db_find_entry(d, key);
     if (!e) return NULL;
@@ -197,6 +198,7 @@ obj *db_unshare_string(db *d, obj *key, size_t len) {
     e->val = o;
     return o;
 }
+/*@ end */
 
 /* ---- TTLs --------------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include "hashtable.h"
 #include "object.h"
 
+/*@ db-entry */
 typedef struct db_entry {
     obj *val;           /* one reference owned by the keyspace */
     long long expire;   /* unix time in ms; -1 when the key has no TTL */
@@ -38,6 +39,7 @@ typedef struct db_entry {
     };
     char key[];         /* NUL-terminated copy of the key */
 } db_entry;
+/*@ end */
 
 typedef struct db {
     int id;

@@ -370,6 +370,7 @@ size_t hashtable_mem_usage(const hashtable *ht) {
 
 /* --- Public API: find, add, delete --------------------------------------------------- */
 
+/*@ ht-find */
 int hashtable_find(hashtable *ht, const void *key, void **found) {
     void **ref = hashtable_find_ref(ht, key);
     if (ref && found) *found = *ref;
@@ -383,6 +384,7 @@ void **hashtable_find_ref(hashtable *ht, const void *key) {
     bucket *b = find_bucket(ht, ht->type->hash_key(key), key, NULL, &pos, NULL);
     return b ? &b->slot[pos] : NULL;
 }
+/*@ end */
 
 int hashtable_add(hashtable *ht, void *entry) { return hashtable_add_or_find(ht, entry, NULL); }
 

@@ -18,6 +18,7 @@
 
 enum { IF_CHECK_ENTRY, IF_NEXT_ENTRY, IF_NEXT_BUCKET, IF_FOUND, IF_NOT_FOUND };
 
+/*@ ht-incremental-find-init */
 typedef struct ifind {
     hashtable *ht;
     bucket *b;
@@ -34,6 +35,7 @@ void hashtable_incremental_find_init(hashtable_incremental_find_state *s, hashta
     f->hash = ht->type->hash_key(key);
     f->state = IF_NEXT_BUCKET;
 }
+/*@ end */
 
 /* One step = use what the previous step prefetched, prefetch the next
  * thing. The states in the order a lookup meets them:

@@ -49,11 +49,12 @@
  * THE POLL
  *
  * While results are owed, main must not sleep in epoll_wait (they would
- * wait for the next socket event), so it turns its loop with a zero
- * timeout; epoll_wait then costs main a system call per turn for nothing.
- * Valkey hands that call to a worker: a POLL job runs ae_poll with a zero
- * timeout and publishes how many events fired, and main, instead of
- * polling, asks whether the job is done (poll_custom). One flag,
+ * wait for the next socket event). Valkey's answer is to hand the poll to
+ * a worker: a POLL job runs ae_poll with a zero timeout and publishes how
+ * many events fired, and main, instead of polling, asks whether the job
+ * is done (poll_custom), which keeps it from sleeping. (Valkey's main
+ * never polls with a zero timeout of its own for owed results; soloist's
+ * also asks for one when no POLL job could be sent.) One flag,
  * poll_state, makes sure at most one thread is ever in epoll_wait: main
  * polls only while no POLL job is out, and sends one only when none is.
  * The job goes to the shared inbox while at most 9 threads are active,
@@ -64,9 +65,11 @@
  *
  * THE FREES
  *
- * An argument vector parsed by worker t was allocated by t's allocator
- * arena; freeing it on t keeps the arenas balanced (with glibc's malloc as
- * with jemalloc). After a command, each argument the keyspace kept (its
+ * An argument vector parsed by worker t was allocated from t's allocator
+ * arena. Freed on main, each chunk would still go back to t's arena (glibc
+ * and jemalloc return a chunk to its own arena, past a small per-thread
+ * cache), but main would take t's arena lock and touch cold lines to do
+ * it; freed on t, both stay on t's core. After a command, each argument the keyspace kept (its
  * refcount above 1) is released on main, and the rest go to t's private
  * inbox in one job, unpublished until the loop's commit. The job carries
  * no length: the last object to free has its refcount set to 0 as the
@@ -193,10 +196,12 @@ static void worker_free_argv(void *payload) {
 }
 /*@ end */
 
+/*@ worker-free-obj */
 static void worker_free_obj(void *payload) {
     obj_free(payload);
     count_job(JOB_REQ_FREE_OBJ);
 }
+/*@ end */
 
 /*@ worker-poll */
 static void worker_poll(void *payload) {
@@ -328,9 +333,11 @@ static void release_value(obj *o) {
 }
 /*@ end */
 
+/*@ wait-read */
 void io_offload_wait_read(const client *c) {
     while (atomic_load_explicit(&c->io_read_state, memory_order_acquire) == CLIENT_IO_PENDING) sched_yield();
 }
+/*@ end */
 
 /* ------------------------------------------------------------ results */
 
@@ -458,6 +465,7 @@ static void set_active(int target) {
     }
 }
 
+/*@ always-active */
 /* io-threads-always-active (Valkey's debug config of the same name): all
  * workers wake as soon as a turn has events, and park on a turn that ends
  * with nothing owed — the threads are on whenever there is work, and no
@@ -470,6 +478,7 @@ static void always_active_before_sleep(void) {
     if (io_threads_active() > 1 && io_threads_pending() == 0 && io.reads_pending + io.writes_pending == 0)
         set_active(1);
 }
+/*@ end */
 
 /* The policy (ignition.c) decides from what main samples here, once per
  * IGNITION_SAMPLE_US at most: main's CPU from getrusage(RUSAGE_THREAD)
@@ -599,6 +608,7 @@ void io_offload_init(void) {
     ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
 }
 
+/*@ set-threads */
 /* Waits until every job has run and every owed result is in io.taken;
  * false if that took longer than budget_ms. */
 static bool drain_into_taken(long long budget_ms) {
@@ -636,6 +646,7 @@ int io_offload_set_threads(int num, const char **err) {
     io.last_change_us = monotonic_us();
     return 1;
 }
+/*@ end */
 
 void io_offload_shutdown(void) {
     if (io_threads_num() >= 2) {

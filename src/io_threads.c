@@ -37,9 +37,11 @@
  * the pair is cheap (no other thread wants the mutex) and the loop goes
  * round again. The mutex is the state: there is no flag to check and no
  * wake-up to lose, and every lock is undone by the thread that took it,
- * as POSIX requires. The price is that an *active* worker with nothing to do
- * spins at full speed on its lock, so an idle pool is cheap only if the
- * scaling policy parks its idle workers. Workers are numbered so the
+ * as POSIX requires. In Valkey an *active* worker with nothing to do spins
+ * on its lock for as long as it stays active, so there an idle pool is
+ * cheap only if the scaling policy parks it; soloist's active worker spins
+ * io-threads-idle-spin-us and then sleeps on a futex (the sleep, below),
+ * so an idle active pool costs little either way. Workers are numbered so the
  * active ones are always 1 .. active - 1: main wakes upwards and parks
  * from the top. A parked worker may still be finishing the jobs it
  * already took; it parks when it finds nothing more to do.
@@ -148,6 +150,7 @@ static struct {
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t count;
 } finished;
 
+/*@ idle-line */
 /* Sleepers, and main's side of the sleeping hand-shake. Workers write
  * sleepers and main_asleep's wake; main reads sleepers for every job. */
 static struct {
@@ -156,6 +159,7 @@ static struct {
     int main_fd;                                     /* the eventfd that wakes it; -1 when none */
     _Atomic uint64_t spin_ns; /* idle spin before sleeping; main sets it, relaxed: it orders nothing */
 } idle = {.main_fd = -1, .spin_ns = 20000};
+/*@ end */
 
 static _Thread_local int thread_id;                   /* 0 = main */
 static _Thread_local mpsc_producer outbox_producer;   /* a worker's outbox side */
@@ -174,6 +178,7 @@ static uint64_t now_ns(void) {
     return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*@ wake-main */
 /* Worker: after sending results, wakes main if it says it is asleep. The
  * exchange meets main's in io_threads_main_sleep_begin (see the essay). */
 static void wake_main(void) {
@@ -183,7 +188,9 @@ static void wake_main(void) {
         (void)w; /* the counter cannot overflow: main reads it on waking */
     }
 }
+/*@ end */
 
+/*@ wake-for-job */
 /* Main: wakes worker w if it sleeps (the load first, so that a worker
  * that is awake does not have its line written). */
 static bool wake_if_asleep(io_worker *w) {
@@ -206,6 +213,7 @@ static void wake_for_job(int tid) {
     for (int t = 1; t < pool.active; t++)
         if (wake_if_asleep(&workers[t])) return;
 }
+/*@ end */
 
 void io_threads_set_idle_spin_us(unsigned us) {
     atomic_store_explicit(&idle.spin_ns, (uint64_t)us * 1000, memory_order_relaxed);
@@ -215,6 +223,7 @@ void io_threads_set_idle_spin_us(unsigned us) {
 
 int io_threads_main_wake_fd(void) { return idle.main_fd; }
 
+/*@ main-sleep-begin */
 bool io_threads_main_sleep_begin(void) {
     if (idle.main_fd == -1) return false;
     atomic_exchange_explicit(&idle.main_asleep, 1, memory_order_seq_cst); /* meets wake_main's */
@@ -227,6 +236,7 @@ void io_threads_main_sleep_end(void) {
     ssize_t r = read(idle.main_fd, &v, sizeof v); /* non-blocking: clears a wake, if any */
     (void)r;
 }
+/*@ end */
 
 int io_thread_id(void) {
     return thread_id;
@@ -237,6 +247,7 @@ void io_threads_set_handler(job_request type, io_job_proc *proc) {
     handlers.proc[type] = proc;
 }
 
+/*@ run-job */
 /* Runs one job, after checking it came through an inbox that carries its
  * type (`allowed`, a JOB_*_INBOX_TYPES set). A wrong job is a bug in
  * main's routing; going on could free or write to the wrong thing. */
@@ -248,6 +259,7 @@ static void run_job(job_word job, unsigned allowed) {
     }
     handlers.proc[type](job_ptr(job));
 }
+/*@ end */
 
 /*@ io-thread-main */
 /* One round: the private inbox, all of it (only this thread can run
@@ -404,6 +416,7 @@ bool io_threads_set_active(int active) {
 
 void (*io_threads_debug_submitted)(job_word job);
 
+/*@ io-threads-submit */
 bool io_threads_submit(job_word job) {
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
     if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
@@ -412,6 +425,7 @@ bool io_threads_submit(job_word job) {
     if (io_threads_debug_submitted) io_threads_debug_submitted(job);
     return true;
 }
+/*@ end */
 
 bool io_threads_submit_to(int tid, job_word job) {
     assert(JOB_PRIVATE_INBOX_TYPES & (1u << job_type(job)));

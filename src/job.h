@@ -99,6 +99,7 @@ typedef enum job_request {
 #define JOB_PRIVATE_INBOX_TYPES ((1u << JOB_REQ_FREE_ARGV) | (1u << JOB_REQ_POLL))
 /*@ end */
 
+/*@ job-result */
 /* Worker -> main, through the shared outbox: the client is handed back
  * (an ACCEPT's completion comes back as a READ_CLIENT result, as in
  * Valkey). Jobs that hand nothing back (the frees, POLL) have no result:
@@ -108,6 +109,7 @@ typedef enum job_result {
     JOB_RES_WRITE_CLIENT = 1, /* payload: the client */
     JOB_RES_COUNT
 } job_result;
+/*@ end */
 
 /*@ job-budget */
 #define JOB_TYPE_BITS 3

@@ -222,6 +222,7 @@ static int full(const batch *b) { return b->clients == b->max || b->w.count == b
  * last_key, key_step), added while the batch has room. A command that is
  * unknown or has the wrong arity adds none: it will fail before any
  * lookup. */
+/*@ prefetch-batch-add */
 static void add_command_keys(batch *b, client *c, const parsed_cmd *pc) {
     if (pc->argc < 1 || pc->argv == NULL) return;
     const command *cmd = commands_lookup(pc->argv[0]->ptr, pc->argv[0]->len);
@@ -247,6 +248,7 @@ static int batch_add_client(batch *b, client *c) {
     b->end[i] = q;
     return 1;
 }
+/*@ end */
 
 /* Valkey: prefetchCommands. */
 /*@ prefetch-phases */
@@ -272,6 +274,7 @@ static void batch_run(batch *b) {
 
 /* ------------------------------------------------------- the two users */
 
+/*@ prefetch-results */
 size_t memory_prefetch_results(const job_word *r, size_t n) {
     batch *b = &results_batch;
     batch_reset(b);
@@ -289,7 +292,9 @@ size_t memory_prefetch_results(const job_word *r, size_t n) {
     batch_run(b);
     return i;
 }
+/*@ end */
 
+/*@ prefetch-pipeline */
 int memory_prefetch_pipeline(client *c) {
     batch *b = &results_batch;
     for (int i = 0; i < b->clients; i++) {
@@ -306,6 +311,7 @@ int memory_prefetch_pipeline(client *c) {
     batch_run(b);
     return b->end[0];
 }
+/*@ end */
 
 void memory_prefetch_get_stats(memory_prefetch_stats *out) { *out = stats; }
 

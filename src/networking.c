@@ -217,6 +217,7 @@ static void unlink_closing(client *c) {
     }
 }
 
+/*@ client-free */
 /* Frees c now, or flags it CLOSE_ASAP when its command is running or a
  * worker owns either direction of its I/O: then the client is freed in
  * before_sleep once the worker has handed it back. */
@@ -275,6 +276,7 @@ void networking_free_closed_clients(void) {
     }
     zfree(list);
 }
+/*@ end */
 
 int client_has_pending_replies(const client *c) {
     if (c->bufpos > c->sentlen) return 1;
@@ -349,6 +351,7 @@ static int protected_mode_denies(const char *ip) {
     return !(strcmp(ip, "::1") == 0 || strncmp(ip, "127.", 4) == 0);
 }
 
+/*@ accept-handler */
 /* Admits or refuses one accepted socket (Valkey: acceptCommonHandler and
  * clientAcceptHandler). accept4() already made it non-blocking. */
 static void accept_common(int fd, const char *ip) {
@@ -393,6 +396,7 @@ void networking_accept_handler(ae_loop *el, int fd, void *data, int mask) {
         accept_common(cfd, ip);
     }
 }
+/*@ end */
 
 /* ------------------------------------------------------------------ read */
 
@@ -406,6 +410,7 @@ static void release_argv(client *c, int argc, obj **argv) {
  * The phase clock switches to EXEC once for the whole batch, not once per
  * command: at depth 16 a clock read per command would cost a measurable
  * share of a command that takes a microsecond or two. */
+/*@ run-queued */
 static void run_queued_commands(client *c) {
     if (c->cmdq_pos == c->cmdq_len) return;
     server_phase(PHASE_EXEC);
@@ -424,6 +429,7 @@ static void run_queued_commands(client *c) {
     }
     server_phase(PHASE_READ);
 }
+/*@ end */
 
 /* Valkey: processInputBuffer. Runs what the read parsed; an
  * unauthenticated client parsed one command, so after it ran (it may have
@@ -511,6 +517,7 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
 
 /* ----------------------------------------------------------------- write */
 
+/*@ consume-written */
 /* Takes n written bytes off the front of the pending output: buf first,
  * then whole blocks (freed), then part of the next block. */
 static void consume_written(client *c, size_t n) {
@@ -536,6 +543,7 @@ static void consume_written(client *c, size_t n) {
     }
     c->sentlen += n;
 }
+/*@ end */
 
 /*@ write-done */
 int client_write_done(client *c, int offloaded) {
@@ -622,6 +630,7 @@ int networking_handle_pending_writes(void) {
 
 /* Per client, once per cron tick: the idle timeout, the reply buffer's
  * size (reply_buffer_cron) and the soft output-buffer limit. */
+/*@ clients-cron */
 void networking_clients_cron(void) {
     long long now = util_mstime();
     for (client *c = server.clients, *next; c; c = next) {
@@ -637,7 +646,9 @@ void networking_clients_cron(void) {
         if (c->reply_head) client_check_output_limits(c);
     }
 }
+/*@ end */
 
+/*@ client-info */
 size_t client_info_string(const client *c, char *buf, size_t len) {
     /* The input fields may be a worker's: wait until it is done with them. */
     io_offload_wait_read(c);
@@ -660,3 +671,4 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
                      sizeof(*c) + qbuf_mem + rbs + c->reply_bytes, events, cmd, c->resp);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }
+/*@ end */

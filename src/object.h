@@ -30,6 +30,7 @@ enum obj_encoding { OBJ_ENC_RAW = 0, OBJ_ENC_EMBSTR = 8 };
  * (Valkey: OBJ_ENCODING_EMBSTR_SIZE_LIMIT, 44 in 8.x). */
 #define OBJ_EMBSTR_MAX 44
 
+/*@ obj-struct */
 typedef struct obj {
     uint8_t type;      /* enum obj_type */
     uint8_t encoding;  /* enum obj_encoding */
@@ -39,6 +40,7 @@ typedef struct obj {
                         * another type's structure (a zset), see obj_create_value */
     char embedded[];   /* EMBSTR only */
 } obj;
+/*@ end */
 
 /* A string object holding a copy of [p, p+len). NUL-terminates. */
 obj *obj_create_string(const void *p, size_t len);
@@ -47,9 +49,11 @@ obj *obj_create_string(const void *p, size_t len);
 obj *obj_create_raw(size_t len);
 /* A string of the decimal representation of v. */
 obj *obj_create_from_ll(long long v);
+/*@ obj-string-resize */
 /* Makes o's bytes writable and at least `len` long (for APPEND/SETRANGE);
  * o must have refcount 1. Returns o or a replacement (EMBSTR → RAW). */
 obj *obj_string_resize(obj *o, size_t len);
+/*@ end */
 
 /* A value of another type (OBJ_ZSET): ptr holds its structure, which the
  * owning module frees through obj_free_hook. */

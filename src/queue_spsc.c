@@ -124,6 +124,7 @@ void spsc_commit(spsc_queue *q) {
 }
 /*@ end */
 
+/*@ spsc-is-empty */
 bool spsc_is_empty(spsc_queue *q) {
     if (q->tail_local == q->head_cache) return true;
     /* Acquire pairs with the release store of head in spsc_dequeue_batch
@@ -133,6 +134,7 @@ bool spsc_is_empty(spsc_queue *q) {
     q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
     return q->tail_local == q->head_cache;
 }
+/*@ end */
 
 /* Consumer only. Contract: copies min(max, published items) items,
  * oldest first, into out and returns the count. It judges "empty" from

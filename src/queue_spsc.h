@@ -25,7 +25,9 @@ static_assert(QUEUE_IS_POW2(SPSC_QUEUE_SIZE), "SPSC_QUEUE_SIZE must be a power o
 /*@ spsc-queue */
 typedef struct spsc_queue {
     /* Line 0: head, written by the consumer once per batch it takes; the
-     * producer reads it only when its copy says the ring is full. */
+     * producer reads it when its copy says the ring is full, and when
+     * spsc_is_empty finds its copy behind (io_threads_commit asks after
+     * every commit). */
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head; /* next position to read */
 
     /* Line 1: tail, written by the producer once per commit; the

@@ -395,6 +395,7 @@ static void adjust_open_files_limit(void) {
     }
 }
 
+/*@ apply-maxclients */
 /* CONFIG SET maxclients: the event loop must hold every client's fd. */
 static int apply_maxclients(const char **err) {
     adjust_open_files_limit();
@@ -405,6 +406,7 @@ static int apply_maxclients(const char **err) {
     }
     return 1; /* config.h: nonzero is success */
 }
+/*@ end */
 
 static int listen_on_port(void) {
     char err[ANET_ERR_LEN];

@@ -99,6 +99,7 @@ static void oom(size_t size) {
     abort();
 }
 
+/*@ zmalloc-count */
 void *zmalloc(size_t size) {
     void *p = malloc(size ? size : 1);
     if (!p) oom(size);
@@ -126,6 +127,7 @@ void zfree(void *ptr) {
     count(-(long long)malloc_usable_size(ptr));
     free(ptr);
 }
+/*@ end */
 
 char *zstrdup(const char *s) { return zstrndup(s, strlen(s)); }
 
