@@ -30,8 +30,10 @@ inserts_per_s, inserts_per_cpu_s, used_memory_bytes) and op=rank|score
 QUERIES, BENCH_ZSET_WINDOW (default 128), BENCH_ZSET_LAYOUTS. Full run:
 1M, 5M and 10M members, 200k queries: a few minutes. Loopback only.
 
-Valkey anchor: the load is the one Valkey's sorted-set memory work was
-measured with (Valkey pull requests #1427 and #2508; 50M members there).
+Valkey anchor: the load is the shape of the one Momento published on
+Valkey's blog for its sorted-set memory work ("How Valkey 8.1 Handles 50
+Million Sorted Set Inserts": ZADD of distinct members, 50M there); the
+layouts it compares came with Valkey pull requests #1427 (8.1) and #2508.
 """
 
 import json

@@ -43,7 +43,8 @@
  * when the set is made. In the three skiplist layouts the node owns them,
  * in its tail (embedded) or in an allocation its tail points at (copied,
  * node-pointer); the copied layout's index entries are allocations of
- * their own, holding a copy. The member storage section below is the only
+ * their own, holding a copy (Valkey's dict entries share the node's
+ * string instead). The member storage section below is the only
  * code that knows which: it allocates, frees and reads a member, and
  * defines how the index finds a node's key. The dense layout keeps
  * members packed in leaves (zset_dense.c, with its own invariants); every
@@ -106,13 +107,19 @@ const char *zset_layout_name(int layout) { return layout_names[layout]; }
  *
  *   copied        a pointer to the member's bytes in their own allocation;
  *                 the index's entry is a third allocation holding the node
- *                 pointer and a copy of the member (Valkey 8.0's shape:
- *                 node, member string, and a dict entry per member).
+ *                 pointer and a copy of the member. A baseline with a copy,
+ *                 not Valkey's layout: Valkey 8.0 (and Redis 7.0) also pay
+ *                 three allocations per member (node, member sds, dict
+ *                 entry), but copy nothing, since the dict entry's key is
+ *                 the node's own sds and its value points at the node's
+ *                 score. The name stays because "copied" is a value of
+ *                 CONFIG SET zset-layout, which the benchmark and the
+ *                 tests select by name.
  *   node-pointer  the same pointer; the index stores the node itself and
- *                 reads its key through the pointer (Valkey pull request
- *                 #1427: no dict entry).
+ *                 reads its key through the pointer (Valkey 8.1, pull
+ *                 request #1427: no dict entry).
  *   embedded      the member's bytes themselves, so one allocation per
- *                 member (Valkey pull request #2508).
+ *                 member (Valkey 9.1, pull request #2508).
  */
 
 static unsigned char *node_tail(const zset_node *n) { return (unsigned char *)&n->level[n->height]; }
@@ -508,6 +515,7 @@ obj *zset_object_dup(const obj *o) { return object_wrap(zset_dup(zset_of(o))); }
 
 /* ---- members ---------------------------------------------------------------------- */
 
+/*@ update-score */
 /* Moves member to newscore (it is in the set). */
 static void update_score(zset *z, const char *member, size_t len, double newscore) {
     if (z->layout == ZSET_LAYOUT_DENSE) {
@@ -517,6 +525,7 @@ static void update_score(zset *z, const char *member, size_t len, double newscor
         zsl_update_score(&z->zsl, index_find(z, member, len), newscore);
     }
 }
+/*@ end */
 
 /*@ zset-add */
 int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags, double *newscore) {

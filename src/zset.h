@@ -48,7 +48,8 @@ typedef struct zset_lex_range {
  * Where a set keeps its members' bytes, chosen when the set is created
  * (zset.c's member-storage section and zset_dense.c say how each works):
  *   copied        node + member string + an index entry holding a copy of
- *                 the member (Valkey 8.0's shape)
+ *                 the member (a baseline with a copy; Valkey 8.0's dict
+ *                 entry shares the node's string instead of copying it)
  *   node-pointer  node + member string; the index stores the node (8.1)
  *   embedded      the member inside the node (9.1)
  *   dense         a skiplist of leaves of up to 64 packed members (default)

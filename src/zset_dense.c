@@ -106,6 +106,7 @@ typedef struct entry {
     size_t size; /* bytes in the heap */
 } entry;
 
+/*@ dense-entry */
 /* 1..6 when s is an integer that fits in that many bytes, else 0. */
 static int int_bytes(double s, int64_t *v) {
     if (!(s >= -140737488355328.0 && s < 140737488355328.0) || s != floor(s) || (s == 0 && signbit(s))) return 0;
@@ -132,6 +133,7 @@ static size_t entry_encode(unsigned char *p, double score, const char *member, s
     if (len) memcpy(p, member, len);
     return n;
 }
+/*@ end */
 
 /* The score alone: what most comparisons need (searches decide on the
  * score and read the member only on a tie). */
@@ -157,6 +159,7 @@ static void entry_decode(const unsigned char *p, entry *e) {
     e->size = (size_t)(p - start) + e->len;
 }
 
+/*@ dense-member-at */
 static const unsigned char *slot_bytes(const leaf *l, int slot) { return l->heap + l->off[slot]; }
 static const unsigned char *pos_bytes(const leaf *l, int pos) { return slot_bytes(l, l->order[pos]); }
 static void at(const leaf *l, int pos, entry *e) { entry_decode(pos_bytes(l, pos), e); }
@@ -178,12 +181,15 @@ static int cmp_at(const leaf *l, int pos, double score, const char *member, size
     at(l, pos, &e);
     return zset_member_cmp(e.member, e.len, member, len);
 }
+/*@ end */
 
 /* ---- tags ------------------------------------------------------------------------------ */
 
+/*@ dense-tags */
 static void *tag(const leaf *l, int n) { return (void *)((uintptr_t)l | ((uintptr_t)n << TAG_SHIFT)); }
 static leaf *tag_leaf(const void *t) { return (leaf *)((uintptr_t)t & ADDR_MASK); }
 static int tag_num(const void *t) { return (int)((uintptr_t)t >> TAG_SHIFT); }
+/*@ end */
 
 static int pos_of_slot(const leaf *l, int slot) {
     for (int i = 0; i < l->n; i++)
@@ -331,6 +337,7 @@ void dense_free(dense *d) {
 
 size_t dense_length(const dense *d) { return d->length; }
 
+/*@ dense-descend */
 /* Walks down to the last leaf, at every level, whose first member is
  * before(); the header where none is. update[i] / rank[i] (when non-NULL)
  * get that leaf and its rank per level. */
@@ -347,6 +354,7 @@ static leaf *descend(const dense *d, dense_pred before, const void *arg, leaf **
     }
     return x;
 }
+/*@ end */
 
 typedef struct key_arg {
     double score;
@@ -396,6 +404,7 @@ static void link_leaf(dense *d, leaf *c, leaf *after, size_t r_after, size_t rc,
         d->tail = c;
 }
 
+/*@ dense-split */
 /* Moves l's members from position mid on into a new leaf linked after l,
  * re-pointing their index entries. */
 static void split(dense *d, leaf *l, size_t rl, int mid, leaf **update, size_t *rank) {
@@ -412,6 +421,7 @@ static void split(dense *d, leaf *l, size_t rl, int mid, leaf **update, size_t *
     while (l->n > mid) leaf_remove(l, l->n - 1);
     heap_compact(l, 0);
 }
+/*@ end */
 
 /*@ dense-insert */
 void dense_insert(dense *d, double score, const char *member, size_t len) {
