@@ -60,7 +60,7 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # The override's directory comes first so its file wins over src/'s.
 vpath %.c $(if $(SRC_OVERRIDE),$(dir $(SRC_OVERRIDE))) src
 
-.PHONY: all server unit help deps test test-fast run clean
+.PHONY: all server unit help deps test check-all test-fast run clean
 all: deps-check $(SERVER) $(UNIT_BINS) ## build the server, the tools and the unit tests
 
 server: $(SERVER) ## build build/soloist-server only
@@ -99,6 +99,9 @@ test: deps ## build everything and run every suite; ends with "N passed, M faile
 	@echo "soloist: building (build/) ..."
 	@$(MAKE) --no-print-directory -s all
 	@tests/run.sh
+
+check-all: test ## make test, then the long runs: every step's handout graded end to end
+	@$(MAKE) --no-print-directory -s check-handouts E2E=1
 
 test-fast: all ## the suites without the sanitizer and browser runs
 	@SOLOIST_FAST=1 tests/run.sh

@@ -6,7 +6,7 @@ PYTHON ?= python3
 STEP ?=
 READER_STEP = $(if $(STEP),$(STEP),$(error give the step, e.g. make $@ STEP=0))
 
-.PHONY: check-anchors anchors-lock book book-check coverage exercise grade check-exercises \
+.PHONY: check-anchors anchors-lock book book-check coverage exercise grade check-exercises check-handouts \
         exercise-manifest exercise-points handout reader-print-cflags
 
 check-anchors: ## verify every code citation in chapters/ (labels always; Valkey/Redis when the source is here)
@@ -43,13 +43,16 @@ coverage: ## lcov HTML report of the unit tests in build/coverage/html
 exercise: ## write a learner's starter copy of step STEP's module (exercises/NN-*/work/; FORCE=1 overwrites)
 	@$(PYTHON) tools/exercise.py start $(READER_STEP) $(if $(FORCE),--force) $(if $(OUT),--out $(OUT))
 
-grade: ## grade step STEP (SUBMISSION=file, or a directory for a step with several files; default the learner copy; SEED=, REPEAT=, FAST=1, RESULTS=json path)
+grade: ## grade step STEP (SUBMISSION=file, or a directory for a step with several files; default the learner copy; SEED=, REPEAT=, FAST=1, RESULTS=json path; INTEGRATION=1 then runs the integration suite on the graded server)
 	@$(PYTHON) tools/exercise.py grade $(READER_STEP) $(if $(SUBMISSION),--submission $(SUBMISSION)) \
 	  $(if $(SEED),--seed $(SEED)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(FAST),--fast) \
-	  $(if $(RESULTS),--results $(RESULTS))
+	  $(if $(RESULTS),--results $(RESULTS)) $(if $(filter-out 0,$(INTEGRATION)),--integration)
 
 check-exercises: ## prove for every step: starter fails, reference passes, every mutant is caught (FAST=1: -O2 once)
 	@$(PYTHON) tools/exercise.py check $(if $(FAST),--fast) $(if $(STEP),--step $(STEP))
+
+check-handouts: ## prove each step's handout grades that step on its own (structure for every step; E2E=1: grade starter and reference in every handout; STEP=N one step)
+	@$(PYTHON) tools/exercise.py check-handouts $(if $(filter-out 0,$(E2E)),--e2e) $(if $(STEP),--step $(STEP) --e2e)
 
 exercise-manifest: ## rewrite step STEP's test hash manifest after a deliberate change to its tests
 	@$(PYTHON) tools/exercise.py manifest $(READER_STEP) --write
@@ -57,8 +60,8 @@ exercise-manifest: ## rewrite step STEP's test hash manifest after a deliberate 
 exercise-points: ## rewrite step STEP's README.md tables: points (exercise.json), mutants (the last check-exercises)
 	@$(PYTHON) tools/exercise.py points $(READER_STEP) --write
 
-handout: ## write a learner's tree to build/handout/ (starters in place, answers folded out, tests + manifests)
-	@$(PYTHON) tools/exercise.py handout
+handout: ## write the learner's tree for step STEP to build/handout/soloist-step-NN/ (step STEP's starter, every other step the reference, answers folded out); no STEP: one per step
+	@$(PYTHON) tools/exercise.py handout $(if $(STEP),--step $(STEP))
 
 reader-print-cflags:
 	@echo '$(CFLAGS_ALL)'

@@ -20,7 +20,7 @@ reject). The reference solution is src/.
     tools/exercise.py check [--step N] [--fast]            make check-exercises
     tools/exercise.py manifest STEP [--write]              make exercise-manifest STEP=N
     tools/exercise.py points STEP [--write]                make exercise-points STEP=N
-    tools/exercise.py handout [--out DIR]                  make handout
+    tools/exercise.py handout [--step N] [--out DIR]       make handout [STEP=N]
 
 The starter: every region between `/*@ exercise: NAME */` and `/*@ end */`
 (inside a function body) is replaced by a stub that voids the function's
@@ -619,25 +619,50 @@ def run_binary(binary, env, timeout, name=None):
     # The test leads a process group of its own (setsid), so a timeout kills everything
     # it started: a forked child or a stuck thread's process would
     # otherwise outlive the grader and keep spinning on a core.
-    p = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=e,
+    # One pipe for both streams: cmocka writes its transcript to stdout
+    # (unbuffered by exercise_filter.c) and an assertion's text to stderr,
+    # so only one pipe keeps each message beside the test that printed it.
+    p = subprocess.Popen([binary], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=e,
                          start_new_session=True)
     try:
-        so, se = p.communicate(timeout=timeout)
-        return p.returncode, (so + se).decode("utf-8", "replace")
+        so, _ = p.communicate(timeout=timeout)
+        return p.returncode, so.decode("utf-8", "replace")
     except subprocess.TimeoutExpired:
         try:
             os.killpg(p.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-        so, se = p.communicate()
-        out = (so + se).decode("utf-8", "replace")
-        return None, out + f"\n(timed out after {timeout:.0f}s)"
+        so, _ = p.communicate()
+        return None, so.decode("utf-8", "replace") + f"\n(timed out after {timeout:.0f}s)"
+
+
+STUB = re.compile(r'step (\d+) exercise "([^"]+)" is not written yet')
+
+
+def explain(ex, text):
+    """A failure's text with each stub's message said to be the learner's
+    region or another step's: the one thing a learner must know first."""
+    def note(m):
+        step = int(m.group(1))
+        if step == ex.step:
+            return m.group(0) + f" [your region: step {step}'s \"{m.group(2)}\"]"
+        return (m.group(0) + f" [NOT yours: step {step}'s region, which this tree lacks; grade step {ex.step} "
+                f"where step {step}'s code is in place: a handout cut for step {ex.step} (make handout STEP={ex.step})]")
+    return STUB.sub(note, text)
+
+
+def signal_name(rc):
+    try:
+        return f"killed by signal {-rc} ({signal.Signals(-rc).name})"
+    except ValueError:
+        return f"killed by signal {-rc}"
 
 
 def run_tests(ex, binaries, names, seed, cell, extra_env=None):
     """One repetition in one cell -> {name: (passed, output)}."""
     env = {"SOLOIST_SEED": str(seed), "SOLOIST_TEST_SEED": str(seed), **SAN_ENV, **(extra_env or {})}
     got = {}
+    died = {}  # binary -> why it ended before a test of its ran (for "did not run")
     for binary in binaries:
         rc, out = run_binary(binary, env, ex.timeout_s)
         results, chunks, crashed = parse_cmocka(out)
@@ -645,11 +670,15 @@ def run_tests(ex, binaries, names, seed, cell, extra_env=None):
         normal = rc is not None and rc == n_failed
         for name, res in results.items():
             if res != "ok":
-                got[name] = (False, "\n".join(chunks.get(name, []))[-2000:] or res)
+                got[name] = (False, explain(ex, _tail("\n".join(chunks.get(name, [])), 30) or res))
             elif normal:
                 got[name] = (True, "")
         if normal and crashed is None:
             continue
+        if not results and crashed is None:
+            why = "timed out" if rc is None else signal_name(rc) if rc < 0 else f"exit status {rc}"
+            died[binary] = explain(ex, f"{os.path.basename(binary)} ended before running any test ({why}); "
+                                       f"its last lines:\n{_tail(out, 12)}")
         # the run died (a stub's abort, a sanitizer report, a timeout): rerun
         # every test it did not fail outright, each in its own process
         for name in names:
@@ -662,13 +691,21 @@ def run_tests(ex, binaries, names, seed, cell, extra_env=None):
             if name not in res1 and name not in chunks1:
                 continue  # not in this binary
             ok = res1.get(name) == "ok" and rc1 == 0
-            why = out1.strip() if not ok else ""
-            if rc1 is None:
-                why = f"timed out after {min(ex.timeout_s, 60):.0f}s\n" + why
-            elif rc1 < 0:
-                why = f"killed by signal {-rc1}\n" + why
-            got[name] = (ok, _tail(why))
+            why = ""
+            if not ok:
+                # the test's own lines (an assertion, a stub's message, a
+                # sanitizer's report), never another test's transcript
+                why = _tail("\n".join(chunks1.get(name, [])), 30)
+                if rc1 is None:
+                    why = f"timed out after {min(ex.timeout_s, 60):.0f}s\n" + why
+                elif rc1 < 0:
+                    why = f"{signal_name(rc1)} in {name}; its last lines:\n" + why
+                elif res1.get(name) == "ok":
+                    why = f"{name} passed, then the process exited with status {rc1}\n" + _tail(out1, 12)
+            got[name] = (ok, explain(ex, why.strip()))
     for name in names:
+        if name not in got and died:
+            got[name] = (False, "did not run: " + "\n".join(died.values()))
         got.setdefault(name, (False, f"did not run in {CELLS[cell][1]} (not found in the test binaries)"))
     return got
 
@@ -777,12 +814,25 @@ def results_json(ex, cand, res, cells, repeat, seed):
     }
 
 
+def first_reason(output, lines=6):
+    """The first failure's reason in a test's output, for the console: the
+    lines after its "cell seed N:" header, without cmocka's bookkeeping."""
+    body = output.split(":\n", 1)[1] if ":\n" in output else output
+    body = body.split("\n\n")[0]
+    keep = [l for l in body.splitlines()
+            if l.strip() and not re.match(r"^\[\s*(RUN|OK|FAILED|SKIPPED|PASSED|=+)\s*\]", l)]
+    return keep[:lines]
+
+
 def print_report(ex, res, log=print):
     width = max(len(t["name"]) for t in res["tests"])
     for t in res["tests"]:
         mark = "PASS" if t["status"] == "passed" else "FAIL"
         log(f"  {mark}  {t['name']:<{width}}  {t['score']:>2}/{t['max_score']:<2}"
             + ("" if t["status"] == "passed" else f"  ({t['runs'] - t['passed_runs']} of {t['runs']} runs failed)"))
+        if t["status"] != "passed":
+            for line in first_reason(t["output"]):
+                log(f"        {line[:200]}")
     if len(res["parts"]) > 1:
         for p in res["parts"]:
             regions = f" ({', '.join(p['regions'])})" if p["regions"] else ""
@@ -879,6 +929,9 @@ def apply_mutant(ex, mpath, dest):
 
 def cmd_start(root, args):
     ex = find_exercise(root, args.step)
+    if handout_step(root) is not None:
+        raise ExerciseError(f"in a handout, src/ is already the starter: edit {', '.join(ex.modules)} in place "
+                            f"and run `make grade STEP={ex.step}` (make exercise would make a starter of the starter)")
     if args.out and len(ex.modules) == 1:
         outs = {ex.modules[0]: os.path.abspath(args.out)}
     else:  # OUT= names a directory when the step has several modules
@@ -926,7 +979,7 @@ def submission_files(ex, given):
     work = {m: ex.work_copy(m) for m in ex.modules}
     if all(os.path.isfile(f) for f in work.values()):
         return work
-    if os.path.isfile(os.path.join(ex.root, HANDOUT_MARKER)):
+    if handout_step(ex.root) is not None:
         return {m: ex.module_path(m) for m in ex.modules}
     lacking = [os.path.relpath(f, ex.root) for f in work.values() if not os.path.isfile(f)]
     ref = ex.modules[0] if len(ex.modules) == 1 else "src"
@@ -937,6 +990,11 @@ def submission_files(ex, given):
 
 def cmd_grade(root, args):
     ex = find_exercise(root, args.step)
+    cut = handout_step(root)
+    if cut is not None and cut != ex.step and not args.submission:
+        raise ExerciseError(f"this handout is cut for step {cut}: only step {cut}'s code is yours here (every other "
+                            f"step's is the reference); grade step {ex.step} in its own handout "
+                            f"(`make handout STEP={ex.step}` in the full tree)")
     problems = verify_manifest(ex)
     if problems:
         for p in problems:
@@ -965,7 +1023,48 @@ def cmd_grade(root, args):
             json.dump(doc, f, indent=2)
             f.write("\n")
     print(f"grade: results (Gradescope format) in {', '.join(os.path.relpath(p, root) for p in paths)}")
-    return 0 if res["score"] == res["max_score"] else 1
+    full = res["score"] == res["max_score"]
+    if args.integration:
+        full = run_integration(ex, "submission") and full
+    return 0 if full else 1
+
+
+# How the integration suite runs a graded server: as suites 30 and 31 do,
+# once single-threaded and, for a step whose code the I/O threads run, with
+# the threads forced on (every read and write offered to a worker).
+INTEGRATION_RUNS = [("io-threads 1", "")]
+INTEGRATION_THREADED = [("io-threads 2, forced on", "--io-threads 2 --io-threads-always-active yes"),
+                        ("io-threads 4, forced on", "--io-threads 4 --io-threads-always-active yes")]
+
+
+def run_integration(ex, tag):
+    """Runs tests/integration/ against the -O2 server just graded (the
+    learner's code with every other step's reference) -> all passed."""
+    server = os.path.join(ex.root, "build", "grade", ex.nn, tag, "o2", "out", "soloist-server")
+    if not os.path.isfile(server):
+        print("grade: INTEGRATION: no -O2 server was built from the submission, so there is nothing to run")
+        return False
+    r = make_cmd(ex.root, ["integration-client"])
+    if r.returncode != 0:
+        print("grade: INTEGRATION: the C client did not build:\n" + _tail(r.stdout + r.stderr, 10))
+        return False
+    ok = True
+    for label, server_args in INTEGRATION_RUNS + (INTEGRATION_THREADED if ex.concurrent else []):
+        env = dict(os.environ, SOLOIST_SERVER_ARGS=server_args)
+        p = subprocess.run([sys.executable, os.path.join("tests", "integration", "run_all.py"),
+                            "--name", f"grade-{ex.nn}-{len(server_args)}", "--target", server,
+                            "--c-client", os.path.join("build", "tests-integration", "c_client")],
+                           cwd=ex.root, env=env, capture_output=True, text=True, timeout=900)
+        out = p.stdout + p.stderr
+        counts = re.findall(r"^(\d+) passed, (\d+) failed$", out, re.M)
+        line = "%s passed, %s failed" % counts[-1] if counts else f"no count (exit {p.returncode})"
+        good = bool(counts) and counts[-1][1] == "0" and p.returncode == 0
+        print(f"grade: INTEGRATION ({label}): {line}")
+        if not good:
+            for l in [l for l in out.splitlines() if re.search(r"FAIL|ERROR|MISMATCH", l)][:15]:
+                print(f"        {l[:200]}")
+        ok = ok and good
+    return ok
 
 
 def check_one(ex, fast, jobs, log=print):
@@ -1245,6 +1344,27 @@ def write_readme_section(ex, begin, end, table, heading):
         f.write(text)
 
 
+def write_workflow(ex):
+    """Writes the workflow section: in place, or the first time as its own
+    section before "How it is graded" (or "Points")."""
+    if readme_section(ex, WORKFLOW_BEGIN, WORKFLOW_END) is not None:
+        write_readme_section(ex, WORKFLOW_BEGIN, WORKFLOW_END, workflow_section(ex), "")
+        return
+    p = os.path.join(ex.dir, "README.md")
+    with open(p, encoding="utf-8") as f:
+        text = f.read()
+    block = "## Where you write, and how you grade it\n\n" + workflow_section(ex) + "\n\n"
+    for head in ("## How it is graded", "## Points"):
+        if "\n" + head in text:
+            i = text.index("\n" + head) + 1
+            text = text[:i] + block + text[i:]
+            break
+    else:
+        text = text.rstrip("\n") + "\n\n" + block
+    with open(p, "w", encoding="utf-8") as f:
+        f.write(text)
+
+
 def readme_mutants_problem(ex, doc):
     got = readme_section(ex, MUTANTS_BEGIN, MUTANTS_END)
     if got is None:
@@ -1314,6 +1434,43 @@ def points_table(ex):
                       ""] + rows + ["", POINTS_END])
 
 
+WORKFLOW_BEGIN = "<!-- workflow:begin (generated by `make exercise-points STEP=N`; do not edit) -->"
+WORKFLOW_END = "<!-- workflow:end -->"
+
+
+def workflow_section(ex):
+    """How a learner works on ex, in either tree: the same words in every
+    exercise README and in a handout's exercises/HANDOUT."""
+    mods = ", ".join(f"`{m}`" for m in ex.modules)
+    work = ", ".join(f"`{os.path.relpath(ex.work_copy(m), ex.root)}`" for m in ex.modules)
+    cells = ", ".join(CELLS[c][1] for c in ex.cells(False))
+    threads = (" once single-threaded and then at io-threads 2 and 4 with the threads forced on"
+               if ex.concurrent else " single-threaded")
+    return "\n".join([
+        WORKFLOW_BEGIN, "",
+        f"- **From a handout** (what a course gives you: `make handout STEP={ex.step}` in the full tree cuts it):",
+        f"  {mods} {'is' if len(ex.modules) == 1 else 'are'} your starter; write the marked regions in place.",
+        f"  Every other step's code there is the reference, so your grade depends only on step {ex.step}.",
+        "  `make exercise` refuses in a handout (it would make a starter of the starter).",
+        f"- **In the full soloist tree**: `make exercise STEP={ex.step}` writes {work}; write there,",
+        "  and `src/` stays the reference.",
+        "",
+        "Then, in either tree:",
+        "",
+        "```sh",
+        f"make grade STEP={ex.step} FAST=1          # one -O2 run while you work",
+        f"make grade STEP={ex.step}                 # the matrix: {cells}, "
+        f"{'each run twice' if ex.repeat == 2 else f'each run {ex.repeat} times'}",
+        f"make grade STEP={ex.step} INTEGRATION=1   # then the integration suite on the server built from your code",
+        "```",
+        "",
+        f"`INTEGRATION=1` runs tests/integration/ against that server{threads}.",
+        "A failed test says why under its line: the test's assertion (file, line and values), a stub's",
+        "\"not written yet\" and whose region it is, or a crash's signal and the test's own last lines.",
+        "The same text is in each test's `output` in build/grade/NN/results.json (Gradescope's format).",
+        "", WORKFLOW_END])
+
+
 def readme_points_problem(ex):
     if not os.path.isfile(os.path.join(ex.dir, "README.md")):
         return "README.md is missing"
@@ -1322,6 +1479,8 @@ def readme_points_problem(ex):
         return f"README.md has no points table; run `make exercise-points STEP={ex.step}`"
     if got != points_table(ex):
         return f"README.md's points table is out of date; run `make exercise-points STEP={ex.step}`"
+    if readme_section(ex, WORKFLOW_BEGIN, WORKFLOW_END) != workflow_section(ex):
+        return f"README.md's workflow section is missing or out of date; run `make exercise-points STEP={ex.step}`"
     return None
 
 
@@ -1346,7 +1505,8 @@ def cmd_points(root, args):
             print("\n" + mutants_table(ex, doc))
         return 0
     write_readme_section(ex, POINTS_BEGIN, POINTS_END, table, "Points")
-    print(f"exercise: wrote the points table into {ex.rel('README.md')}")
+    write_workflow(ex)
+    print(f"exercise: wrote the points table and the workflow section into {ex.rel('README.md')}")
     if doc:
         write_readme_section(ex, MUTANTS_BEGIN, MUTANTS_END, mutants_table(ex, doc), "Mutants")
         print(f"exercise: wrote the mutant table of the last check run into {ex.rel('README.md')}")
@@ -1384,22 +1544,49 @@ def handout_files(root):
     return sorted(out)
 
 
-def cmd_handout(root, args):
-    out = os.path.abspath(args.out or os.path.join(root, "build", "handout", "soloist"))
+HANDOUT_NOTE = """\
+This tree is soloist's handout for step {step}: {title}.
+step: {step}
+
+What you write: the marked regions of {modules} (each `/*@ exercise: NAME */`
+region is a stub that aborts until you write it). The exercise is
+exercises/{name}/README.md; the chapter is {chapter}. The tests are
+protected by exercises/*/tests.sha256; notes.md has its answers folded out.
+
+{workflow}
+
+For teachers: `make handout STEP=N` in the full soloist tree cuts the
+handout for week N (step N's regions blank, every other step's code the
+reference, so week N's grade depends only on week N's work); `make handout`
+cuts one for every step; `make check-handouts` proves each one grades its
+step on its own. Give each week its own tree.
+"""
+
+
+def handout_step(root):
+    """The step a handout tree is cut for, None outside a handout."""
+    p = os.path.join(root, HANDOUT_MARKER)
+    if not os.path.isfile(p):
+        return None
+    with open(p, encoding="utf-8") as f:
+        m = re.search(r"^step: (\d+)$", f.read(), re.M)
+    return int(m.group(1)) if m else -1
+
+
+def write_handout(root, ex, out, files):
+    """One step's handout: the tree git knows, with ex's modules replaced by
+    their starters and notes.md without its answers."""
     if os.path.exists(out):
         if not os.path.isfile(os.path.join(out, HANDOUT_MARKER)):
             raise ExerciseError(f"{out} exists and is not a handout; remove it first")
         shutil.rmtree(out)
-    files = handout_files(root)
     for f in files:
         dest = os.path.join(out, f)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy2(os.path.join(root, f), dest)
-    exs = exercises(root)
-    for ex in exs:
-        for m, starter in build_starters(ex).items():
-            with open(os.path.join(out, m), "w", encoding="utf-8") as f:
-                f.write(starter)
+    for m, starter in build_starters(ex).items():
+        with open(os.path.join(out, m), "w", encoding="utf-8") as f:
+            f.write(starter)
     notes = os.path.join(out, "notes.md")
     if os.path.isfile(notes):
         with open(notes, encoding="utf-8") as f:
@@ -1408,18 +1595,100 @@ def cmd_handout(root, args):
             f.write(strip_answers(text))
     os.makedirs(os.path.join(out, "exercises"), exist_ok=True)
     with open(os.path.join(out, HANDOUT_MARKER), "w", encoding="utf-8") as f:
-        f.write("This tree is a handout: each step's module in src/ is a starter.\n"
-                "Write the marked regions, then `make grade STEP=N` grades src/ in place.\n"
-                "The tests are protected by exercises/*/tests.sha256.\n")
+        wf = workflow_section(ex).split("\n")[1:-1]  # without the markers
+        f.write(HANDOUT_NOTE.format(step=ex.step, title=ex.title, name=ex.name, chapter=ex.chapter or "its chapter",
+                                    modules=", ".join(ex.modules), workflow="\n".join(wf).strip()))
     tar = out.rstrip("/") + ".tar.gz"
     with tarfile.open(tar, "w:gz") as t:
         t.add(out, arcname=os.path.basename(out))
-    print(f"handout: {len(files)} files, {len(exs)} starter(s) in {os.path.relpath(out, root)}/ "
-          f"and {os.path.relpath(tar, root)}")
+    return tar
+
+
+def cmd_handout(root, args):
+    if handout_step(root) is not None:
+        raise ExerciseError("this tree is a handout already; cut handouts from the full soloist tree")
+    base = os.path.abspath(args.out or os.path.join(root, "build", "handout"))
+    exs = [find_exercise(root, args.step)] if args.step is not None else exercises(root)
+    files = handout_files(root)
     for ex in exs:
-        print(f"handout: {', '.join(ex.modules)}: the step {ex.step} starter; the tests are hashed in "
-              f"exercises/{ex.name}/tests.sha256")
+        out = os.path.join(base, f"soloist-step-{ex.nn}")
+        tar = write_handout(root, ex, out, files)
+        print(f"handout: step {ex.step} ({ex.title}): {os.path.relpath(out, root)}/ and "
+              f"{os.path.relpath(tar, root)}; the learner writes {', '.join(ex.modules)}, every other step's "
+              "code is the reference")
     return 0
+
+
+def cmd_check_handouts(root, args):
+    """Proves that a handout grades its step on its own: for each step, the
+    handout cut for it differs from the full tree only in that step's
+    modules (their starters) and notes.md (answers folded out), its test
+    manifests hold, and, end to end (every step with --e2e, else the steps
+    named by --e2e-step), the bare starter scores zero with each stub's own
+    message shown and the step's reference regions written in score full
+    marks, graded in place as a learner grades them."""
+    if handout_step(root) is not None:
+        raise ExerciseError("check-handouts runs in the full soloist tree")
+    exs = [find_exercise(root, args.step)] if args.step is not None else exercises(root)
+    e2e = {int(x) for x in (args.e2e_step or [])}
+    base = os.path.join(root, "build", "handout-check")
+    files = handout_files(root)
+    passed = failed = 0
+
+    def verdict(ok, what):
+        nonlocal passed, failed
+        passed, failed = passed + bool(ok), failed + (not ok)
+        print(f"  {'ok  ' if ok else 'FAIL'} {what}")
+
+    for ex in exs:
+        print(f"check-handouts: step {ex.step} ({ex.name})")
+        out = os.path.join(base, f"soloist-step-{ex.nn}")
+        t0 = time.time()
+        write_handout(root, ex, out, files)
+        starters = build_starters(ex)
+        differ = []
+        for f in files:
+            with open(os.path.join(root, f), "rb") as a, open(os.path.join(out, f), "rb") as b:
+                want = starters[f].encode() if f in starters else a.read()
+                if f == "notes.md":
+                    want = strip_answers(want.decode("utf-8")).encode("utf-8")
+                if b.read() != want:
+                    differ.append(f)
+        verdict(not differ, f"the handout is the full tree but for {', '.join(ex.modules)} (starters) and notes.md"
+                + (f"; also differs: {', '.join(differ[:5])}" if differ else ""))
+        verdict(handout_step(out) == ex.step, f"it is marked as cut for step {ex.step}")
+        h_exs = exercises(out)
+        bad = [p for e in h_exs for p in verify_manifest(e)]
+        verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))
+        if args.e2e or ex.step in e2e:
+            hx = find_exercise(out, str(ex.step))
+            seed = check_seed(ex)
+            res = grade(hx, Candidate("starter", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
+                        "handout-starter", jobs=args.jobs, quiet=True)
+            # why each test failed: the learner's own stub, or the test's
+            # assertion (a stub that aborts in a child the test forked);
+            # never another step's stub, never no reason at all
+            silent = [t["name"] for t in res["tests"] if t["status"] != "passed"
+                      and ("[NOT yours" in t["output"] or not ("[your region" in t["output"]
+                                                               or re.search(r"\.[ch]:\d+: error", t["output"])))]
+            verdict(res["score"] == 0 and res["bonus"] == 0 and not silent,
+                    f"the bare starter, graded in place, scores {res['score']}/{res['max_score']} (must be 0), "
+                    f"each failure showing the learner's own stub or the test's assertion"
+                    + (f"; not shown for {', '.join(silent[:4])}" if silent else ""))
+            for m in hx.modules:  # the learner writes every region: the reference text
+                shutil.copyfile(ex.module_path(m), hx.module_path(m))
+            res = grade(hx, Candidate("reference", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
+                        "handout-reference", jobs=args.jobs, quiet=True)
+            failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+            verdict(res["score"] == res["max_score"],
+                    f"with step {ex.step}'s regions written, graded in place: {res['score']}/{res['max_score']}"
+                    + (f"; failing: {', '.join(failing[:4])}" if failing else ""))
+        print(f"  ({time.time() - t0:.0f} s)")
+        shutil.rmtree(out, ignore_errors=True)
+        if os.path.exists(out + ".tar.gz"):
+            os.remove(out + ".tar.gz")
+    print(f"{passed} passed, {failed} failed")
+    return 1 if failed else 0
 
 
 def main(argv=None):
@@ -1438,6 +1707,8 @@ def main(argv=None):
     s.add_argument("--repeat", type=int)
     s.add_argument("--fast", action="store_true", help="-O2 only, one run")
     s.add_argument("--results", help="also write the JSON here (e.g. /autograder/results/results.json)")
+    s.add_argument("--integration", action="store_true",
+                   help="then run the integration suite against the graded -O2 server")
     s.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     s.set_defaults(fn=cmd_grade)
     s = sub.add_parser("check", help="starter fails, reference passes, mutants caught")
@@ -1454,8 +1725,15 @@ def main(argv=None):
     s.add_argument("step")
     s.add_argument("--write", action="store_true")
     s.set_defaults(fn=cmd_points)
-    s = sub.add_parser("handout", help="write a learner's tree")
-    s.add_argument("--out")
+    s = sub.add_parser("check-handouts", help="prove each step's handout grades that step on its own")
+    s.add_argument("--step")
+    s.add_argument("--e2e", action="store_true", help="grade the starter and the reference in every handout")
+    s.add_argument("--e2e-step", action="append", help="grade them in this step's handout (repeatable)")
+    s.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
+    s.set_defaults(fn=cmd_check_handouts)
+    s = sub.add_parser("handout", help="write a learner's tree for step STEP (default: one for every step)")
+    s.add_argument("--step")
+    s.add_argument("--out", help="the directory the trees go in (default build/handout)")
     s.set_defaults(fn=cmd_handout)
     args = ap.parse_args(argv)
     try:

@@ -547,13 +547,53 @@ class SeveralModules(Fixture):
         self.assertEqual(rc, 0, out)
 
 
+class Reasons(Fixture):
+    """A failed test says why: cmocka's assertion, a stub's message and
+    whose region it is, a crash's signal and the test's own last lines."""
+
+    def test_an_assertion_shows_its_file_line_and_values(self):
+        write(self.path("wrong.c"), DEMO_C.replace("i < n; i++) m = demo_bigger", "i + 1 < n; i++) m = demo_bigger"))
+        rc, out = self.tool("grade", "0", "--fast", "--submission", "wrong.c")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("FAIL  test_max_last", out)
+        self.assertRegex(out, r"0x3 != 0x7|3 != 7")
+        self.assertIn("tests/unit/test_demo.c:10: error", out)
+        t = next(t for t in self.results()["tests"] if t["name"] == "test_max_last")
+        self.assertIn("tests/unit/test_demo.c:10: error", t["output"])
+
+    def test_a_crash_shows_its_signal_and_never_an_earlier_tests_transcript(self):
+        # cmocka catches SIGSEGV and SIGILL itself (and says so); an abort it
+        # does not, so the process dies in the middle of its transcript
+        crash = DEMO_C.replace('#include "demo.h"', '#include "demo.h"\n#include <stdio.h>\n#include <stdlib.h>')
+        crash = crash.replace("int c = 0; /* set", 'fputs("count: giving up\\n", stderr); abort();\n    int c = 0; /* set')
+        write(self.path("crash.c"), crash)
+        rc, out = self.tool("grade", "0", "--fast", "--submission", "crash.c")
+        self.assertEqual(rc, 1, out)
+        t = next(t for t in self.results()["tests"] if t["name"] == "test_count")
+        self.assertIn("killed by signal 6 (SIGABRT) in test_count", t["output"])
+        self.assertIn("count: giving up", t["output"])
+        self.assertNotIn("test_sum", t["output"])
+        self.assertNotIn("[       OK ]", t["output"])
+        self.assertIn("killed by signal 6 (SIGABRT) in test_count", out)
+        self.assertIn("score: 6/7", out)
+
+    def test_a_stub_is_named_as_the_learners_region(self):
+        self.assertEqual(self.tool("start", "0")[0], 0)
+        rc, out = self.tool("grade", "0", "--fast")
+        self.assertEqual(rc, 1)
+        self.assertIn('exercise "max" is not written yet [your region: step 0\'s "max"]', out)
+        self.assertIn("killed by signal 6 (SIGABRT) in test_max", out)
+
+
 class Handout(Fixture):
     def test_handout_tree_grades_in_place(self):
         rc, out = self.tool("handout")
         self.assertEqual(rc, 0, out)
-        h = self.path("build", "handout", "soloist")
+        h = self.path("build", "handout", "soloist-step-00")
         self.assertTrue(os.path.isfile(h + ".tar.gz"))
         self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "HANDOUT")))
+        with open(os.path.join(h, "exercises", "HANDOUT")) as f:
+            self.assertIn("step: 0", f.read())
         self.assertFalse(os.path.exists(os.path.join(h, "exercises", "00-demo", "mutants")))
         self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "00-demo", "tests.sha256")))
         with open(os.path.join(h, "src", "demo.c")) as f:
@@ -566,9 +606,31 @@ class Handout(Fixture):
         self.assertEqual(rc, 1)
         self.assertIn("src/demo.c", out)
         self.assertIn("score: 0/7", out)
+        self.assertIn("[your region", out)
         rc, out = self.tool("check", root=h)
         self.assertEqual(rc, 0)
         self.assertIn("handout tree", out)
+        # one clear line instead of a starter of the starter
+        rc, out = self.tool("start", "0", root=h)
+        self.assertEqual(rc, 2)
+        self.assertIn("in a handout, src/ is already the starter: edit src/demo.c in place", out)
+        # a handout grades only the step it was cut for
+        marker = os.path.join(h, "exercises", "HANDOUT")
+        with open(marker) as f:
+            text = f.read()
+        with open(marker, "w") as f:
+            f.write(text.replace("step: 0", "step: 3"))
+        rc, out = self.tool("grade", "0", "--fast", root=h)
+        self.assertEqual(rc, 2)
+        self.assertIn("this handout is cut for step 3", out)
+        rc, out = self.tool("handout", root=h)
+        self.assertEqual(rc, 2)
+        self.assertIn("a handout already", out)
+
+    def test_handout_step_cuts_one(self):
+        rc, out = self.tool("handout", "--step", "0", "--out", self.path("hand"))
+        self.assertEqual(rc, 0, out)
+        self.assertTrue(os.path.isdir(self.path("hand", "soloist-step-00")))
 
 
 if __name__ == "__main__":
