@@ -1100,6 +1100,10 @@ def check_one(ex, fast, jobs, log=print):
             + (f": {why}" if why else ""))
     why = readme_points_problem(ex)
     verdict(why is None, "README.md's points table matches exercise.json" + (f": {why}" if why else ""))
+    bad = contract_problems(ex)
+    rows = contract_rows(ex) or []
+    verdict(not bad, f"the contract table ({len(rows)} lines) and the tests match both ways, every line with a "
+            "mutant of its own" + (": " + "; ".join(bad[:6]) if bad else ""))
     repeat = 1 if fast else ex.repeat
     seed = check_seed(ex)
     work = tempfile.mkdtemp(prefix="soloist-check-")
@@ -1365,6 +1369,66 @@ def write_workflow(ex):
         f.write(text)
 
 
+CONTRACT_BEGIN = "<!-- contract:begin -->"
+CONTRACT_END = "<!-- contract:end -->"
+
+
+def contract_rows(ex):
+    """The README's contract table: [{"id", "line", "tests", "mutants"}], or
+    None when the README has none. Its columns: an id (C1, C2 …), the
+    contract line, the tests that fail when the line is broken ("checked
+    by"), and the mutants that break that line alone ("broken by")."""
+    got = readme_section(ex, CONTRACT_BEGIN, CONTRACT_END)
+    if got is None:
+        return None
+    rows = []
+    for line in got.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if len(cells) < 4 or not re.fullmatch(r"C\d+", cells[0]):
+            continue
+        rows.append({"id": cells[0], "line": cells[1],
+                     "tests": re.findall(r"`(test_\w+)`", cells[-2]),
+                     "mutants": re.findall(r"`([\w.-]+)`", cells[-1])})
+    return rows
+
+
+def contract_problems(ex):
+    """Why the contract table and the tests do not match both ways: every
+    test checks some line of the contract, every line is checked by a test
+    and broken by a mutant of its own, caught by one of the line's tests."""
+    rows = contract_rows(ex)
+    if rows is None:
+        return [f"README.md has no contract table ({CONTRACT_BEGIN} … {CONTRACT_END})"]
+    if not rows:
+        return ["README.md's contract table has no rows (| C1 | line | `test_…` | `mutant` |)"]
+    names = set(ex.test_names())
+    mutants = {os.path.splitext(os.path.basename(m))[0]: mutant_header(m) for m in ex.mutants()}
+    out = []
+    ids = [r["id"] for r in rows]
+    if len(set(ids)) != len(ids):
+        out.append("contract ids used twice: " + ", ".join(sorted({i for i in ids if ids.count(i) > 1})))
+    for r in rows:
+        if not r["tests"]:
+            out.append(f"{r['id']} is checked by no test")
+        for t in r["tests"]:
+            if t not in names:
+                out.append(f"{r['id']} names {t}, which is not a test of this step")
+        if not r["mutants"]:
+            out.append(f"{r['id']} is broken by no mutant")
+        for m in r["mutants"]:
+            head = mutants.get(m)
+            if head is None:
+                out.append(f"{r['id']} names mutant {m}, which is not in mutants/")
+            elif head.get("caught by") not in r["tests"]:
+                out.append(f"{r['id']}'s mutant {m} is caught by {head.get('caught by')}, not by a test of {r['id']}")
+            elif head.get("contract") and head["contract"] != r["id"]:
+                out.append(f"mutant {m} says it breaks {head['contract']} but the table lists it under {r['id']}")
+    unchecked = sorted(names - {t for r in rows for t in r["tests"]})
+    if unchecked:
+        out.append("tests that check no line of the contract: " + ", ".join(unchecked))
+    return out
+
+
 def readme_mutants_problem(ex, doc):
     got = readme_section(ex, MUTANTS_BEGIN, MUTANTS_END)
     if got is None:
@@ -1619,6 +1683,18 @@ def cmd_handout(root, args):
     return 0
 
 
+def cmd_contract(root, args):
+    ex = find_exercise(root, args.step)
+    rows = contract_rows(ex) or []
+    for r in rows:
+        print(f"{r['id']}: checked by {', '.join(r['tests']) or '-'}; broken by {', '.join(r['mutants']) or '-'}")
+    bad = contract_problems(ex)
+    for b in bad:
+        print(f"contract: FAIL {b}")
+    print(f"contract: step {ex.step}: {len(rows)} lines, {len(bad)} problems")
+    return 1 if bad else 0
+
+
 def cmd_check_handouts(root, args):
     """Proves that a handout grades its step on its own: for each step, the
     handout cut for it differs from the full tree only in that step's
@@ -1725,6 +1801,9 @@ def main(argv=None):
     s.add_argument("step")
     s.add_argument("--write", action="store_true")
     s.set_defaults(fn=cmd_points)
+    s = sub.add_parser("contract", help="check the README's contract table against the tests and mutants")
+    s.add_argument("step")
+    s.set_defaults(fn=cmd_contract)
     s = sub.add_parser("check-handouts", help="prove each step's handout grades that step on its own")
     s.add_argument("--step")
     s.add_argument("--e2e", action="store_true", help="grade the starter and the reference in every handout")
