@@ -5,55 +5,66 @@
  * Valkey: src/io_threads.c — IOThreadsBeforeSleep, IOThreadsAfterSleep;
  * src/server.c — trackInstantaneousMetric, getInstantaneousMetric.
  *
- * Why a policy at all. Threads are not free. An active worker with no
- * work spins on its park mutex at full speed (io_threads.c), and every
- * request handed to a worker costs main an enqueue and a dequeue and
- * costs the machine two cache-line trips. When main has time to spare the
- * pool buys nothing and burns a core; on a machine with fewer cores than
- * threads it takes the core the main thread or the clients needed. So the
- * pool starts with main alone and wakes workers only when main is busy.
+ * Why a policy at all. Threads are not free. In Valkey an active worker
+ * with no work spins on its park mutex for as long as it is active, a
+ * full core each; soloist's spins io-threads-idle-spin-us (20 us by
+ * default) and then sleeps on a futex until a job comes (io_threads.c).
+ * Either way every request handed to a worker costs main an enqueue and
+ * a dequeue and costs the machine two cache-line trips. When main has
+ * time to spare the pool buys nothing (and in Valkey burns a core per
+ * worker); on a machine with fewer cores than threads it takes the core
+ * the main thread or the clients needed. So the pool starts with main
+ * alone and wakes workers only when main is busy.
  *
  * Ignition (main alone -> main and one worker). Every 50 ms
  * (IGNITION_CPU_SAMPLE_US) while main is alone, the caller's cumulative
  * figures become rates — the share of one core main spent in the kernel,
- * in user space, and (for the newer rule) busy in its event loop — and
+ * in user space, and (for ACTIVE_TIME) busy in its event loop — and
  * each rate goes into a 16-slot mean (ignition_mean). The mean counts all
  * 16 slots, so it is an 800 ms window, and from idle it climbs by a
- * sixteenth of the new level each sample:
+ * sixteenth of the new level each sample (integer means, as Valkey's
+ * getInstantaneousMetric: the sum of the slots divided by 16, rounded
+ * down):
  *
  *   RUSAGE       sys mean > 30 %, or sys > 5 % and user > 50 %
  *   ACTIVE_TIME  busy mean > 30 %
  *
  * A high sys share says main spends its time in read, write and
  * epoll_wait, the work a worker can take; the second clause catches a
- * main thread busy parsing in user space. The newer rule replaces both
- * with one portable figure. The window is deliberately slow: a step from
- * idle to a level L (per cent) ignites after floor(16 * 30 / L) + 1
- * samples, 250 ms at the very least (L = 100, two and a half of the
- * server's 100 ms cron periods) and 650 ms for a step to 40 %, so a spike
- * of a few hundred milliseconds never wakes a thread.
+ * main thread busy parsing in user space. RUSAGE is the rule of Valkey's
+ * unstable branch at the pinned commit; Valkey 9.1 GA replaced both
+ * figures with one portable one (ACTIVE_TIME, pull request #3544). The
+ * window is deliberately slow: a step from idle to a level L (per cent)
+ * ignites after floor(16 * 30 / L) + 1 samples, 250 ms at the very least
+ * (L = 100, two and a half of the server's 100 ms cron periods) and
+ * 650 ms for a step to 40 %, so a spike of a few hundred milliseconds
+ * never wakes a thread.
  *
  * Scaling (after ignition). Each step while workers are active samples
  * the shared inbox's depth; every 16th sample (160 ms at one step per
- * IGNITION_SAMPLE_US) decides on the mean of the last 16 depths: above 1,
- * requests wait for a worker, so one more thread (up to num); exactly 0,
- * and no ignition or scale-up for a second (IGNITION_COOLDOWN_US), so one
- * fewer. A scale-down does not restart the cooldown, so once the load is
+ * IGNITION_SAMPLE_US) decides on the mean of the last 16 depths, an
+ * integer mean like the CPU's: above 1 (the 16 depths sum to 32 or
+ * more), requests wait for a worker, so one more thread (up to num);
+ * exactly 0 (they sum to 15 or less), and no ignition or scale-up for a
+ * second (IGNITION_COOLDOWN_US, Valkey's last_scale_time), so one fewer.
+ * The cooldown runs from the last ignition or scale-up, not from the end
+ * of the load, and a scale-down does not restart it, so once the load is
  * gone the pool shrinks one thread per decision. The pool may refuse a
  * scale-down (a worker still holds jobs only it can run); the next
  * sample's active says so and the next decision asks again. Back at one
  * thread, ignition is armed again.
  *
- * RUSAGE and ACTIVE_TIME are Valkey's rules exactly, with a consequence
- * that follows from the rules as written (read from them, not seen on a
- * running Valkey): the mean is sampled only while main is alone, so
- * it still holds the load from before ignition when the pool comes back
- * to one thread, and the first new sample spans the whole threaded
- * period. If those old samples are high the rule ignites again at once,
- * with no load, and a second later scales down, once per cooldown until
- * the old samples age out (test_ignition.c replays it on a recorded
- * trace). GUARDED starts the mean afresh whenever the pool returns to
- * main alone.
+ * RUSAGE and ACTIVE_TIME decide as Valkey's rules do (ACTIVE_TIME on
+ * soloist's busy time, not Valkey's counter; ignition.h says how they
+ * differ), with a consequence that follows from the rules as written
+ * (read from them, not seen on a running Valkey): the mean is sampled
+ * only while main is alone, so it still holds the load from before
+ * ignition when the pool comes back to one thread, and the first new
+ * sample spans the whole threaded period. If those old samples are high
+ * the rule ignites again at once, with no load, and a second later
+ * scales down, once per cooldown until the old samples age out
+ * (test_ignition.c replays it on a recorded trace). GUARDED starts the
+ * mean afresh whenever the pool returns to main alone.
  *
  * The guard (GUARDED, the default: "adaptive must not hurt"). Threads pay
  * only when main was the bottleneck and the machine has a core for the
@@ -76,7 +87,8 @@
  * (guard_reverts) and refuses to ignite for a backoff that
  * starts at 1 s and doubles with each revert in a row, up to 64 s; a
  * probation that paid resets it. A revert the pool refuses is asked for
- * again at every step. A machine where threads never pay thus spends, in
+ * again at every step, and counted (like every change) only when the pool
+ * has made it. A machine where threads never pay thus spends, in
  * the long run, 0.4 s in every 64 on trying (under 1 %), and a load that
  * changes (clients start pipelining, a core frees up) is tried again
  * within about a minute. The guard does not ask why throughput fell: if
@@ -92,6 +104,7 @@
 #include <string.h>
 #include <strings.h>
 
+/*@ ignition-constants */
 /* Valkey samples main's CPU once in 50 ms (IOThreadsBeforeSleep). */
 #define IGNITION_CPU_SAMPLE_US 50000
 /* The thresholds, parts per million of one core (Valkey's
@@ -135,6 +148,7 @@
  * within about a minute. */
 #define IGNITION_BACKOFF_MIN_US 1000000
 #define IGNITION_BACKOFF_MAX_US 64000000
+/*@ end */
 
 /* Why the pool was asked to move, for the counters. */
 enum { ASK_IGNITION = 1, ASK_SCALE_UP, ASK_SCALE_DOWN, ASK_REVERT };
@@ -199,6 +213,7 @@ static ignition_point point_of(const ignition_sample *s) {
     return (ignition_point){s->now_us, s->main_user_us + s->main_sys_us, s->commands};
 }
 
+/*@ ignition-sample */
 /* Main alone: every 50 ms, one sample into each mean, and (for the guard)
  * one point into the ring it measures "before" from. */
 static void sample_cpu(ignition *ig, const ignition_sample *s) {
@@ -218,6 +233,7 @@ static void restart_cpu(ignition *ig) {
     memset(&ig->busy, 0, sizeof ig->busy);
     ig->npoints = 0;
 }
+/*@ end */
 
 static int ask(ignition *ig, int target, int why, uint64_t now_us) {
     ig->asked = target;
@@ -226,6 +242,7 @@ static int ask(ignition *ig, int target, int why, uint64_t now_us) {
     return target;
 }
 
+/*@ ignition-count */
 /* Counts the change the previous step asked for, if the pool made it (a
  * refused one is asked for again: a revert at the next step, a scale-down
  * at the next decision). */
@@ -240,6 +257,7 @@ static void count_change(ignition *ig, int active) {
     ig->last_change_us = ig->asked_us;
     ig->asked = 0;
 }
+/*@ end */
 
 /*@ ignition-guard */
 /* Commands per second and CPU µs per command between two points, scaled

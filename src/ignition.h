@@ -28,8 +28,19 @@
 
 typedef enum {
     IGNITION_GUARDED = 0, /* RUSAGE, then a probation that undoes what did not pay (the default) */
-    IGNITION_RUSAGE,      /* main's sys CPU > 30 %, or sys > 5 % and user > 50 % (Valkey 9.1's rule) */
-    IGNITION_ACTIVE_TIME, /* main's event loop busy > 30 % of wall time (the newer rule) */
+    /* main's sys CPU > 30 %, or sys > 5 % and user > 50 %: the rule of
+     * Valkey's unstable branch at the pinned commit (tools/pins.json),
+     * from pull request #3324 until #3544 replaced it; on a system
+     * without RUSAGE_THREAD that code ignites on 4 events a turn instead.
+     * Valkey 8.0-9.0 sized the pool by events per turn
+     * (adjustIOThreadsByEventLoad). */
+    IGNITION_RUSAGE,
+    /* main's event loop busy > 30 % of wall time: Valkey 9.1 GA's rule
+     * (pull request #3544). "Busy" here is the phase clock's busy time
+     * (server.c), not Valkey's counter (pull request #2931), which adds
+     * up only the loop iterations that handled a file event or took
+     * back I/O-thread results. */
+    IGNITION_ACTIVE_TIME,
     IGNITION_RULE_COUNT
 } ignition_rule;
 
