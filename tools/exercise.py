@@ -130,7 +130,13 @@ class Exercise:
 
     @property
     def nn(self):
-        return f"{self.step:02d}"
+        """The directory's prefix: 05, or 05b for a second exercise of step 5."""
+        return self.name.split("-", 1)[0]
+
+    @property
+    def key(self):
+        """What STEP= names: 5, or 5b."""
+        return self.nn.lstrip("0") or "0"
 
     def module_path(self, module):
         return os.path.join(self.root, module)
@@ -210,22 +216,26 @@ class Part:
 
 def exercises(root):
     out = []
-    for p in sorted(glob.glob(os.path.join(root, "exercises", "[0-9][0-9]-*"))):
+    for p in sorted(glob.glob(os.path.join(root, "exercises", "[0-9][0-9]-*"))
+                    + glob.glob(os.path.join(root, "exercises", "[0-9][0-9][a-z]-*"))):
         if os.path.isfile(os.path.join(p, "exercise.json")):
             out.append(Exercise(root, p))
     return out
 
 
 def find_exercise(root, step):
-    try:
-        n = int(step)
-    except ValueError:
-        raise ExerciseError(f"STEP must be a number, not {step!r}")
+    """The exercise STEP names: a step's number (5), or a step's number and
+    a letter for its second exercise (5b, in exercises/05b-*)."""
+    m = re.fullmatch(r"0*(\d+)([a-z]?)", str(step).strip())
+    if not m:
+        raise ExerciseError(f"STEP must be a step's number (and a letter for a step's second exercise), not {step!r}")
+    key = m.group(1) + m.group(2)
     for ex in exercises(root):
-        if ex.step == n:
+        if ex.key == key:
             return ex
-    have = ", ".join(str(e.step) for e in exercises(root)) or "none"
-    raise ExerciseError(f"no exercise for step {n} (exercises/{n:02d}-*/exercise.json); steps with one: {have}")
+    have = ", ".join(e.key for e in exercises(root)) or "none"
+    raise ExerciseError(f"no exercise for step {key} (exercises/{int(m.group(1)):02d}{m.group(2)}-*/exercise.json); "
+                        f"steps with one: {have}")
 
 
 # -- the hash manifest ------------------------------------------------------
@@ -252,7 +262,7 @@ def verify_manifest(ex):
     """-> list of problems (empty when every graded file is as shipped)."""
     mp = ex.manifest_path()
     if not os.path.isfile(mp):
-        return [f"{ex.rel('tests.sha256')} is missing; run `make exercise-manifest STEP={ex.step}`"]
+        return [f"{ex.rel('tests.sha256')} is missing; run `make exercise-manifest STEP={ex.key}`"]
     want = {}
     with open(mp, encoding="utf-8") as f:
         for line in f:
@@ -405,7 +415,7 @@ def make_starter(ex, module, text, extra_voids=None, only=None):
         in_part = f", part {part.name}" if part and len(ex.parts) > 1 else ""
         out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}{in_part}): write this part.",
                 f"{indent} * The comment above the function is its contract; {chapter}",
-                f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.step}` checks it. */"]
+                f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.key}` checks it. */"]
         out += [f"{indent}(void){p};" for p in params]
         out += [f"{indent}(void){v};" for v in extra_voids.get(r.name, [])]
         out += [f'{indent}fprintf(stderr, "{msg}");', f"{indent}abort();"]
@@ -415,9 +425,9 @@ def make_starter(ex, module, text, extra_voids=None, only=None):
     last_inc = max((i for i, l in enumerate(out) if re.match(r"#\s*include\b", l)), default=-1)
     out[last_inc + 1:last_inc + 1] = ["/* Added by `make exercise`: the stubs below print and abort. */",
                                       "#include <stdio.h>", "#include <stdlib.h>"]
-    head = [f"/* STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.step}`",
+    head = [f"/* STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.key}`",
             f" * from {module}. Write each region that an exercise marker opens, then",
-            f" * run `make grade STEP={ex.step}`. */"]
+            f" * run `make grade STEP={ex.key}`. */"]
     starter = "\n".join(head + out)
     got, _ = anchors.scan_markers(module, text=starter, rel=module)
     stubs = sorted(((r.name, r.first, r.last) for r in got.values() if r.kind == "exercise"), key=lambda s: s[1])
@@ -647,7 +657,7 @@ def explain(ex, text):
         if step == ex.step:
             return m.group(0) + f" [your region: step {step}'s \"{m.group(2)}\"]"
         return (m.group(0) + f" [NOT yours: step {step}'s region, which this tree lacks; grade step {ex.step} "
-                f"where step {step}'s code is in place: a handout cut for step {ex.step} (make handout STEP={ex.step})]")
+                f"where step {step}'s code is in place: a handout cut for step {ex.step} (make handout STEP={ex.key})]")
     return STUB.sub(note, text)
 
 
@@ -931,7 +941,7 @@ def cmd_start(root, args):
     ex = find_exercise(root, args.step)
     if handout_step(root) is not None:
         raise ExerciseError(f"in a handout, src/ is already the starter: edit {', '.join(ex.modules)} in place "
-                            f"and run `make grade STEP={ex.step}` (make exercise would make a starter of the starter)")
+                            f"and run `make grade STEP={ex.key}` (make exercise would make a starter of the starter)")
     if args.out and len(ex.modules) == 1:
         outs = {ex.modules[0]: os.path.abspath(args.out)}
     else:  # OUT= names a directory when the step has several modules
@@ -954,7 +964,7 @@ def cmd_start(root, args):
             f"{p.name} ({', '.join(p.regions)})" + (", a bonus: not needed for full marks" if p.bonus else "")
             for p in ex.parts))
     what = "the file" if len(outs) == 1 else "the files"
-    print(f"exercise: read exercises/{ex.name}/README.md, edit {what}, then run `make grade STEP={ex.step}`")
+    print(f"exercise: read exercises/{ex.name}/README.md, edit {what}, then run `make grade STEP={ex.key}`")
     return 0
 
 
@@ -984,17 +994,17 @@ def submission_files(ex, given):
     lacking = [os.path.relpath(f, ex.root) for f in work.values() if not os.path.isfile(f)]
     ref = ex.modules[0] if len(ex.modules) == 1 else "src"
     raise ExerciseError(f"no learner copy at {', '.join(lacking)}: run "
-                        f"`make exercise STEP={ex.step}` first, or give SUBMISSION=path "
+                        f"`make exercise STEP={ex.key}` first, or give SUBMISSION=path "
                         f"(SUBMISSION={ref} grades the reference)")
 
 
 def cmd_grade(root, args):
     ex = find_exercise(root, args.step)
     cut = handout_step(root)
-    if cut is not None and cut != ex.step and not args.submission:
+    if cut is not None and cut != ex.key and not args.submission:
         raise ExerciseError(f"this handout is cut for step {cut}: only step {cut}'s code is yours here (every other "
-                            f"step's is the reference); grade step {ex.step} in its own handout "
-                            f"(`make handout STEP={ex.step}` in the full tree)")
+                            f"step's is the reference); grade step {ex.key} in its own handout "
+                            f"(`make handout STEP={ex.key}` in the full tree)")
     problems = verify_manifest(ex)
     if problems:
         for p in problems:
@@ -1083,7 +1093,7 @@ def check_one(ex, fast, jobs, log=print):
     log(f"check-exercises: step {ex.step} ({ex.name}): {ex.title}")
     problems = verify_manifest(ex)
     verdict(not problems, "the tests match tests.sha256" + (": " + "; ".join(problems) +
-            f"; if the change is deliberate: make exercise-manifest STEP={ex.step}" if problems else ""))
+            f"; if the change is deliberate: make exercise-manifest STEP={ex.key}" if problems else ""))
     names = ex.test_names()
     unknown = sorted(set(ex.points) - set(names))
     verdict(not unknown and bool(names), f"{len(names)} tests; the points table names only real tests"
@@ -1101,8 +1111,8 @@ def check_one(ex, fast, jobs, log=print):
     why = readme_points_problem(ex)
     verdict(why is None, "README.md's points table matches exercise.json" + (f": {why}" if why else ""))
     bad = contract_problems(ex)
-    rows = contract_rows(ex) or []
-    verdict(not bad, f"the contract table ({len(rows)} lines) and the tests match both ways, every line with a "
+    lines = contract_rows(ex) or []
+    verdict(not bad, f"the contract table ({len(lines)} lines) and the tests match both ways, every line with a "
             "mutant of its own" + (": " + "; ".join(bad[:6]) if bad else ""))
     repeat = 1 if fast else ex.repeat
     seed = check_seed(ex)
@@ -1432,9 +1442,9 @@ def contract_problems(ex):
 def readme_mutants_problem(ex, doc):
     got = readme_section(ex, MUTANTS_BEGIN, MUTANTS_END)
     if got is None:
-        return f"README.md has no mutant table; run `make exercise-points STEP={ex.step}` to write this run's"
+        return f"README.md has no mutant table; run `make exercise-points STEP={ex.key}` to write this run's"
     if got != mutants_table(ex, doc):
-        return f"README.md's mutant table is out of date; run `make exercise-points STEP={ex.step}` to write this run's"
+        return f"README.md's mutant table is out of date; run `make exercise-points STEP={ex.key}` to write this run's"
     return None
 
 
@@ -1463,8 +1473,8 @@ def cmd_check(root, args):
 def cmd_manifest(root, args):
     ex = find_exercise(root, args.step)
     lines = manifest_lines(ex)
-    text = (f"# sha256 of every file that grades step {ex.step}; `make grade` refuses to grade if one differs.\n"
-            f"# Rewrite with `make exercise-manifest STEP={ex.step}` after a deliberate change.\n"
+    text = (f"# sha256 of every file that grades step {ex.key}; `make grade` refuses to grade if one differs.\n"
+            f"# Rewrite with `make exercise-manifest STEP={ex.key}` after a deliberate change.\n"
             + "\n".join(lines) + "\n")
     if args.write:
         with open(ex.manifest_path(), "w", encoding="utf-8") as f:
@@ -1512,20 +1522,20 @@ def workflow_section(ex):
                if ex.concurrent else " single-threaded")
     return "\n".join([
         WORKFLOW_BEGIN, "",
-        f"- **From a handout** (what a course gives you: `make handout STEP={ex.step}` in the full tree cuts it):",
+        f"- **From a handout** (what a course gives you: `make handout STEP={ex.key}` in the full tree cuts it):",
         f"  {mods} {'is' if len(ex.modules) == 1 else 'are'} your starter; write the marked regions in place.",
-        f"  Every other step's code there is the reference, so your grade depends only on step {ex.step}.",
+        f"  Every other step's code there is the reference, so your grade depends only on step {ex.key}.",
         "  `make exercise` refuses in a handout (it would make a starter of the starter).",
-        f"- **In the full soloist tree**: `make exercise STEP={ex.step}` writes {work}; write there,",
+        f"- **In the full soloist tree**: `make exercise STEP={ex.key}` writes {work}; write there,",
         "  and `src/` stays the reference.",
         "",
         "Then, in either tree:",
         "",
         "```sh",
-        f"make grade STEP={ex.step} FAST=1          # one -O2 run while you work",
-        f"make grade STEP={ex.step}                 # the matrix: {cells}, "
+        f"make grade STEP={ex.key} FAST=1          # one -O2 run while you work",
+        f"make grade STEP={ex.key}                 # the matrix: {cells}, "
         f"{'each run twice' if ex.repeat == 2 else f'each run {ex.repeat} times'}",
-        f"make grade STEP={ex.step} INTEGRATION=1   # then the integration suite on the server built from your code",
+        f"make grade STEP={ex.key} INTEGRATION=1   # then the integration suite on the server built from your code",
         "```",
         "",
         f"`INTEGRATION=1` runs tests/integration/ against that server{threads}.",
@@ -1540,11 +1550,11 @@ def readme_points_problem(ex):
         return "README.md is missing"
     got = readme_section(ex, POINTS_BEGIN, POINTS_END)
     if got is None:
-        return f"README.md has no points table; run `make exercise-points STEP={ex.step}`"
+        return f"README.md has no points table; run `make exercise-points STEP={ex.key}`"
     if got != points_table(ex):
-        return f"README.md's points table is out of date; run `make exercise-points STEP={ex.step}`"
+        return f"README.md's points table is out of date; run `make exercise-points STEP={ex.key}`"
     if readme_section(ex, WORKFLOW_BEGIN, WORKFLOW_END) != workflow_section(ex):
-        return f"README.md's workflow section is missing or out of date; run `make exercise-points STEP={ex.step}`"
+        return f"README.md's workflow section is missing or out of date; run `make exercise-points STEP={ex.key}`"
     return None
 
 
@@ -1576,7 +1586,7 @@ def cmd_points(root, args):
         print(f"exercise: wrote the mutant table of the last check run into {ex.rel('README.md')}")
     elif ex.mutants():
         print(f"exercise: no check run of today's module, tests and mutants: run "
-              f"`make check-exercises STEP={ex.step}`, then this again, to write the mutant table")
+              f"`make check-exercises STEP={ex.key}`, then this again, to write the mutant table")
     return 0
 
 
@@ -1633,8 +1643,8 @@ def handout_step(root):
     if not os.path.isfile(p):
         return None
     with open(p, encoding="utf-8") as f:
-        m = re.search(r"^step: (\d+)$", f.read(), re.M)
-    return int(m.group(1)) if m else -1
+        m = re.search(r"^step: (\w+)$", f.read(), re.M)
+    return m.group(1) if m else "?"
 
 
 def write_handout(root, ex, out, files):
@@ -1660,7 +1670,7 @@ def write_handout(root, ex, out, files):
     os.makedirs(os.path.join(out, "exercises"), exist_ok=True)
     with open(os.path.join(out, HANDOUT_MARKER), "w", encoding="utf-8") as f:
         wf = workflow_section(ex).split("\n")[1:-1]  # without the markers
-        f.write(HANDOUT_NOTE.format(step=ex.step, title=ex.title, name=ex.name, chapter=ex.chapter or "its chapter",
+        f.write(HANDOUT_NOTE.format(step=ex.key, title=ex.title, name=ex.name, chapter=ex.chapter or "its chapter",
                                     modules=", ".join(ex.modules), workflow="\n".join(wf).strip()))
     tar = out.rstrip("/") + ".tar.gz"
     with tarfile.open(tar, "w:gz") as t:
@@ -1732,7 +1742,7 @@ def cmd_check_handouts(root, args):
                     differ.append(f)
         verdict(not differ, f"the handout is the full tree but for {', '.join(ex.modules)} (starters) and notes.md"
                 + (f"; also differs: {', '.join(differ[:5])}" if differ else ""))
-        verdict(handout_step(out) == ex.step, f"it is marked as cut for step {ex.step}")
+        verdict(handout_step(out) == ex.key, f"it is marked as cut for step {ex.key}")
         h_exs = exercises(out)
         bad = [p for e in h_exs for p in verify_manifest(e)]
         verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))

@@ -95,6 +95,42 @@ MUTANT = """\
 @@@ end
 """
 
+SUM_MUTANT = """\
+# what: the sum starts at the second element
+# point: the first element
+# region: sum
+# contract: C1
+# caught by: test_sum
+@@@ find
+    for (size_t i = 0; i < n; i++) s += a[i];
+@@@ replace
+    for (size_t i = 1; i < n; i++) s += a[i];
+@@@ end
+"""
+
+COUNT_MUTANT = """\
+# what: counts the elements that differ
+# point: the comparison
+# region: count
+# contract: C3
+# caught by: test_count
+@@@ find
+    for (size_t i = 0; i < n; i++) c += (a[i] == x);
+@@@ replace
+    for (size_t i = 0; i < n; i++) c += (a[i] != x);
+@@@ end
+"""
+
+CONTRACT = """\
+<!-- contract:begin -->
+| # | contract line | checked by | broken by |
+|---|---|---|---|
+| C1 | sum adds every element | `test_sum`, `test_sum_empty` | `sum-skips-first` |
+| C2 | max looks at every element | `test_max`, `test_max_last` | `max-skips-last` |
+| C3 | count counts the elements equal to x | `test_count` | `count-differs` |
+<!-- contract:end -->
+"""
+
 SUM_SOLUTION = "for (size_t i = 0; i < n; i++) s += a[i];"
 
 
@@ -115,8 +151,10 @@ class Fixture(unittest.TestCase):
         write(os.path.join(d, "exercise.json"), json.dumps({
             "step": 0, "title": "Demo", "chapter": "chapters/00-demo.md", "module": "src/demo.c",
             "tests": ["tests/unit/test_demo.c"], "repeat": 2, "points": {"test_max": 3}}))
-        write(os.path.join(d, "README.md"), "# Exercise 00\nWrite sum, max and count.\n")
+        write(os.path.join(d, "README.md"), "# Exercise 00\nWrite sum, max and count.\n\n" + CONTRACT)
         write(os.path.join(d, "mutants", "max-skips-last.mutant"), MUTANT)
+        write(os.path.join(d, "mutants", "sum-skips-first.mutant"), SUM_MUTANT)
+        write(os.path.join(d, "mutants", "count-differs.mutant"), COUNT_MUTANT)
         write(os.path.join(self.root, "notes.md"),
               "# Notes\n**Q0.1** Why?\n<details><summary>Answer</summary>\nBecause.\n</details>\n")
         write(os.path.join(self.root, ".gitignore"), "build/\n/exercises/*/work/\n")
@@ -189,23 +227,24 @@ class Grading(Fixture):
         # the README has no mutant table yet: the check says how to write this run's
         self.assertIn("FAIL README.md's mutant table is this run's: README.md has no mutant table; "
                       "run `make exercise-points STEP=0`", out)
-        self.assertIn("check-exercises: 8 passed, 1 failed", out)
+        self.assertIn("ok   the contract table (3 lines) and the tests match both ways", out)
+        self.assertIn("check-exercises: 11 passed, 1 failed", out)
         rc, out = self.tool("points", "0", "--write")
         self.assertEqual(rc, 0, out)
         self.assertIn("wrote the mutant table of the last check run", out)
         text = self.readme()
         self.assertIn(exercise.MUTANTS_BEGIN, text)
         self.assertIn(MUTANT_ROW, text)
-        self.assertIn("1 mutants, each a plausible wrong solution", text)
+        self.assertIn("3 mutants, each a plausible wrong solution", text)
         self.assertIn("points lost are out of 7", text)
         rc, out = self.tool("check", "--fast")
         self.assertEqual(rc, 0, out)
         self.assertIn("ok   README.md's mutant table is this run's", out)
-        self.assertIn("check-exercises: 9 passed, 0 failed", out)
+        self.assertIn("check-exercises: 12 passed, 0 failed", out)
         # the full matrix makes the same first -O2 run, so the table holds
         rc, out = self.tool("check")
         self.assertEqual(rc, 0, out)
-        self.assertIn("check-exercises: 9 passed, 0 failed", out)
+        self.assertIn("check-exercises: 12 passed, 0 failed", out)
         # a changed mutant makes the table stale, and the last run too old to write it from
         with open(self.path("exercises", "00-demo", "mutants", "max-skips-last.mutant"), "a") as f:
             f.write("\n")
@@ -507,7 +546,10 @@ class SeveralModules(Fixture):
         write(os.path.join(d, "exercise.json"), json.dumps({
             "step": 1, "title": "Flag", "modules": ["src/flag.c", "src/flag.h"], "concurrent": True,
             "tests": ["tests/unit/test_flag.c"], "repeat": 1}))
-        write(os.path.join(d, "README.md"), "# Exercise 01\nWrite publish, take and twice.\n")
+        write(os.path.join(d, "README.md"), "# Exercise 01\nWrite publish, take and twice.\n\n"
+              "<!-- contract:begin -->\n| # | line | checked by | broken by |\n|---|---|---|---|\n"
+              "| C1 | the value is published with release | `test_handoff` | `publish-relaxed` |\n"
+              "| C2 | twice doubles | `test_twice` | `twice-thrice` |\n<!-- contract:end -->\n")
         write(os.path.join(d, "mutants", "publish-relaxed.mutant"), FLAG_MUTANT)
         write(os.path.join(d, "mutants", "twice-thrice.mutant"),
               "# what: thrice\n# caught by: test_twice\n@@@ find\n    return 2 * x;\n@@@ replace\n"
@@ -545,6 +587,41 @@ class SeveralModules(Fixture):
                           "`test_handoff` (under TSan) | 1 |", f.read())
         rc, out = self.tool("check", "--step", "1", "--fast")
         self.assertEqual(rc, 0, out)
+
+
+class Contract(Fixture):
+    """The README's contract table against the tests and mutants, both ways."""
+
+    def problems(self, table):
+        readme = self.path("exercises", "00-demo", "README.md")
+        if not hasattr(self, "original"):
+            with open(readme) as f:
+                self.original = f.read()
+        with open(readme, "w") as f:
+            f.write(self.original.replace(CONTRACT, table))
+        rc, out = self.tool("contract", "0")
+        return rc, out
+
+    def test_the_fixture_matches(self):
+        rc, out = self.tool("contract", "0")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("C2: checked by test_max, test_max_last; broken by max-skips-last", out)
+
+    def test_each_way_it_can_fail(self):
+        rc, out = self.problems(CONTRACT.replace(", `test_sum_empty`", ""))
+        self.assertEqual(rc, 1)
+        self.assertIn("tests that check no line of the contract: test_sum_empty", out)
+        rc, out = self.problems(CONTRACT.replace("`count-differs`", ""))
+        self.assertIn("C3 is broken by no mutant", out)
+        rc, out = self.problems(CONTRACT.replace("| `test_count` |", "| `test_counts` |"))
+        self.assertIn("C3 names test_counts, which is not a test of this step", out)
+        self.assertIn("tests that check no line of the contract: test_count", out)
+        rc, out = self.problems(CONTRACT.replace("`max-skips-last`", "`sum-skips-first`"))
+        self.assertIn("C2's mutant sum-skips-first is caught by test_sum, not by a test of C2", out)
+        rc, out = self.problems(CONTRACT.replace("`sum-skips-first`", "`sum-gone`"))
+        self.assertIn("C1 names mutant sum-gone, which is not in mutants/", out)
+        rc, out = self.problems("")
+        self.assertIn("README.md has no contract table", out)
 
 
 class Reasons(Fixture):
