@@ -419,6 +419,30 @@ class Project:
                 entries[cols[0]] = {"commit": cols[1], "sha256": cols[2], "first": cols[3], "line": no}
         return entries, errors
 
+    def read_checked(self):
+        """{citation: {"copy", "where", "supports", "note", "line"}} from
+        chapters/anchors.checked: citations checked by hand against a public
+        copy of the file while the pinned commit could not be read."""
+        entries, errors = {}, []
+        p = os.path.join(self.root, "chapters", "anchors.checked")
+        if not os.path.isfile(p):
+            return entries, errors
+        with open(p, encoding="utf-8") as f:
+            for no, line in enumerate(f, 1):
+                line = line.rstrip("\n")
+                if not line.strip() or line.startswith("#"):
+                    continue
+                cols = line.split("\t")
+                if (len(cols) != 5 or not UPSTREAM_CITE.match(cols[0])
+                        or not re.fullmatch(r"exact|shifted [+-]\d+|absent", cols[2])
+                        or cols[3] not in ("yes", "partly", "no")):
+                    errors.append(f"chapters/anchors.checked:{no}: malformed entry (want citation<TAB>copy<TAB>"
+                                  "exact|shifted +N|absent<TAB>yes|partly|no<TAB>note)")
+                    continue
+                entries[cols[0]] = {"copy": cols[1], "where": cols[2], "supports": cols[3], "note": cols[4],
+                                    "line": no}
+        return entries, errors
+
     def spans_path(self):
         return os.path.join(self.root, "chapters", "spans.lock")
 
@@ -539,6 +563,10 @@ def cmd_check(proj, args):
         if c.names:
             names.setdefault(c.text, set()).add(c.names)
     unavailable = []
+    checked, checked_errors = proj.read_checked()
+    failed += len(checked_errors)
+    fails += checked_errors
+    by_hand = {"exact": 0, "shifted": 0, "partly": [], "none": []}
     for text, c in sorted(cited.items()):
         e = lock.get(text)
         pin = parse_upstream(text)[0]
@@ -558,6 +586,13 @@ def cmd_check(proj, args):
             unavailable.append(str(ex))
             if e["sha256"] == "pending":
                 pending += 1
+            h = checked.get(text)
+            if h is None or h["where"] == "absent" or h["supports"] == "no":
+                by_hand["none"].append(text)
+            else:
+                by_hand["exact" if h["where"] == "exact" else "shifted"] += 1
+                if h["supports"] == "partly":
+                    by_hand["partly"].append(text)
             continue
         except pinned_source.PinError as ex:
             failed += 1
@@ -607,6 +642,10 @@ def cmd_check(proj, args):
     n_plots, ok, plot_fails, plots_unchecked = findings_refs.check_plots(proj.root, docs)
     passed, failed, fails = passed + ok, failed + len(plot_fails), fails + plot_fails
     findings_unchecked += plots_unchecked
+    for text, h in sorted(checked.items(), key=lambda kv: kv[1]["line"]):
+        if text not in cited:
+            failed += 1
+            fails.append(f"chapters/anchors.checked:{h['line']}: {text} is cited nowhere; remove its line")
     for text, e in sorted(lock.items(), key=lambda kv: kv[1]["line"]):
         if text not in cited:
             failed += 1
@@ -624,6 +663,12 @@ def cmd_check(proj, args):
         print(f"  first reason: {unavailable[0]}")
         if pending:
             print(f"  {pending} of them were locked without the source (hash pending).")
+        n_hand = by_hand["exact"] + by_hand["shifted"]
+        print(f"  {n_hand} of them were checked by hand against a public copy of the file "
+              f"(chapters/anchors.checked): {by_hand['exact']} at the cited lines, {by_hand['shifted']} shifted"
+              + (f"; only partly confirmed: {', '.join(by_hand['partly'])}" if by_hand["partly"] else "")
+              + (f"; confirmed by no copy (the book marks them unchecked): {', '.join(by_hand['none'])}"
+                 if by_hand["none"] else ""))
     if findings_unchecked:
         print(f"NOT CHECKED: {findings_unchecked} reference(s) to FINDINGS.md rows or plots, because FINDINGS.md "
               "does not exist yet (run `make findings`); they are not counted as passed.")

@@ -273,6 +273,24 @@ class Check(unittest.TestCase):
         rc, out = self.run_tool("check")
         self.assertEqual(rc, 0, out)
 
+    def test_citations_checked_by_hand_are_counted_apart(self):
+        self.chapter("# Demo\n`trySendReadToIOThreads` is\n`valkey:src/io_threads.c:14-16`, and\n"
+                     "`valkey:src/io_threads.c:1-2`\n")
+        self.assertEqual(self.run_tool("lock", clone=False)[0], 0)
+        checked = os.path.join(self.root, "chapters", "anchors.checked")
+        write(checked, "# by hand\nvalkey:src/io_threads.c:14-16\tsomeone/valkey@abc\tshifted +2\tpartly\twhy\n")
+        rc, out = self.run_tool("check", clone=False)
+        self.assertEqual(rc, 0, out)
+        self.assertIn("1 of them were checked by hand against a public copy of the file (chapters/anchors.checked): "
+                      "0 at the cited lines, 1 shifted; only partly confirmed: valkey:src/io_threads.c:14-16; "
+                      "confirmed by no copy (the book marks them unchecked): valkey:src/io_threads.c:1-2", out)
+        write(checked, "valkey:src/io_threads.c:14-16\tcopy\tsomewhere\tyes\tnote\n"
+                       "valkey:src/io_threads.c:99\tcopy\texact\tyes\tnote\n")
+        rc, out = self.run_tool("check", clone=False)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("chapters/anchors.checked:1: malformed entry", out)
+        self.assertIn("chapters/anchors.checked:2: valkey:src/io_threads.c:99 is cited nowhere", out)
+
     def test_show_and_labels(self):
         rc, out = self.run_tool("show", "src/demo.c@sum-loop")
         self.assertEqual(rc, 0, out)

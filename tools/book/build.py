@@ -216,6 +216,7 @@ class Book:
     def citation_data(self, pages, listings):
         cites = {}
         lock, _ = self.proj.read_lock()
+        hand, _ = self.proj.read_checked()
         for c in self.proj.citations():
             if c.text in cites:
                 continue
@@ -242,7 +243,18 @@ class Book:
                 try:
                     entry["text"] = "\n".join(self.proj.upstream_span(c.text))
                 except pinned_source.Unavailable:
-                    pass
+                    # not read at the pin here: say how far it was checked
+                    # (chapters/anchors.checked), never show it as checked
+                    h = hand.get(c.text)
+                    if h and h["where"] != "absent" and h["supports"] != "no":
+                        entry["checked"] = (f"Not read at the pin on this machine; checked by hand against "
+                                            f"{h['copy']} ({'at the cited lines' if h['where'] == 'exact' else h['where'] + ' lines'})"
+                                            + ("; only partly confirmed: " + h["note"] if h["supports"] == "partly" else "")
+                                            + ".")
+                        entry["partly"] = h["supports"] == "partly"
+                    else:
+                        entry["unchecked"] = ("Unchecked: not read at the pin on this machine, and no public copy "
+                                              "confirmed these lines" + (f" ({h['note']})" if h else "") + ".")
                 except pinned_source.PinError as e:
                     entry = {"kind": "upstream", "error": str(e)}
                     self.warnings.append(f"{c.where()}: {c.text}: {e}")

@@ -93,6 +93,11 @@ local function cite_block(text)
   end
   local body = { head, pandoc.Para({ pandoc.Str("The source is not on this machine, so the lines are not shown; read them with"),
     pandoc.Space(), pandoc.Code(c.command), pandoc.Str(".") }) }
+  if c.checked then
+    table.insert(body, pandoc.Para({ pandoc.Emph({ pandoc.Str(c.checked) }) }))
+  elseif c.unchecked then
+    table.insert(body, pandoc.Para({ pandoc.Strong({ pandoc.Str(c.unchecked) }) }))
+  end
   if c.locked_first then
     table.insert(body, pandoc.Para({ pandoc.Str("First line, as the lock file records it:"), pandoc.Space(),
       pandoc.Code(c.locked_first) }))
@@ -118,8 +123,16 @@ local function Code(el)
     return pandoc.Link({ pandoc.Code(text) }, c.href, c.path .. " lines " .. c.first .. "-" .. c.last,
       pandoc.Attr("", { "cite" }))
   end
-  return pandoc.Link({ pandoc.Code(text) }, c.url, c.repo .. "@" .. c.sha .. " " .. c.path,
+  -- inline: the link's title says how far the lines were checked; a
+  -- citation no copy confirmed says so in the text, not only on hover
+  local state = c.checked or c.unchecked or ""
+  local link = pandoc.Link({ pandoc.Code(text) }, c.url, c.repo .. "@" .. c.sha .. " " .. c.path .. ". " .. state,
     pandoc.Attr("", { "cite", "cite-upstream" }))
+  if c.unchecked or c.partly then
+    return pandoc.Span({ link, pandoc.Superscript({ pandoc.Str(c.unchecked and " (unchecked)" or " (partly checked)") }) },
+      pandoc.Attr("", { "cite-unchecked" }, { { "title", state } }))
+  end
+  return link
 end
 
 local function rewrite(target)
