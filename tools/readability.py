@@ -14,6 +14,9 @@ and reported per chapter):
   median sentence  <= 20 words
   longest tenth    <= 35 words   (the 90th percentile of sentence length)
   paragraph        <= 150 words  (every one, in every chapter)
+and each chapter opens, right after its title, with what the reader will be
+able to do after it ("**After this chapter you can:**", three to five
+bullets) and "**In one paragraph.**", its summary.
 
     tools/readability.py [FILE ...]     report; exit 1 when a target is missed
     tools/readability.py --worst N      also list the N longest sentences
@@ -141,6 +144,32 @@ def p90(lens):
     return s[min(len(s) - 1, int(round(0.9 * (len(s) - 1))))]
 
 
+def opening_problems(text):
+    """Why a chapter does not open as the book's chapters do: right after
+    its title, what the reader will be able to do (three to five bullets),
+    then a one-paragraph summary; [] when it does."""
+    lines = text.splitlines()
+    try:
+        title = next(i for i, l in enumerate(lines) if l.startswith("# "))
+    except StopIteration:
+        return ["no '# ' title"]
+    rest = [l for l in lines[title + 1:]]
+    body = [l for l in rest if l.strip()]
+    if not body or body[0].strip() != "**After this chapter you can:**":
+        return ["the title is not followed by '**After this chapter you can:**'"]
+    i = rest.index(body[0]) + 1
+    bullets = 0
+    while i < len(rest) and (not rest[i].strip() or rest[i].startswith(("- ", "  "))):
+        bullets += rest[i].startswith("- ")
+        i += 1
+    out = []
+    if not 3 <= bullets <= 5:
+        out.append(f"'After this chapter you can' has {bullets} bullets (three to five)")
+    if i >= len(rest) or not rest[i].startswith("**In one paragraph.**"):
+        out.append("the bullets are not followed by '**In one paragraph.**' and the summary")
+    return out
+
+
 def report(paths, worst=0, out=sys.stdout):
     """Prints the figures; -> True when every target is met."""
     total, ok = [], True
@@ -157,6 +186,10 @@ def report(paths, worst=0, out=sys.stdout):
         for line, n in long_paras:
             print(f"  FAIL {rel}:{line}: a paragraph of {n} words (at most {PARAGRAPH_MAX})", file=out)
             ok = False
+        with open(p, encoding="utf-8") as f:
+            for why in opening_problems(f.read()):
+                print(f"  FAIL {rel}: {why}", file=out)
+                ok = False
         for n, line, s in sorted(sents, reverse=True)[:worst]:
             print(f"  {rel}:{line}: {n} words: {s[:160]}", file=out)
     med = statistics.median(total) if total else 0

@@ -246,15 +246,27 @@ class Readability(unittest.TestCase):
                                   "Done [here](x.md).")
         self.assertEqual([len(w) for w in s], [7, 3, 2])
 
+    def test_the_opening_is_checked(self):
+        good = ("# T\n\n**After this chapter you can:**\n\n- a\n- b\n  more of b\n- c\n\n"
+                "**In one paragraph.** It says.\n\nBody.\n")
+        self.assertEqual(readability.opening_problems(good), [])
+        self.assertIn("has 2 bullets (three to five)",
+                      readability.opening_problems(good.replace("- c\n", ""))[0])
+        self.assertIn("not followed by '**In one paragraph.**'",
+                      readability.opening_problems(good.replace("**In one paragraph.**", "Summary."))[0])
+        self.assertIn("not followed by '**After this chapter you can:**'",
+                      readability.opening_problems("# T\n\nBody.\n")[0])
+
     def test_a_long_paragraph_fails(self):
         d = tempfile.mkdtemp()
         p = os.path.join(d, "00-x.md")
-        write(p, "# x\n\n" + "Word word word word word. " * 31 + "\n")
+        opening = "**After this chapter you can:**\n\n- a\n- b\n- c\n\n**In one paragraph.** S.\n\n"
+        write(p, "# x\n\n" + opening + "Word word word word word. " * 31 + "\n")
         import io
         buf = io.StringIO()
         self.assertFalse(readability.report([p], out=buf))
         self.assertIn("a paragraph of 155 words", buf.getvalue())
-        write(p, "# x\n\n" + "Word word word word word. " * 20 + "\n")
+        write(p, "# x\n\n" + opening + "Word word word word word. " * 20 + "\n")
         self.assertTrue(readability.report([p], out=io.StringIO()))
 
 
