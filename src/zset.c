@@ -126,6 +126,25 @@ static unsigned char *node_tail(const zset_node *n) { return (unsigned char *)&n
 
 static size_t member_size(size_t len) { return zset_varint_size(len) + len; }
 
+/* Writes a member at p: its length len as a varint (zset_varint_put),
+ * then its len bytes, nothing after them: member_size(len) bytes in all.
+ * The empty member is the varint 0 alone, and then member may be NULL
+ * (the list's header node has no member). */
+static void member_put(unsigned char *p, const char *member, size_t len) {
+    /*@ exercise: member-put */
+    p += zset_varint_put(p, len);
+    if (len) memcpy(p, member, len);
+    /*@ end */
+}
+
+/* The member member_put wrote at p: a pointer to its first byte (the
+ * bytes are not NUL-terminated) and its length in *len. */
+static const char *member_at(const unsigned char *p, size_t *len) {
+    /*@ exercise: member-at */
+    return (const char *)p + zset_varint_get(p, len);
+    /*@ end */
+}
+
 /* The embedded layout's node, one allocation: the header (score, backward,
  * height), `height` levels (forward pointers and spans are the caller's to
  * set), then the member's bytes: its length as a varint (zset_varint_put)
@@ -138,9 +157,7 @@ static zset_node *embedded_node_alloc(int height, double score, const char *memb
     n->score = score;
     n->backward = NULL;
     n->height = (uint8_t)height;
-    unsigned char *p = node_tail(n);
-    p += zset_varint_put(p, len);
-    if (len) memcpy(p, member, len);
+    member_put(node_tail(n), member, len);
     return n;
     /*@ end */
 }
@@ -150,8 +167,7 @@ static zset_node *embedded_node_alloc(int height, double score, const char *memb
  * embedded_node_alloc put them: right after n's `height` levels. */
 static const char *embedded_member(const zset_node *n, size_t *len) {
     /*@ exercise: embedded-member */
-    const unsigned char *p = node_tail(n);
-    return (const char *)p + zset_varint_get(p, len);
+    return member_at(node_tail(n), len);
     /*@ end */
 }
 
@@ -161,20 +177,19 @@ static const unsigned char *tail_pointer(const zset_node *n) {
     return p;
 }
 
-/* The member's bytes at p: returns them, their length in *len. */
-static const char *member_at(const unsigned char *p, size_t *len) { return (const char *)p + zset_varint_get(p, len); }
-
 static const char *member_of(const zskiplist *zsl, const zset_node *n, size_t *len) {
     return zsl->layout == ZSET_LAYOUT_EMBEDDED ? embedded_member(n, len) : member_at(tail_pointer(n), len);
 }
 
-static void member_put(unsigned char *p, const char *member, size_t len) {
-    p += zset_varint_put(p, len);
-    if (len) memcpy(p, member, len);
-}
-
+/* A node of the given layout, with score set, backward NULL and height
+ * set. In the pointer layouts (copied, node-pointer) it is two
+ * allocations: the node, whose tail after its `height` levels is one
+ * pointer (tail_pointer reads it back, unaligned), and the member's bytes
+ * (member_put) in an allocation of their own, member_size(len) bytes,
+ * which that pointer points at; node_free frees both. */
 static zset_node *node_alloc(int layout, int height, double score, const char *member, size_t len) {
     if (layout == ZSET_LAYOUT_EMBEDDED) return embedded_node_alloc(height, score, member, len);
+    /*@ exercise: pointer-node */
     zset_node *n = zmalloc(sizeof(*n) + (size_t)height * sizeof(struct zset_level) + sizeof(unsigned char *));
     n->score = score;
     n->backward = NULL;
@@ -183,6 +198,7 @@ static zset_node *node_alloc(int layout, int height, double score, const char *m
     member_put(p, member, len);
     memcpy(node_tail(n), &p, sizeof(p));
     return n;
+    /*@ end */
 }
 
 static void node_free(int layout, zset_node *n) {

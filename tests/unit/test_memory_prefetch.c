@@ -28,9 +28,22 @@
 
 #include "loop_test.h"
 
+/* The server picks a random SipHash key; the tests fix it, so that which
+ * keys share a bucket or a chain, and so how many steps each find takes,
+ * is the same in every run of a seed (SOLOIST_TEST_SEED=N replays it). */
+static void fix_hash_seed(void) {
+    const char *env = getenv("SOLOIST_TEST_SEED");
+    unsigned long long s = env ? strtoull(env, NULL, 10) : 6;
+    uint8_t key[16];
+    for (int i = 0; i < 16; i++) key[i] = (uint8_t)(s >> (8 * (i % 8)) ^ (unsigned)i * 0x9du);
+    assert_int_equal(hashtable_size(db0.keys), 0); /* the seed may change only while no key is stored */
+    hashtable_set_hash_seed(key);
+}
+
 static int setup(void **state) {
     (void)state;
     loop_server_start(1, 0);
+    fix_hash_seed();
     return 0;
 }
 
@@ -145,15 +158,103 @@ static void test_walk_interleaves(void **state) {
     client_free(c);
 }
 
-/* The number of steps one find takes alone, run to the end. */
+/* The number of steps one find takes alone, run to the end (failing
+ * after 1000: a find that never ends). */
 static int steps_alone(hashtable *ht, obj *key, void **found) {
     hashtable_key k = {key->ptr, key->len};
     hashtable_incremental_find_state s;
     hashtable_incremental_find_init(&s, ht, &k);
     int n = 1;
-    while (hashtable_incremental_find_step(&s)) n++;
+    while (hashtable_incremental_find_step(&s))
+        if (++n > 1000) fail_msg("the find of %.*s never ended", (int)key->len, key->ptr);
     if (!hashtable_incremental_find_get_result(&s, found)) *found = NULL;
     return n;
+}
+
+/* What walk_step does to key k, visit after visit: its find's steps (1:
+ * a prefetch, the walk moves on; the last one, 0, ends the find), then,
+ * when found, the value object's prefetch (1) and the bytes' (0). */
+typedef struct key_model {
+    int find_steps, found, done_visits;
+} key_model;
+static int model_visit(key_model *m) {
+    int v = m->done_visits++;
+    if (v < m->find_steps - 1) return 1;
+    if (v == m->find_steps - 1) return 0;
+    return v == m->find_steps; /* the value's prefetch, then the bytes' */
+}
+static int model_visits(const key_model *m) { return m->find_steps + (m->found ? 2 : 0); }
+
+/* The walk, visit by visit, is the round robin of the contract: the cursor
+ * starts at key 0; walk_next gives the first unfinished key from the cursor
+ * on, wrapping past the last key; after a visit that prefetched the cursor
+ * goes to the key after it, after one that did not it stays on it; the
+ * walk stops when every key is done. The test replays that rule on each
+ * key's own step count (its find alone) and compares every visit. Keys
+ * present and absent, so finds end at different steps. */
+static void test_walk_follows_the_cursor(void **state) {
+    (void)state;
+    fill_db(1000);
+    server.prefetch_batch_max_size = 16;
+    client *c = client_create(-1);
+    int n = 12;
+    for (int i = 0; i < n; i++) {
+        char k[32];
+        snprintf(k, sizeof(k), "key:%d", i % 3 == 2 ? 5000 + i : 100 + i); /* a third absent, the last too */
+        queue(c, "GET", k, NULL);
+    }
+    memory_prefetch_reset();
+    assert_int_equal(memory_prefetch_add_client(c), 1);
+    memory_prefetch_run();
+    memory_prefetch_probe p;
+    memory_prefetch_get_probe(&p);
+    assert_int_equal(p.keys, n);
+
+    key_model m[16];
+    int expect_visits = 0;
+    for (int k = 0; k < n; k++) {
+        void *alone;
+        m[k] = (key_model){steps_alone(db0.keys, c->cmdq[k].argv[1], &alone), 0, 0};
+        m[k].found = alone != NULL;
+        assert_ptr_equal(p.found[k], alone);
+        assert_int_equal(p.steps[k], m[k].find_steps);
+        expect_visits += model_visits(&m[k]);
+    }
+    int cur = 0, v = 0;
+    for (;;) {
+        int i = -1;
+        for (int j = 0; j < n && i < 0; j++)
+            if (m[(cur + j) % n].done_visits < model_visits(&m[(cur + j) % n])) i = (cur + j) % n;
+        if (i < 0) break;
+        if (v < PREFETCH_BATCH_LIMIT && p.trace[v] != i)
+            fail_msg("visit %d went to key %d; the round robin gives key %d", v, p.trace[v], i);
+        v++;
+        cur = model_visit(&m[i]) ? (i + 1) % n : i;
+    }
+    assert_int_equal(v, expect_visits);
+    assert_int_equal(p.visits, expect_visits); /* and not one visit more */
+    client_free(c);
+}
+
+/* The walk of no keys steps nothing; the walk of one key runs its find to
+ * the end alone, and so does the last key of a walk, whatever came before. */
+static void test_walk_of_none_and_of_one(void **state) {
+    (void)state;
+    fill_db(100);
+    obj *keys[3] = {str("key:7"), str("key:8"), str("key:9")};
+    int steps[3];
+    void *found[3];
+    memory_prefetch_walk_keys(&db0, keys, 3, steps, found); /* leaves every key done */
+    assert_int_equal(memory_prefetch_walk_keys(&db0, keys, 0, steps, found), 0);
+    for (int n = 1; n <= 3; n++) {
+        memory_prefetch_walk_keys(&db0, keys + 3 - n, 1, steps, found); /* one key */
+        void *alone;
+        assert_int_equal(steps[0], steps_alone(db0.keys, keys[3 - n], &alone));
+        assert_ptr_equal(found[0], alone);
+        assert_ptr_equal(found[0], db_find_entry(&db0, keys[3 - n]));
+    }
+    assert_int_equal(memory_prefetch_walk_keys(&db0, keys, 0, steps, found), 0);
+    for (int i = 0; i < 3; i++) obj_decr_ref(keys[i]);
 }
 
 /* Interleaved, every find takes exactly the steps it takes alone (a find
@@ -221,6 +322,151 @@ static void test_key_moved_by_rehash_is_found(void **state) {
     }
     assert_true(walks > 2); /* the walks did see the table mid-rehash */
     for (int i = 0; i < count; i++) obj_decr_ref(keys[i]);
+}
+
+/* ------------------------------------------- one find, step by step */
+
+/* A table whose hash is the key itself: the test chooses each key's
+ * bucket (its low bits) and its secondary hash (its top byte), so it knows
+ * how many buckets and candidates a find meets. A find takes exactly one
+ * step per bucket it visits and one per candidate entry (each of those
+ * steps issues the prefetch of the next line), plus the one that ends it. */
+typedef struct ikey {
+    uint64_t key;
+} ikey;
+static uint64_t ik_hash(const void *key) { return *(const uint64_t *)key; }
+static const void *ik_get_key(const void *entry) { return &((const ikey *)entry)->key; }
+static int ik_compare(const void *a, const void *b) { return *(const uint64_t *)a != *(const uint64_t *)b; }
+static const hashtable_type ik_type = {ik_hash, ik_get_key, ik_compare, NULL};
+
+/* Key i of a table: bucket bits i, secondary hash i + 1 (all different). */
+static uint64_t ik_key(unsigned i) { return (uint64_t)(i + 1) << 56 | i; }
+
+/* Steps one find to its end, giving up (and failing) after 1000 steps; the
+ * result goes to *found (NULL when not found). Once ended, it stays ended. */
+static int ik_steps(hashtable *ht, uint64_t key, void **found) {
+    hashtable_incremental_find_state s;
+    hashtable_incremental_find_init(&s, ht, &key);
+    int n = 1;
+    while (hashtable_incremental_find_step(&s))
+        if (++n > 1000) fail_msg("the find of %#llx never ended", (unsigned long long)key);
+    *found = NULL;
+    int r = hashtable_incremental_find_get_result(&s, found);
+    assert_int_equal(r, *found != NULL);
+    assert_int_equal(hashtable_incremental_find_step(&s), 0); /* stays ended ... */
+    void *again = NULL;
+    assert_int_equal(hashtable_incremental_find_get_result(&s, &again), r); /* ... where it ended */
+    assert_ptr_equal(again, *found);
+    return n;
+}
+
+/* 28 keys in 4 full buckets of 7 (bucket = i % 4), no chain, no rehash. */
+static hashtable *ik_table(ikey *e) {
+    hashtable *ht = hashtable_create(&ik_type);
+    for (unsigned i = 0; i < 28; i++) {
+        e[i].key = ik_key(i);
+        assert_true(hashtable_add(ht, &e[i]));
+    }
+    hashtable_rehash_microseconds(ht, UINT64_MAX);
+    assert_false(hashtable_is_rehashing(ht));
+    assert_int_equal(hashtable_buckets(ht), 4);
+    assert_int_equal(hashtable_child_buckets(ht), 0);
+    return ht;
+}
+
+/* Present: the bucket, the entry, the comparison: 3 steps. Absent with no
+ * candidate in its bucket: the bucket, then the end in the same call as
+ * the bucket's (empty) scan: 2 steps. Absent with one candidate of the
+ * same secondary hash but another key: 3 steps, and not found. */
+static void test_find_one_prefetch_per_step(void **state) {
+    (void)state;
+    ikey e[28];
+    void *found;
+    hashtable *ht = ik_table(e);
+    for (unsigned i = 0; i < 28; i++) {
+        assert_int_equal(ik_steps(ht, ik_key(i), &found), 3);
+        assert_ptr_equal(found, &e[i]);
+    }
+    for (unsigned b = 0; b < 4; b++) {
+        assert_int_equal(ik_steps(ht, (uint64_t)0xee << 56 | b, &found), 2);
+        assert_null(found);
+    }
+    uint64_t twin = ik_key(5) | (uint64_t)1 << 20; /* key 5's bucket and secondary hash */
+    assert_int_equal(ik_steps(ht, twin, &found), 3);
+    assert_null(found);
+    hashtable_release(ht);
+    ht = hashtable_create(&ik_type); /* an empty table: ended before the first step */
+    assert_int_equal(ik_steps(ht, ik_key(1), &found), 1);
+    assert_null(found);
+    hashtable_release(ht);
+}
+
+/* 16 keys in one bucket, all with the same secondary hash: a chain of
+ * three buckets (6 + 6 + 4 entries), 16 candidates. Every key is found;
+ * the key at place p of the chain costs its bucket number + (p + 1)
+ * candidates + 1, 182 steps for the 16; an absent key with the same hash
+ * bits visits the 3 buckets and the 16 candidates: 20 steps. */
+static void test_find_walks_a_chain(void **state) {
+    (void)state;
+    ikey e[16];
+    void *found;
+    hashtable *ht = hashtable_create(&ik_type);
+    for (unsigned j = 0; j < 16; j++) {
+        e[j].key = (uint64_t)0xab << 56 | (uint64_t)j << 40;
+        assert_true(hashtable_add(ht, &e[j]));
+    }
+    hashtable_rehash_microseconds(ht, UINT64_MAX);
+    assert_false(hashtable_is_rehashing(ht));
+    assert_int_equal(hashtable_child_buckets(ht), 2);
+    int sum = 0;
+    for (unsigned j = 0; j < 16; j++) {
+        sum += ik_steps(ht, e[j].key, &found);
+        assert_ptr_equal(found, &e[j]);
+    }
+    assert_int_equal(sum, 182);
+    assert_int_equal(ik_steps(ht, (uint64_t)0xab << 56 | (uint64_t)99 << 40, &found), 20);
+    assert_null(found);
+    hashtable_release(ht);
+}
+
+/* Mid-rehash, frozen (rehashing paused) from 4 buckets to 8. Before any
+ * bucket moved: a key added meanwhile (in table 1) costs its table-0
+ * bucket, then its table-1 bucket and entry: 4 steps; an absent key
+ * visits both tables once: 3. After table 0's bucket 0 moved: a key of
+ * that bucket is looked up in table 1 only (3 steps), and an absent key
+ * of it visits table 1's bucket alone (2 steps). */
+static void test_find_mid_rehash_steps(void **state) {
+    (void)state;
+    ikey e[29];
+    void *found;
+    hashtable *ht = ik_table(e);
+    hashtable_pause_rehashing(ht);
+    e[28].key = (uint64_t)0x40 << 56 | 28; /* table 0: bucket 0; table 1: bucket 4 */
+    assert_true(hashtable_add(ht, &e[28]));
+    assert_true(hashtable_is_rehashing(ht));
+    assert_int_equal(ik_steps(ht, e[28].key, &found), 4);
+    assert_ptr_equal(found, &e[28]);
+    assert_int_equal(ik_steps(ht, ik_key(5), &found), 3);
+    assert_ptr_equal(found, &e[5]);
+    assert_int_equal(ik_steps(ht, (uint64_t)0xee << 56 | 1, &found), 3);
+    assert_null(found);
+
+    hashtable_resume_rehashing(ht);
+    assert_true(hashtable_find(ht, &e[5].key, &found)); /* one rehash step: bucket 0 moves */
+    hashtable_pause_rehashing(ht);
+    assert_true(hashtable_is_rehashing(ht));
+    for (unsigned i = 0; i < 28; i += 4) { /* bucket 0's keys, now in table 1 */
+        assert_int_equal(ik_steps(ht, ik_key(i), &found), 3);
+        assert_ptr_equal(found, &e[i]);
+    }
+    assert_int_equal(ik_steps(ht, e[28].key, &found), 3);
+    assert_ptr_equal(found, &e[28]);
+    assert_int_equal(ik_steps(ht, (uint64_t)0xee << 56 | 8, &found), 2);
+    assert_null(found);
+    assert_int_equal(ik_steps(ht, ik_key(5), &found), 3); /* bucket 1 has not moved */
+    assert_ptr_equal(found, &e[5]);
+    hashtable_resume_rehashing(ht);
+    hashtable_release(ht);
 }
 
 /* A pipeline longer than the batch is prefetched a window at a time: the
@@ -365,6 +611,7 @@ static void test_same_replies_prefetch_on_and_off(void **state) {
 static int setup_threads(void **state) {
     (void)state;
     loop_server_start(3, 1);
+    fix_hash_seed();
     return 0;
 }
 
@@ -377,8 +624,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_batch_fills_and_resets, setup, teardown),
         cmocka_unit_test_setup_teardown(test_walk_interleaves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_follows_the_cursor, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_walk_of_none_and_of_one, setup, teardown),
         cmocka_unit_test_setup_teardown(test_finds_resume_across_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_moved_by_rehash_is_found, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_find_one_prefetch_per_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_find_walks_a_chain, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_find_mid_rehash_steps, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_prefetch_past_the_batch, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_replies_prefetch_on_and_off, setup, teardown),
         cmocka_unit_test_setup_teardown(test_same_replies_with_io_threads, setup_threads, teardown),

@@ -28,7 +28,9 @@
 #include "networking.h"
 #include "object.h"
 #include "reply.h"
+#include "reply_block.h"
 #include "server.h"
+#include "zmalloc.h"
 
 #include "loop_test.h"
 
@@ -135,6 +137,95 @@ static void test_small_or_switched_off_is_copied(void **state) {
     obj_decr_ref(small);
     obj_decr_ref(big);
     close_conn(&k);
+}
+
+/* An iovec nobody wrote: what every slot holds before a call, so that a
+ * write past `room` shows. */
+static const struct iovec unwritten = {(void *)&unwritten, 12345};
+static void wipe(struct iovec *iov, int n) {
+    for (int i = 0; i < n; i++) iov[i] = unwritten;
+}
+static int is_unwritten(const struct iovec *v) {
+    return v->iov_base == unwritten.iov_base && v->iov_len == unwritten.iov_len;
+}
+
+/* The iovecs of a reference block for every [from, to) between the edges
+ * of its three pieces (the header, the value's bytes, the CRLF), and one
+ * byte either side of each edge: together they are exactly the reply's
+ * bytes [from, to), one iovec per piece that [from, to) touches and none
+ * empty. With one iovec less room than that: 0, and nothing written past
+ * the room. The smallest value that goes by reference. */
+static void test_iov_every_range(void **state) {
+    (void)state;
+    conn k = open_conn();
+    obj *o = pattern_value(REPLY_REF_MIN, 8);
+    reply_bulk(k.c, o);
+    reply_block *b = k.c->reply_tail;
+    assert_non_null(b);
+    assert_ptr_equal(b->ref, o);
+    size_t len;
+    char *want = bulk_of(o, &len);
+    assert_int_equal(b->used, len);
+    size_t h = b->hdr_len, v = o->len;
+    const size_t cut[] = {0, 1, h - 1, h, h + 1, h + v / 2, h + v - 1, h + v, h + v + 1, h + v + 2};
+    const size_t start[3] = {0, h, h + v}, end[3] = {h, h + v, h + v + 2};
+    int n_cut = (int)(sizeof(cut) / sizeof(cut[0]));
+    for (int i = 0; i < n_cut; i++) {
+        for (int j = i + 1; j < n_cut; j++) {
+            size_t from = cut[i], to = cut[j];
+            int pieces = 0;
+            for (int p = 0; p < 3; p++)
+                if ((from > start[p] ? from : start[p]) < (to < end[p] ? to : end[p])) pieces++;
+            struct iovec iov[4];
+            wipe(iov, 4);
+            int n = reply_block_iov(k.c->buf, b, from, to, iov, 3);
+            if (n != pieces) fail_msg("[%zu, %zu): %d iovecs, want %d", from, to, n, pieces);
+            size_t off = from;
+            for (int m = 0; m < n; m++) {
+                if (iov[m].iov_len == 0 || iov[m].iov_len > to - off)
+                    fail_msg("[%zu, %zu): iovec %d has %zu bytes, %zu are left", from, to, m, iov[m].iov_len, to - off);
+                if (memcmp(iov[m].iov_base, want + off, iov[m].iov_len) != 0)
+                    fail_msg("[%zu, %zu): iovec %d is not the reply's bytes from %zu", from, to, m, off);
+                off += iov[m].iov_len;
+            }
+            if (off != to) fail_msg("[%zu, %zu): the iovecs end at %zu", from, to, off);
+            assert_true(is_unwritten(&iov[3]));
+            wipe(iov, 4);
+            assert_int_equal(reply_block_iov(k.c->buf, b, from, to, iov, pieces - 1), 0);
+            assert_true(is_unwritten(&iov[pieces - 1])); /* nothing past the room */
+        }
+    }
+    close_conn(&k);
+    assert_int_equal(o->refcount, 1);
+    obj_decr_ref(o);
+    zfree(want);
+}
+
+/* buf (no block) and a plain block: one iovec of that chunk's own bytes
+ * [from, to); none, and 0, when there is no room. */
+static void test_iov_plain_chunks(void **state) {
+    (void)state;
+    char buf[64];
+    for (int i = 0; i < 64; i++) buf[i] = (char)('a' + i % 26);
+    reply_block *pb = zmalloc(sizeof(*pb) + 32);
+    *pb = (reply_block){.next = NULL, .size = 32, .used = 32, .ref = NULL, .hdr_len = 0};
+    for (int i = 0; i < 32; i++) pb->buf[i] = (char)('A' + i % 26);
+    struct iovec iov[2];
+    wipe(iov, 2);
+    assert_int_equal(reply_block_iov(buf, NULL, 3, 10, iov, 1), 1);
+    assert_ptr_equal(iov[0].iov_base, buf + 3);
+    assert_int_equal(iov[0].iov_len, 7);
+    assert_true(is_unwritten(&iov[1]));
+    wipe(iov, 2);
+    assert_int_equal(reply_block_iov(buf, pb, 2, 32, iov, 1), 1);
+    assert_ptr_equal(iov[0].iov_base, pb->buf + 2);
+    assert_int_equal(iov[0].iov_len, 30);
+    assert_true(is_unwritten(&iov[1]));
+    wipe(iov, 2);
+    assert_int_equal(reply_block_iov(buf, NULL, 3, 10, iov, 0), 0);
+    assert_int_equal(reply_block_iov(buf, pb, 0, 1, iov, 0), 0);
+    assert_true(is_unwritten(&iov[0])); /* no room, nothing written */
+    zfree(pb);
 }
 
 /* A partial write leaves sentlen inside the value; the next write starts
@@ -253,6 +344,30 @@ static void test_append_in_flight_copies(void **state) {
     in_flight("*3\r\n$6\r\nAPPEND\r\n$3\r\nbig\r\n$3\r\nabc\r\n", ":4194307\r\n");
 }
 
+/* A client closed with its large replies never written: freeing it frees
+ * every block, and each reference block gives its count back (the value
+ * is left with the count it had); a plain block, which holds no count, is
+ * freed without touching any object. Memory returns to where it was. */
+static void test_closed_with_references_pending(void **state) {
+    (void)state;
+    obj *o = pattern_value(REPLY_REF_MIN * 2, 9);
+    reply_block *pb = zmalloc(sizeof(*pb) + 16);
+    *pb = (reply_block){.next = NULL, .size = 16, .used = 5, .ref = NULL, .hdr_len = 0};
+    memcpy(pb->buf, ":42\r\n", 5);
+    reply_block_free(pb); /* a plain block: no count to give back */
+    size_t before = zmalloc_used_memory();
+    conn k = open_conn();
+    for (int i = 0; i < 200; i++) reply_bulk(k.c, o);
+    reply_long_long(k.c, 42); /* plain bytes after the references */
+    assert_int_equal(o->refcount, 201);
+    assert_true(zmalloc_used_memory() > before + 200 * sizeof(reply_block));
+    close_conn(&k);
+    assert_int_equal(o->refcount, 1);
+    if (zmalloc_used_memory() > before + 1024) print_message("used %zu, before %zu\n", zmalloc_used_memory(), before);
+    assert_true(zmalloc_used_memory() <= before + 1024); /* 200 blocks would be several KB */
+    obj_decr_ref(o);
+}
+
 /* A client that does not read its large replies passes the output-buffer
  * hard limit (referenced bytes count) and is closed; the references go
  * with it and memory returns to where it was. */
@@ -301,7 +416,8 @@ static void test_output_limit_counts_references(void **state) {
         cmocka_unit_test(test_partial_write_resumes_mid_payload), cmocka_unit_test(test_main_writes_64k_per_turn),   \
         cmocka_unit_test(test_overwrite_in_flight), cmocka_unit_test(test_del_in_flight),                           \
         cmocka_unit_test(test_flushall_in_flight), cmocka_unit_test(test_append_in_flight_copies),                  \
-        cmocka_unit_test(test_output_limit_counts_references)
+        cmocka_unit_test(test_output_limit_counts_references), cmocka_unit_test(test_iov_every_range),              \
+        cmocka_unit_test(test_iov_plain_chunks), cmocka_unit_test(test_closed_with_references_pending)
 
 int main(void) {
     const struct CMUnitTest main_only[] = {REF_TESTS};

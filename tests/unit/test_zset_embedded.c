@@ -1,11 +1,14 @@
 /* test_zset_embedded.c — the embedded layout (step 8, exercise 08).
  *
- * Every test makes its sets with zset_create_layout(ZSET_LAYOUT_EMBEDDED),
- * whose node carries its member after its level array (src/zset.c,
- * embedded_node_alloc and embedded_member). What they check: the member's
+ * Every test but the last makes its sets with
+ * zset_create_layout(ZSET_LAYOUT_EMBEDDED), whose node carries its member
+ * after its level array (src/zset.c, embedded_node_alloc and
+ * embedded_member). What they check: the member's
  * bytes and length come back exactly, at every varint length boundary;
  * the node is one allocation; a removed member leaves nothing in the
- * index; spans stay right through inserts and score updates. The seed is
+ * index; spans stay right through inserts and score updates; the node asks
+ * for exactly its bytes; and the pointer layouts, which share the member's
+ * writing and reading (member_put, member_at), round-trip too. The seed is
  * printed; SOLOIST_SEED=N replays a run.
  */
 #include <setjmp.h>
@@ -14,6 +17,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,6 +188,116 @@ static void test_update_keeps_member(void **state) {
     zset_free(z);
 }
 
+/* Bytes of a varint length: 1 below 128, 2 below 16384, ... */
+static size_t varint_len(size_t v) {
+    size_t n = 1;
+    while (v >= 0x80) v >>= 7, n++;
+    return n;
+}
+
+/* Whether an allocation of `want` bytes got exactly that: the allocator
+ * may round a request up to its size class (glibc's malloc does, and may
+ * hand out a slightly larger free chunk whole), so only a smaller usable
+ * size is wrong; under ASan, whose usable size is the request itself, a
+ * larger one is wrong too. */
+static void check_allocation(const void *p, size_t want, const char *what, size_t len) {
+    size_t got = malloc_usable_size((void *)p);
+#if defined(__SANITIZE_ADDRESS__)
+    if (got != want) fail_msg("%s of a %zu-byte member: %zu bytes allocated, want exactly %zu", what, len, got, want);
+#else
+    if (got < want) fail_msg("%s of a %zu-byte member: %zu bytes allocated, it needs %zu", what, len, got, want);
+#endif
+}
+
+/* An embedded node is one allocation of exactly its bytes: the header
+ * (score 8, backward 8, height 1 and padding 7: 24 bytes on a 64-bit
+ * host), 16 bytes per level, the member's length as a varint, then the
+ * member's bytes and nothing after them. zset_node_member points at the
+ * member's first byte, so the test knows where the varint starts (after a
+ * whole number of levels, at least one; a node of one level exists among
+ * these, as three nodes in four have one) and where the node ends.
+ * Lengths 0 to 47 move the request across every 16-byte size class of
+ * the allocator, and 127 to 130 and 16383 to 16385 across the varint's
+ * edges. */
+static void test_node_is_exactly_its_bytes(void **state) {
+    (void)state;
+    size_t lens[48 + 7];
+    int n = 0;
+    for (size_t l = 0; l < 48; l++) lens[n++] = l;
+    static const size_t edges[] = {127, 128, 129, 130, 16383, 16384, 16385};
+    for (int i = 0; i < 7; i++) lens[n++] = edges[i];
+    zset *z = embedded();
+    char *buf = malloc(16385);
+    for (int i = 0; i < n; i++) {
+        int out;
+        fill(buf, lens[i], i);
+        assert_int_equal(zset_add(z, i, buf, lens[i], 0, &out, NULL), 1);
+    }
+    size_t fewest_levels = SIZE_MAX;
+    int i = 0;
+    for (zset_node *node = zset_first(z); node; node = zset_next(z, node), i++) {
+        size_t len;
+        const char *m = zset_node_member(z, node, &len);
+        assert_int_equal(len, lens[i]);
+        size_t off = (size_t)(m - (const char *)node), vs = varint_len(len);
+        if (off < 24 + 16 + vs || (off - vs - 24) % 16 != 0)
+            fail_msg("a %zu-byte member starts %zu bytes into its node: its %zu-byte varint does not follow whole levels",
+                     len, off, vs);
+        if ((off - vs - 24) / 16 < fewest_levels) fewest_levels = (off - vs - 24) / 16;
+        check_allocation(node, off + len, "the node", len);
+    }
+    assert_int_equal(i, n);
+    assert_int_equal(fewest_levels, 1);
+    free(buf);
+    zset_free(z);
+}
+
+/* The pointer layouts (copied, node-pointer) keep the member in an
+ * allocation of its own, written and read the same way: every length
+ * round-trips by walking, by lookup and by removal; the member's
+ * allocation starts at its varint and holds exactly the varint and the
+ * bytes; a removed member is gone; all of it is freed with the set. */
+static void test_pointer_layouts_round_trip(void **state) {
+    (void)state;
+    static const size_t lens[] = {0, 1, 2, 126, 127, 128, 129, 300, 16383, 16384};
+    const int n = (int)(sizeof(lens) / sizeof(lens[0]));
+    char *buf = malloc(16384);
+    static const int layouts[] = {ZSET_LAYOUT_COPIED, ZSET_LAYOUT_NODE_POINTER};
+    for (int l = 0; l < 2; l++) {
+        size_t base = zmalloc_used_memory();
+        zset *z = zset_create_layout(layouts[l]);
+        for (int i = 0; i < n; i++) {
+            int out;
+            fill(buf, lens[i], i);
+            assert_int_equal(zset_add(z, i, buf, lens[i], 0, &out, NULL), 1);
+        }
+        assert_true(zset_verify(z));
+        int i = 0;
+        for (zset_node *node = zset_first(z); node; node = zset_next(z, node), i++) {
+            size_t len;
+            const char *m = zset_node_member(z, node, &len);
+            assert_int_equal(len, lens[i]);
+            fill(buf, lens[i], i);
+            assert_memory_equal(m, buf, len);
+            check_allocation(m - varint_len(len), varint_len(len) + len, "the member's allocation", len);
+            double s;
+            assert_true(zset_score(z, buf, len, &s));
+            assert_true(s == i);
+        }
+        assert_int_equal(i, n);
+        for (int j = 0; j < n; j += 2) {
+            fill(buf, lens[j], j);
+            assert_int_equal(zset_delete(z, buf, lens[j]), 1);
+            assert_false(zset_score(z, buf, lens[j], NULL));
+        }
+        assert_true(zset_verify(z));
+        assert_int_equal(zset_length(z), (size_t)(n / 2));
+        zset_free(z);
+        assert_int_equal(zmalloc_used_memory(), base);
+    }
+    free(buf);
+}
+
 int main(void) {
     const char *env = getenv("SOLOIST_SEED");
     seed = env ? (unsigned)strtoul(env, NULL, 10) : (unsigned)time(NULL);
@@ -193,7 +307,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_member_bytes_round_trip), cmocka_unit_test(test_one_allocation_per_member),
         cmocka_unit_test(test_removed_member_is_gone),  cmocka_unit_test(test_ranks_after_inserts),
-        cmocka_unit_test(test_update_keeps_member),
+        cmocka_unit_test(test_update_keeps_member),     cmocka_unit_test(test_node_is_exactly_its_bytes),
+        cmocka_unit_test(test_pointer_layouts_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
