@@ -180,9 +180,20 @@ void ignition_init(ignition *ig, ignition_rule rule) {
 
 /*@ ignition-mean */
 /* Adds one sample of a cumulative value's rate since the last call
- * (Valkey's trackInstantaneousMetric with factor 1e6): the first call
- * only remembers where to measure from. */
+ * (Valkey's trackInstantaneousMetric with factor 1e6).
+ *   value   a cumulative figure that never goes backwards (main's sys,
+ *           user or busy µs); now_us, the monotonic clock in µs.
+ *   kept    in *m between calls: samples[], the ring of the last 16
+ *           samples; idx, the slot the next one goes to; primed, and
+ *           last_value and last_us, the call the next is measured from.
+ * The first call (primed false) only remembers where to measure from: it
+ * adds no sample. Every later call writes one sample into samples[idx]
+ * and moves idx on by one, round the 16 slots: value's increase since the
+ * previous call * 1,000,000 / the µs between them, parts per million of
+ * one core (300000 is 30 %), or 0 if no time passed. Every call becomes
+ * the one the next is measured from. */
 static void mean_track(ignition_mean *m, uint64_t value, uint64_t now_us) {
+    /*@ exercise: mean-track */
     if (m->primed) {
         uint64_t dt = now_us - m->last_us, dv = value - m->last_value;
         m->samples[m->idx] = dt ? dv * 1000000 / dt : 0;
@@ -191,21 +202,38 @@ static void mean_track(ignition_mean *m, uint64_t value, uint64_t now_us) {
     m->primed = true;
     m->last_value = value;
     m->last_us = now_us;
+    /*@ end */
 }
 
-/* The mean of all 16 slots, filled or not (getInstantaneousMetric). */
+/* The mean of all 16 slots, filled or not (getInstantaneousMetric): their
+ * sum divided by 16, rounded down. A slot no sample has reached yet counts
+ * as 0, so from idle the mean climbs by a sixteenth of the new level per
+ * sample, and it judges the last 16 samples (800 ms), no fewer. */
 static uint64_t mean_get(const ignition_mean *m) {
+    /*@ exercise: mean-get */
     uint64_t sum = 0;
     for (int i = 0; i < IGNITION_METRIC_SAMPLES; i++) sum += m->samples[i];
     return sum / IGNITION_METRIC_SAMPLES;
+    /*@ end */
 }
 /*@ end */
 
 /*@ ignition-rule */
+/* Whether main alone is busy enough to wake a worker, judged on the
+ * 16-sample means (mean_get) that sample_cpu keeps in ig->sys, ig->user
+ * and ig->busy:
+ *   ACTIVE_TIME       the busy mean above IGNITION_ACTIVE_PPM;
+ *   RUSAGE, GUARDED   the sys mean above IGNITION_SYS_PPM, or the sys mean
+ *                     above IGNITION_SYS_LOW_PPM and the user mean above
+ *                     IGNITION_USER_PPM (user time alone never ignites).
+ * Every comparison is strict: a mean exactly at its threshold does not
+ * ignite. */
 static bool should_ignite(const ignition *ig) {
+    /*@ exercise: should-ignite */
     if (ig->rule == IGNITION_ACTIVE_TIME) return mean_get(&ig->busy) > IGNITION_ACTIVE_PPM;
     uint64_t sys = mean_get(&ig->sys), user = mean_get(&ig->user);
     return sys > IGNITION_SYS_PPM || (sys > IGNITION_SYS_LOW_PPM && user > IGNITION_USER_PPM);
+    /*@ end */
 }
 /*@ end */
 
@@ -243,10 +271,20 @@ static int ask(ignition *ig, int target, int why, uint64_t now_us) {
 }
 
 /*@ ignition-count */
-/* Counts the change the previous step asked for, if the pool made it (a
- * refused one is asked for again: a revert at the next step, a scale-down
- * at the next decision). */
+/* Counts the change the previous step asked for, if the pool made it.
+ *   active  the threads active now, as this step's sample says.
+ *   kept    what ask() left: asked (0 if nothing was asked, else the
+ *           target the previous step answered), asked_why (ASK_*) and
+ *           asked_us (when it asked).
+ * If something was asked and active is that target, the pool made the
+ * move: one more in the counter for why it was asked (ASK_IGNITION in
+ * ignitions, ASK_SCALE_UP in scale_ups, ASK_SCALE_DOWN in scale_downs,
+ * ASK_REVERT in guard_reverts), and last_change_us becomes asked_us.
+ * Either way the ask is then forgotten (asked = 0). A refused move is not
+ * counted; it is asked for again (a revert at the next step, a scale-down
+ * at the next decision) and counted when the pool makes it. */
 static void count_change(ignition *ig, int active) {
+    /*@ exercise: count-moves */
     if (!ig->asked || active != ig->asked) {
         ig->asked = 0;
         return;
@@ -256,6 +294,7 @@ static void count_change(ignition *ig, int active) {
     (*counter[ig->asked_why])++;
     ig->last_change_us = ig->asked_us;
     ig->asked = 0;
+    /*@ end */
 }
 /*@ end */
 
@@ -329,6 +368,36 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
 }
 /*@ end */
 
+/* One step (ignition.h): a sample in, the threads that should be active
+ * out. Three pieces of it are regions.
+ *
+ * ignite (main alone, the CPU means just sampled): when should_ignite says
+ * main is busy (and, under GUARDED, not before not_before_us: the guard's
+ * backoff), ignite: last_scale_us becomes now, which starts the cooldown;
+ * GUARDED starts its probation (guard_start(ig, s)); and the answer is 2,
+ * main and one worker, given through ask(ig, 2, ASK_IGNITION, now) so that
+ * the move is counted once the pool has made it. Otherwise the answer is 1.
+ *
+ * depth-sample (workers active, every step, the probation's included): the
+ * shared inbox's depth now, s->queued, goes into depth[], the ring of the
+ * last 16, and depth_samples counts it.
+ *
+ * scale (workers active, after the guard): every 16th depth sample
+ * (depth_samples a multiple of 16) is a decision, on the integer mean of
+ * the 16 depths in the ring (their sum / 16, rounded down); between
+ * decisions the answer is active. At a decision:
+ *   mean above 1 and fewer than num active: one thread more, active + 1
+ *     (ASK_SCALE_UP), and last_scale_us becomes now: a scale-up restarts
+ *     the cooldown;
+ *   mean exactly 0 and more than IGNITION_COOLDOWN_US since the last
+ *     ignition or scale-up (last_scale_us): one thread fewer, active - 1
+ *     (ASK_SCALE_DOWN); a scale-down does not restart the cooldown;
+ *   otherwise active.
+ * Every move is one thread from active, the threads the sample says are
+ * active, and goes through ask(). A scale-down the pool refused (the
+ * worker's inbox, or the shared one for the last worker, still holds jobs:
+ * io_threads_set_active) shows there, and the next decision asks again.
+ */
 /*@ ignition-step */
 int ignition_step(ignition *ig, const ignition_sample *s) {
     int num = s->num < 1 ? 1 : s->num;
@@ -345,17 +414,21 @@ int ignition_step(ignition *ig, const ignition_sample *s) {
         ig->probation = PROBATION_NONE;
         if (num == 1) return 1;
         sample_cpu(ig, s);
+        /*@ exercise: ignite */
         if (!should_ignite(ig)) return 1;
         if (guarded && s->now_us < ig->not_before_us) return 1;
         ig->last_scale_us = s->now_us;
         if (guarded) guard_start(ig, s);
         return ask(ig, 2, ASK_IGNITION, s->now_us);
+        /*@ end */
     }
     ig->last_active = active;
     if (ig->reverting) return ask(ig, 1, ASK_REVERT, ig->asked_us);
 
     /* Workers active: one queue-depth sample per step. */
+    /*@ exercise: depth-sample */
     ig->depth[ig->depth_samples++ % IGNITION_METRIC_SAMPLES] = s->queued;
+    /*@ end */
     if (ig->probation != PROBATION_NONE) {
         bool revert;
         if (!guard_judge(ig, s, &revert)) return active;
@@ -364,6 +437,7 @@ int ignition_step(ignition *ig, const ignition_sample *s) {
             return ask(ig, 1, ASK_REVERT, s->now_us);
         }
     }
+    /*@ exercise: scale */
     if (ig->depth_samples % IGNITION_METRIC_SAMPLES) return active;
     size_t sum = 0;
     for (int i = 0; i < IGNITION_METRIC_SAMPLES; i++) sum += ig->depth[i];
@@ -375,5 +449,6 @@ int ignition_step(ignition *ig, const ignition_sample *s) {
     if (avg == 0 && s->now_us - ig->last_scale_us > IGNITION_COOLDOWN_US)
         return ask(ig, active - 1, ASK_SCALE_DOWN, s->now_us);
     return active;
+    /*@ end */
 }
 /*@ end */

@@ -13,6 +13,10 @@
  *                   each row's increments are scaled by the regime.
  * A few traces are built here from constant levels (constant_trace) or by
  * repeating a recorded load (looped_trace); each says so where it is made.
+ * The tests of exact boundaries (the 16-sample window, the thresholds, each
+ * scaling decision and the cooldown) step the policy by hand (hand_step),
+ * choosing main's load and the inbox's depth at every step, so that each
+ * answer is known to the step.
  *
  * Periods: a step is one row, 10 ms (IGNITION_SAMPLE_US); a CPU sample is
  * 50 ms; a scaling decision is 16 steps, 160 ms; the server's cron runs
@@ -297,6 +301,93 @@ static void assert_counters_match(const run *r) {
 static void replay_rules(run *runs, const trace *t, const char *name, int num) {
     regime g = load_regime(name);
     for (size_t k = 0; k < N_RULES; k++) replay(&runs[k], t, RULES[k], num, &g, 0);
+}
+
+/* ---- a policy stepped by hand ---------------------------------------- */
+
+/* CONSTRUCTED: a policy fed one sample at a time, with main's load and the
+ * inbox's depth chosen for each step, and a pool that takes each answer
+ * (or, where a test says so, refuses it). The clock starts at T0; times
+ * below are µs from there. Main runs 1,000 commands per 10 ms throughout,
+ * so the guard would see no gain: the scaling tests use rusage and
+ * active-time, which have no guard. */
+typedef struct hand {
+    ignition ig;
+    ignition_sample s;
+    uint64_t t;          /* µs from T0, the last step's */
+    uint64_t ignited_at; /* the step that answered 2 from 1 */
+    int n_moves;         /* the moves the pool made: when, and to what */
+    uint64_t move_at[64];
+    int move_to[64];
+} hand;
+
+/* A fresh policy of `rule` over a pool of num threads, and its first step
+ * at T0, with main's cumulative figures so far (sys_us, user_us). */
+static void hand_init_at(hand *h, ignition_rule rule, int num, uint64_t sys_us, uint64_t user_us) {
+    memset(h, 0, sizeof *h);
+    ignition_init(&h->ig, rule);
+    h->s = (ignition_sample){.now_us = T0,
+                             .main_user_us = user_us,
+                             .main_sys_us = sys_us,
+                             .main_active_us = sys_us + user_us,
+                             .active = 1,
+                             .num = num};
+    h->ignited_at = NEVER;
+    assert_int_equal(ignition_step(&h->ig, &h->s), 1);
+}
+
+static void hand_init(hand *h, ignition_rule rule, int num) { hand_init_at(h, rule, num, 0, 0); }
+
+/* One step dt_us after the last: main spent sys_pct per cent of it in the
+ * kernel and user_pct in user space (busy: both), and the inbox holds
+ * queued jobs now. The pool takes the answer if obey; returns it. */
+static int hand_step(hand *h, uint64_t dt_us, unsigned sys_pct, unsigned user_pct, size_t queued, bool obey) {
+    h->t += dt_us;
+    h->s.now_us = T0 + h->t;
+    h->s.main_sys_us += dt_us * sys_pct / 100;
+    h->s.main_user_us += dt_us * user_pct / 100;
+    h->s.main_active_us += dt_us * (sys_pct + user_pct) / 100;
+    h->s.commands += dt_us / 10;
+    h->s.queued = queued;
+    int target = ignition_step(&h->ig, &h->s);
+    assert_in_range(target, 1, h->s.num);
+    if (obey && target != h->s.active) {
+        assert_true(h->n_moves < 64);
+        if (h->s.active == 1 && h->ignited_at == NEVER) h->ignited_at = h->t;
+        h->move_at[h->n_moves] = h->t;
+        h->move_to[h->n_moves++] = target;
+        h->s.active = target;
+    }
+    return target;
+}
+
+/* Main at 100 % sys, one step per 10 ms, until the policy ignites (five
+ * CPU samples: 250 ms after the first step); the pool takes it. */
+static void hand_ignite(hand *h) {
+    for (int i = 0; i < 100 && h->s.active == 1; i++) hand_step(h, 10 * MS, 100, 0, 0, true);
+    assert_int_equal(h->s.active, 2);
+    assert_int_equal(h->ignited_at, 250 * MS);
+}
+
+/* n steps of 10 ms with the inbox at `queued` (main's CPU is no longer
+ * sampled once workers are active), the pool obeying. */
+static void hand_queue(hand *h, int n, size_t queued) {
+    for (int i = 0; i < n; i++) hand_step(h, 10 * MS, 0, 0, queued, true);
+}
+
+/* The rules without a guard, which the scaling tests step. */
+static const ignition_rule UNGUARDED[] = {IGNITION_RUSAGE, IGNITION_ACTIVE_TIME};
+#define N_UNGUARDED (sizeof UNGUARDED / sizeof UNGUARDED[0])
+
+/* Main at constant levels from the first step on, one CPU sample per
+ * 50 ms step; the sample (counted from 1, after the step that primes the
+ * means) at which `rule` ignites, or 0 if not within n. */
+static int ignites_at_sample(ignition_rule rule, unsigned sys_pct, unsigned user_pct, int n) {
+    hand h;
+    hand_init(&h, rule, 2);
+    for (int k = 1; k <= n; k++)
+        if (hand_step(&h, 50 * MS, sys_pct, user_pct, 0, true) == 2) return k;
+    return 0;
 }
 
 /* ---- tests ----------------------------------------------------------- */
@@ -673,6 +764,8 @@ static void test_target_always_in_range(void **state) {
     }
 }
 
+/* A pool of one never wakes a thread; a pool of two, under a queue that
+ * asks for more at every decision, never asks for a third. */
 static void test_one_thread_is_always_one(void **state) {
     (void)state;
     trace t = load_trace("recorded-burst.csv");
@@ -682,7 +775,248 @@ static void test_one_thread_is_always_one(void **state) {
         const run r = runs[k];
         assert_int_equal(r.first_ignition, NEVER);
     }
+    replay_rules(runs, &t, "pays-closed", 2);
+    for (size_t k = 0; k < N_RULES; k++) {
+        const run r = runs[k];
+        assert_true(r.first_ignition != NEVER);
+        assert_int_equal(r.max_active, 2);
+        assert_int_equal(r.ig.scale_ups, 0);
+    }
     free(t.r);
+}
+
+/* CONSTRUCTED: main at a constant level from the first sample on. The
+ * mean counts all 16 slots, so it passes 30 % at sample floor(16 * 30 /
+ * L) + 1 exactly, under every rule (here busy = sys): not sooner (a mean
+ * of the samples taken so far, or of fewer than 16 slots, would be
+ * higher), not later. At 30 % it never passes. */
+static void test_mean_is_sixteen_samples(void **state) {
+    (void)state;
+    static const unsigned levels[] = {100, 60, 50, 40, 33, 32, 31};
+    for (size_t k = 0; k < N_RULES; k++) {
+        for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++) {
+            int want = (int)(16 * 30 / levels[i]) + 1;
+            int got = ignites_at_sample(RULES[k], levels[i], 0, 40);
+            if (got != want)
+                fail_msg("%s, sys %u %%: ignites at sample %d, want %d", ignition_rule_name(RULES[k]), levels[i], got,
+                         want);
+        }
+        assert_int_equal(ignites_at_sample(RULES[k], 30, 0, 40), 0);
+    }
+}
+
+/* CONSTRUCTED: each threshold is a strict "above", and the second clause
+ * of the CPU rule needs both its halves. Levels in per cent (sys, user),
+ * exact in parts per million; 40 samples (2 s) of each. */
+static void test_thresholds_are_strict(void **state) {
+    (void)state;
+    static const struct {
+        unsigned sys, user;
+        bool cpu, active_time; /* RUSAGE and GUARDED; ACTIVE_TIME (busy = sys + user) */
+    } cases[] = {
+        {30, 0, false, false}, /* sys at 30 %, busy at 30 %: neither */
+        {31, 0, true, true},   /* just above */
+        {5, 60, false, true},  /* sys at 5 %: the second clause needs more */
+        {6, 60, true, true},   /* just above */
+        {8, 50, false, true},  /* user at 50 %: the second clause needs more */
+        {8, 51, true, true},   /* just above */
+        {5, 25, false, false}, /* busy at 30 % */
+        {5, 26, false, true},  /* busy 31 %, sys 5 % */
+        {0, 90, false, true},  /* user alone never wakes the CPU rule */
+        {25, 0, false, false}, /* sys 25 % alone: the second clause needs user */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        for (size_t k = 0; k < N_RULES; k++) {
+            bool want = RULES[k] == IGNITION_ACTIVE_TIME ? cases[i].active_time : cases[i].cpu;
+            bool got = ignites_at_sample(RULES[k], cases[i].sys, cases[i].user, 40) != 0;
+            if (got != want)
+                fail_msg("%s, sys %u %% user %u %%: %s", ignition_rule_name(RULES[k]), cases[i].sys, cases[i].user,
+                         got ? "ignites" : "does not ignite");
+        }
+    }
+}
+
+/* CONSTRUCTED: a server that has run a while when the policy starts (or
+ * whose rule was just changed, which starts a fresh policy): main's
+ * cumulative sys is already 4.5 s at the first sample. That sample only
+ * sets where the next is measured from; counted as a rate from zero it
+ * would put 90 % into one slot, and a load at 28 % would then ignite. */
+static void test_first_sample_only_primes(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_RULES; k++) {
+        hand h;
+        hand_init_at(&h, RULES[k], 2, 4500 * MS, 0);
+        for (int i = 0; i < 40; i++) assert_int_equal(hand_step(&h, 50 * MS, 28, 0, 0, true), 1);
+    }
+}
+
+/* CONSTRUCTED: after ignition the inbox holds two jobs at every step.
+ * Each decision (every 16th step, 160 ms) adds one thread, up to num:
+ * 1 -> 2 at ignition, then 3 and 4 at the next two decisions, and
+ * nothing between decisions or past num. */
+static void test_scale_up_one_thread_per_decision(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_UNGUARDED; k++) {
+        hand h;
+        hand_init(&h, UNGUARDED[k], 4);
+        hand_ignite(&h);
+        hand_queue(&h, 80, 2);
+        assert_int_equal(h.n_moves, 3);
+        uint64_t i = h.ignited_at;
+        assert_int_equal(h.move_to[0], 2);
+        assert_int_equal(h.move_to[1], 3);
+        assert_int_equal(h.move_at[1], i + DECISION_US);
+        assert_int_equal(h.move_to[2], 4);
+        assert_int_equal(h.move_at[2], i + 2 * DECISION_US);
+    }
+}
+
+/* CONSTRUCTED: the decision is on the integer mean of the last 16
+ * depths, not on the depth at the decision: 15 depths of 2 and one of 1
+ * sum to 31, mean 1, and hold; 16 of 2, mean 2, add a thread; 15 of 3 and
+ * a last 0 (mean 2) add one too, while 15 of 0 and a last 5 (mean 0) hold
+ * within the cooldown. */
+static void test_scale_decides_on_the_mean_depth(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_UNGUARDED; k++) {
+        hand h;
+        hand_init(&h, UNGUARDED[k], 4);
+        hand_ignite(&h);
+        uint64_t i = h.ignited_at;
+        hand_queue(&h, 15, 2);
+        hand_queue(&h, 1, 1);
+        assert_int_equal(h.s.active, 2); /* 31 / 16 = 1: hold */
+        hand_queue(&h, 15, 0);
+        hand_queue(&h, 1, 5);
+        assert_int_equal(h.s.active, 2); /* mean 0 inside the cooldown, with 5 queued now: hold */
+        hand_queue(&h, 15, 3);
+        hand_queue(&h, 1, 0);
+        assert_int_equal(h.s.active, 3); /* 45 / 16 = 2, with nothing queued now: one more */
+        assert_int_equal(h.move_at[1], i + 3 * DECISION_US);
+        hand_queue(&h, 16, 2);
+        assert_int_equal(h.s.active, 4);
+        assert_int_equal(h.n_moves, 3);
+    }
+}
+
+/* CONSTRUCTED: while a job waits on average (mean depth 1) the pool keeps
+ * its threads, however long: a scale-down needs a mean of exactly 0. The
+ * mean is rounded down, so 15 depths of 1 and one of 0 (sum 15) read as
+ * empty: that decision scales down, the cooldown long over. */
+static void test_scale_down_waits_for_an_empty_queue(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_UNGUARDED; k++) {
+        hand h;
+        hand_init(&h, UNGUARDED[k], 4);
+        hand_ignite(&h);
+        hand_queue(&h, 20 * 16, 1); /* 3.2 s, twenty decisions at mean 1 */
+        assert_int_equal(h.n_moves, 1);
+        hand_queue(&h, 15, 1);
+        hand_queue(&h, 1, 0);
+        assert_int_equal(h.n_moves, 2);
+        assert_int_equal(h.move_to[1], 1);
+        assert_int_equal(h.move_at[1], h.ignited_at + 21 * DECISION_US);
+    }
+}
+
+/* CONSTRUCTED: the cooldown is one second from the last ignition or
+ * scale-up, strictly: no scale-down at a decision exactly 1 s after
+ * ignition; a scale-up starts it again; a scale-down does not, so the
+ * pool shrinks one thread per decision once it is over; and it runs from
+ * the last move up, not from the end of the load (the last decision that
+ * saw jobs). */
+static void test_cooldown_runs_from_the_last_scale_up(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_UNGUARDED; k++) {
+        hand h;
+        /* an empty queue from ignition on: the first decision past 1 s,
+         * the seventh (1,120 ms). (Back at one thread, the pinned rules
+         * would soon ignite again on their stale mean: each case stops at
+         * its last move.) */
+        hand_init(&h, UNGUARDED[k], 2);
+        hand_ignite(&h);
+        hand_queue(&h, 7 * 16, 0);
+        assert_int_equal(h.n_moves, 2);
+        assert_int_equal(h.move_at[1] - h.ignited_at, 7 * DECISION_US);
+
+        /* decisions 1 s apart (an idle loop turns slowly): the first falls
+         * exactly 1 s after ignition and holds, the second scales down */
+        hand_init(&h, UNGUARDED[k], 2);
+        hand_ignite(&h);
+        for (int i = 0; i < 16; i++) hand_step(&h, COOLDOWN_US / 16, 0, 0, 0, true);
+        assert_int_equal(h.s.active, 2);
+        for (int i = 0; i < 16; i++) hand_step(&h, COOLDOWN_US / 16, 0, 0, 0, true);
+        assert_int_equal(h.s.active, 1);
+        assert_int_equal(h.move_at[1] - h.ignited_at, 2 * COOLDOWN_US);
+
+        /* two scale-ups, then an empty queue: the cooldown counts from
+         * the second scale-up, and the pool then shrinks one thread per
+         * decision */
+        hand_init(&h, UNGUARDED[k], 4);
+        hand_ignite(&h);
+        uint64_t i0 = h.ignited_at;
+        hand_queue(&h, 2 * 16, 2);
+        assert_int_equal(h.s.active, 4);
+        hand_queue(&h, 9 * 16, 0);
+        assert_int_equal(h.n_moves, 6);
+        uint64_t up = i0 + 2 * DECISION_US;
+        assert_int_equal(h.move_at[2], up);
+        assert_int_equal(h.move_at[3] - up, 7 * DECISION_US);
+        assert_int_equal(h.move_at[4] - up, 8 * DECISION_US);
+        assert_int_equal(h.move_at[5] - up, 9 * DECISION_US);
+        assert_int_equal(h.move_to[5], 1);
+
+        /* a load that keeps one job queued for 3 s after ignition, then
+         * none: the cooldown is long over, and the first decision on an
+         * empty queue scales down */
+        hand_init(&h, UNGUARDED[k], 2);
+        hand_ignite(&h);
+        hand_queue(&h, 20 * 16, 1);
+        hand_queue(&h, 16, 0);
+        assert_int_equal(h.n_moves, 2);
+        assert_int_equal(h.move_at[1] - h.ignited_at, 21 * DECISION_US);
+    }
+}
+
+/* CONSTRUCTED: the pool refuses the scale-downs (a worker's inbox still
+ * holds jobs: io_threads_set_active). The policy asks at each decision
+ * and answers the threads active between them; it counts nothing and
+ * leaves io_threads_last_change_us at the ignition until the pool moves,
+ * then counts that move, stamped with the step that asked for it. */
+static void test_refused_scale_down_counts_nothing(void **state) {
+    (void)state;
+    for (size_t k = 0; k < N_UNGUARDED; k++) {
+        hand h;
+        hand_init(&h, UNGUARDED[k], 2);
+        hand_ignite(&h);
+        uint64_t i0 = h.ignited_at;
+        int asked = 0;
+        for (int d = 1; d <= 10; d++) {
+            for (int i = 1; i <= 16; i++) {
+                int target = hand_step(&h, 10 * MS, 0, 0, 0, false);
+                if (i < 16 || d < 7) {
+                    assert_int_equal(target, 2);
+                } else {
+                    assert_int_equal(target, 1); /* every decision past the cooldown */
+                    asked++;
+                }
+            }
+        }
+        assert_int_equal(asked, 4);
+        assert_int_equal(h.ig.ignitions, 1);
+        assert_int_equal(h.ig.scale_downs, 0);
+        assert_int_equal(h.ig.last_change_us, T0 + i0);
+        /* the pool gives way at the next decision */
+        hand_queue(&h, 16, 0);
+        assert_int_equal(h.s.active, 1);
+        uint64_t moved = h.t;
+        assert_int_equal(h.ig.scale_downs, 0); /* counted at the next step, which sees it */
+        hand_step(&h, 10 * MS, 0, 0, 0, false);
+        assert_int_equal(h.ig.scale_downs, 1);
+        assert_int_equal(h.ig.ignitions, 1);
+        assert_int_equal(h.ig.scale_ups, 0);
+        assert_int_equal(h.ig.last_change_us, T0 + moved);
+    }
 }
 
 static void test_rule_names(void **state) {
@@ -698,6 +1032,15 @@ static void test_rule_names(void **state) {
     ignition ig;
     ignition_init(&ig, IGNITION_GUARDED);
     assert_int_equal(ig.rule, IGNITION_GUARDED);
+    /* each name selects its rule's decision: main at 4 % sys and 60 %
+     * user is busy (64 %) but mostly out of the kernel, which wakes a
+     * thread under active-time only */
+    static const char *const names[] = {"guarded", "rusage", "active-time"};
+    for (size_t i = 0; i < 3; i++) {
+        int rule = ignition_rule_parse(names[i]);
+        assert_true(rule >= 0);
+        assert_int_equal(ignites_at_sample((ignition_rule)rule, 4, 60, 40) != 0, rule == IGNITION_ACTIVE_TIME);
+    }
 }
 
 int main(void) {
@@ -722,6 +1065,14 @@ int main(void) {
         cmocka_unit_test(test_target_always_in_range),
         cmocka_unit_test(test_one_thread_is_always_one),
         cmocka_unit_test(test_rule_names),
+        cmocka_unit_test(test_mean_is_sixteen_samples),
+        cmocka_unit_test(test_thresholds_are_strict),
+        cmocka_unit_test(test_first_sample_only_primes),
+        cmocka_unit_test(test_scale_up_one_thread_per_decision),
+        cmocka_unit_test(test_scale_decides_on_the_mean_depth),
+        cmocka_unit_test(test_scale_down_waits_for_an_empty_queue),
+        cmocka_unit_test(test_cooldown_runs_from_the_last_scale_up),
+        cmocka_unit_test(test_refused_scale_down_counts_nothing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
