@@ -60,7 +60,7 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # The override's directory comes first so its file wins over src/'s.
 vpath %.c $(if $(SRC_OVERRIDE),$(dir $(SRC_OVERRIDE))) src
 
-.PHONY: all server unit help deps test check-all test-fast run clean
+.PHONY: all server unit help deps test check-all check-long test-fast run clean
 all: deps-check $(SERVER) $(UNIT_BINS) ## build the server, the tools and the unit tests
 
 server: $(SERVER) ## build build/soloist-server only
@@ -100,7 +100,11 @@ test: deps ## build everything and run every suite; ends with "N passed, M faile
 	@$(MAKE) --no-print-directory -s all
 	@tests/run.sh
 
-check-all: test ## make test, then the long runs: every step's handout graded end to end
+check-all: test ## make test, then the long runs: every mutant of every exercise, every step's handout graded end to end
+	@$(MAKE) --no-print-directory -s check-long
+
+check-long: ## the long runs alone: every mutant of every exercise (FAST), every step's handout end to end
+	@$(MAKE) --no-print-directory -s check-exercises FAST=1
 	@$(MAKE) --no-print-directory -s check-handouts E2E=1
 
 test-fast: all ## the suites without the sanitizer and browser runs
