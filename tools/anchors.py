@@ -402,9 +402,13 @@ class Project:
     def lock_path(self):
         return os.path.join(self.root, "chapters", "anchors.lock")
 
-    def read_lock(self):
+    def read_table(self, rel, fields, valid, want):
+        """The entries of one of chapters/'s tab-separated files:
+        {first column: {field: column, ..., "line": n}} and the errors of
+        the lines that are not `valid(cols)`; `want` says in the error what
+        a line should be. No file: no entries."""
         entries, errors = {}, []
-        p = self.lock_path()
+        p = os.path.join(self.root, rel)
         if not os.path.isfile(p):
             return entries, errors
         with open(p, encoding="utf-8") as f:
@@ -413,56 +417,35 @@ class Project:
                 if not line.strip() or line.startswith("#"):
                     continue
                 cols = line.split("\t")
-                if len(cols) != 4 or not UPSTREAM_CITE.match(cols[0]) or not re.fullmatch(r"[0-9a-f]{64}|pending", cols[2]):
-                    errors.append(f"chapters/anchors.lock:{no}: malformed entry (want citation<TAB>commit<TAB>sha256<TAB>first line)")
+                if len(cols) != len(fields) + 1 or not valid(cols):
+                    errors.append(f"{rel}:{no}: malformed entry (want {want})")
                     continue
-                entries[cols[0]] = {"commit": cols[1], "sha256": cols[2], "first": cols[3], "line": no}
+                entries[cols[0]] = dict(zip(fields, cols[1:]), line=no)
         return entries, errors
+
+    def read_lock(self):
+        """{citation: {"commit", "sha256", "first", "line"}} from chapters/anchors.lock."""
+        return self.read_table(os.path.join("chapters", "anchors.lock"), ("commit", "sha256", "first"),
+                               lambda c: UPSTREAM_CITE.match(c[0]) and re.fullmatch(r"[0-9a-f]{64}|pending", c[2]),
+                               "citation<TAB>commit<TAB>sha256<TAB>first line")
 
     def read_checked(self):
         """{citation: {"copy", "where", "supports", "note", "line"}} from
         chapters/anchors.checked: citations checked by hand against a public
         copy of the file while the pinned commit could not be read."""
-        entries, errors = {}, []
-        p = os.path.join(self.root, "chapters", "anchors.checked")
-        if not os.path.isfile(p):
-            return entries, errors
-        with open(p, encoding="utf-8") as f:
-            for no, line in enumerate(f, 1):
-                line = line.rstrip("\n")
-                if not line.strip() or line.startswith("#"):
-                    continue
-                cols = line.split("\t")
-                if (len(cols) != 5 or not UPSTREAM_CITE.match(cols[0])
-                        or not re.fullmatch(r"exact|shifted [+-]\d+|absent", cols[2])
-                        or cols[3] not in ("yes", "partly", "no")):
-                    errors.append(f"chapters/anchors.checked:{no}: malformed entry (want citation<TAB>copy<TAB>"
-                                  "exact|shifted +N|absent<TAB>yes|partly|no<TAB>note)")
-                    continue
-                entries[cols[0]] = {"copy": cols[1], "where": cols[2], "supports": cols[3], "note": cols[4],
-                                    "line": no}
-        return entries, errors
+        return self.read_table(os.path.join("chapters", "anchors.checked"), ("copy", "where", "supports", "note"),
+                               lambda c: (UPSTREAM_CITE.match(c[0]) and re.fullmatch(r"exact|shifted [+-]\d+|absent", c[2])
+                                          and c[3] in ("yes", "partly", "no")),
+                               "citation<TAB>copy<TAB>exact|shifted +N|absent<TAB>yes|partly|no<TAB>note")
 
     def spans_path(self):
         return os.path.join(self.root, "chapters", "spans.lock")
 
     def read_spans(self):
         """{citation: {"sha256", "first", "line"}} from chapters/spans.lock."""
-        entries, errors = {}, []
-        p = self.spans_path()
-        if not os.path.isfile(p):
-            return entries, errors
-        with open(p, encoding="utf-8") as f:
-            for no, line in enumerate(f, 1):
-                line = line.rstrip("\n")
-                if not line.strip() or line.startswith("#"):
-                    continue
-                cols = line.split("\t")
-                if len(cols) != 3 or not LABEL_CITE.match(cols[0]) or not re.fullmatch(r"[0-9a-f]{64}", cols[1]):
-                    errors.append(f"chapters/spans.lock:{no}: malformed entry (want citation<TAB>sha256<TAB>first line)")
-                    continue
-                entries[cols[0]] = {"sha256": cols[1], "first": cols[2], "line": no}
-        return entries, errors
+        return self.read_table(os.path.join("chapters", "spans.lock"), ("sha256", "first"),
+                               lambda c: LABEL_CITE.match(c[0]) and re.fullmatch(r"[0-9a-f]{64}", c[1]),
+                               "citation<TAB>sha256<TAB>first line")
 
     def write_spans(self, entries):
         with open(self.spans_path(), "w", encoding="utf-8") as f:
