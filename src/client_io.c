@@ -209,6 +209,9 @@ void client_io_read(client *c) {
 }
 /*@ end */
 
+/* Tests only (client_io.h): NULL in the server, which never sets it. */
+void (*client_io_write_hook)(const client *c);
+
 /*@ write-mark */
 void client_io_mark_write(client *c) {
     /*@ exercise: mark */
@@ -251,6 +254,7 @@ static void cursor_next(const client *c, out_cursor *cur) {
 }
 
 void client_io_write(client *c) {
+    if (client_io_write_hook) client_io_write_hook(c);
     struct iovec iov[NET_MAX_IOV_PER_WRITE];
     out_cursor cur = {.b = NULL, .off = c->sentlen, .done = false};
     /* bufpos == 0 means buf is done and sentlen counts into the first
