@@ -120,7 +120,11 @@ static void link_block(client *c, reply_block *b) {
 
 static void append_to_list(client *c, const char *s, size_t len) {
     reply_block *tail = c->reply_tail;
-    if (tail) {
+    /* A full tail is not touched at all, not even by `used += 0`: a worker
+     * may be reading a full reference block's used while main appends
+     * after it (reply_block_iov), and a store of the same value is still a
+     * race. */
+    if (tail && tail->used < tail->size) {
         size_t room = tail->size - tail->used;
         size_t n = len < room ? len : room;
         memcpy(tail->buf + tail->used, s, n);
