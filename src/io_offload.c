@@ -224,8 +224,11 @@ static bool fallback(enum io_fallback why) {
 }
 
 /* A read's hand-off ("The hand-off" above). True: a worker owns c's
- * input now. False: main reads it itself, at once; the token is IDLE and
- * the reason counted. */
+ * input now, and a result is owed (io.reads_pending: take_results takes
+ * nothing while no result is owed). False: main reads it itself, at once;
+ * the token is IDLE and the reason counted: no active worker (inactive),
+ * a client that is closing or has no socket (not_eligible), or an inbox
+ * that refused the job (queue_full). */
 /*@ offload-read */
 bool io_offload_read(client *c) {
     /*@ exercise: read-handoff */
@@ -244,8 +247,11 @@ bool io_offload_read(client *c) {
 }
 /*@ end */
 
-/* The same for a write of c's pending replies, bounded by the watermark
- * (client_io_mark_write), which is set before the token. */
+/* The same for a write of c's pending replies (io.writes_pending), bounded
+ * by the watermark (client_io_mark_write), which is set before the token;
+ * a worker has no limit per job (io_write_max 0, after the mark, which sets
+ * main's). Not eligible: CLIENT_CLOSE_ASAP, no socket, or nothing to write;
+ * a client closing after its reply still has that reply written. */
 /*@ offload-write */
 bool io_offload_write(client *c) {
     /*@ exercise: write-handoff */
@@ -265,7 +271,16 @@ bool io_offload_write(client *c) {
 }
 /*@ end */
 
+/* A new connection's set-up (ACCEPT: its socket options and addresses,
+ * client_io_accept) by a worker, the same hand-off as a read's: its result
+ * comes back as a read result, and handle_result tells the two apart by
+ * io_accepting, which only main reads and writes (1 while an ACCEPT job is
+ * out, 0 otherwise). True: a worker owns c's input now. False: main does
+ * the set-up itself, at once; the token is IDLE, io_accepting 0 and the
+ * reason counted. A new client is never closing, so only an inactive pool
+ * or a full inbox keeps it on main. */
 bool io_offload_accept(client *c) {
+    /*@ exercise: accept-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     c->io_accepting = 1;
     atomic_store_explicit(&c->io_read_state, CLIENT_IO_PENDING, memory_order_relaxed);
@@ -276,9 +291,17 @@ bool io_offload_accept(client *c) {
     }
     io.reads_pending++;
     return true;
+    /*@ end */
 }
 
-/* "The frees" above: argv goes back to the worker that parsed it. */
+/* "The frees" above: argv goes back to the worker that parsed it
+ * (c->cur_tid), in that worker's private inbox. False, argv untouched (the
+ * caller frees it): no worker active, or argv allocated by main (cur_tid 0)
+ * or by a worker that is parked now. True otherwise: the arguments the
+ * keyspace kept are released here and their slots NULLed, the end mark
+ * set, the job counted (io.argv_frees); an argv with nothing left to free
+ * is freed here without a job, and one the inbox refused is freed here
+ * too (counted queue_full). */
 /*@ offload-free-argv */
 bool io_offload_free_argv(client *c, int argc, obj **argv) {
     /*@ exercise: free-argv */
@@ -403,7 +426,9 @@ static void take_results(void) {
 /* ---------------------------------------------------------- the poll */
 
 /*@ poll-offload */
-/* ae's custom poll while a POLL job is out: no events until it is done. */
+/* ae's custom poll while a POLL job is out: no events until it is done;
+ * then the job's events, which this turn handles, and the POLL counted
+ * (io.polls_done), the flag cleared and ae's own poll back. */
 static int poll_custom(ae_loop *el, int timeout_ms) {
     /*@ exercise: poll-take */
     (void)timeout_ms;
@@ -421,7 +446,11 @@ void io_offload_wait_poll(void) {
 }
 
 /* Valkey: trySendPollJobToIOThreads. Only while results are owed (else
- * main sleeps in epoll_wait itself) and no POLL job is out. */
+ * main sleeps in epoll_wait itself) and no POLL job is out. Up to 9 active
+ * threads (main counted) the job goes to the shared inbox; above, to the
+ * private inboxes of workers 1 .. active - 1 in turn, published at once.
+ * Refused: the flag goes back, the refusal is counted (queue_full) and main
+ * polls itself this turn. */
 static void try_send_poll(void) {
     /*@ exercise: poll-send */
     int active = io_threads_active();
@@ -449,6 +478,7 @@ static void try_send_poll(void) {
 
 /* -------------------------------------------------------- the policy */
 
+/*@ pool-move */
 static void set_active(int target) {
     int before = io_threads_active();
     if (target == before) return;
@@ -464,6 +494,7 @@ static void set_active(int target) {
         io.parks += (uint64_t)(before - after);
     }
 }
+/*@ end */
 
 /*@ always-active */
 /* io-threads-always-active (Valkey's debug config of the same name): all
@@ -480,6 +511,7 @@ static void always_active_before_sleep(void) {
 }
 /*@ end */
 
+/*@ policy-sample */
 /* The policy (ignition.c) decides from what main samples here, once per
  * IGNITION_SAMPLE_US at most: main's CPU from getrusage(RUSAGE_THREAD)
  * (a system call, so not every turn), its busy time from the phase
@@ -506,6 +538,7 @@ static void policy_before_sleep(uint64_t now) {
     };
     set_active(ignition_step(&policy, &smp));
 }
+/*@ end */
 
 /* ------------------------------------------------------------ the loop */
 
