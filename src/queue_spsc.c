@@ -124,8 +124,15 @@ void spsc_commit(spsc_queue *q) {
 }
 /*@ end */
 
+/* Producer only. Contract: true when the consumer has taken every item
+ * enqueued, committed or not (an uncommitted item counts as "not
+ * empty"). Main asks after every commit, for every worker, so it judges
+ * from head_cache first and reads head itself only when the copy is
+ * behind tail_local, with acquire (edge 2), keeping what it read in
+ * head_cache. */
 /*@ spsc-is-empty */
 bool spsc_is_empty(spsc_queue *q) {
+    /*@ exercise: spsc-empty */
     if (q->tail_local == q->head_cache) return true;
     /* Acquire pairs with the release store of head in spsc_dequeue_batch
      * (edge 2). Needed although the answer is only a yes or no: the
@@ -133,11 +140,12 @@ bool spsc_is_empty(spsc_queue *q) {
      * slots. */
     q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
     return q->tail_local == q->head_cache;
+    /*@ end */
 }
 /*@ end */
 
-/* Consumer only. Contract: copies min(max, published items) items,
- * oldest first, into out and returns the count. It judges "empty" from
+/* Consumer only. Contract: copies min(max, items below its copy of tail)
+ * items, oldest first, into out and returns the count. It judges "empty" from
  * tail_cache first and reads tail itself only when the copy says so, with
  * acquire (edge 1: pairs with spsc_commit's release store). Having copied
  * n items it hands their slots back with one release store of head + n

@@ -3,7 +3,9 @@
  *
  * One thread first: empty, order, full with a ticket kept across tries, a
  * hole (a reserved position not yet written) that the consumer waits at,
- * the spill list growing and draining, and wraparound of the counters.
+ * the spill list growing and draining, head read only when head_cache
+ * says "full", tail never read by the consumer, and wraparound of the
+ * counters.
  * Then N producer threads against one consumer, checking that every item
  * arrives once and in its producer's order, with the full path forced:
  * the consumer starts only after the ring has filled (and producers have
@@ -91,6 +93,40 @@ static void test_mpsc_full_keeps_ticket(void **state) {
     assert_true(mpsc_enqueue(q, &t, ITEM(0, MPSC_QUEUE_SIZE)));
     assert_false(t.reserved);
     assert_int_equal(drain_expect(q, 0, 1), MPSC_QUEUE_SIZE);
+    free(q);
+}
+
+/* The producers judge room from head_cache and read head only when the
+ * copy says "full"; what they read they pass on in head_cache, so the
+ * next producer need not read head either. */
+static void test_mpsc_cached_head(void **state) {
+    (void)state;
+    mpsc_queue *q = new_queue();
+    mpsc_ticket t = {0};
+    for (size_t k = 0; k < 2; k++) assert_true(mpsc_enqueue(q, &t, ITEM(0, k)));
+    expect_batch(q, 1, 0, 0, 1); /* head 1 */
+    /* The copy (0) leaves room for position 2: head is not read. */
+    assert_true(mpsc_enqueue(q, &t, ITEM(0, 2)));
+    assert_int_equal(atomic_load(&q->head_cache), 0);
+    /* A copy that says "full" for position 3: head is read, there is
+     * room, and head_cache is brought up to head. */
+    atomic_store(&q->head_cache, (size_t)3 - MPSC_QUEUE_SIZE);
+    assert_true(mpsc_enqueue(q, &t, ITEM(0, 3)));
+    assert_int_equal(atomic_load(&q->head_cache), 1);
+    assert_int_equal(drain_expect(q, 0, 1), 3);
+    free(q);
+}
+
+/* The consumer never reads tail: the slots say what was written. Here
+ * tail is made to lie (nothing reserved) while five items are in their
+ * slots; a consumer that believes tail takes nothing. */
+static void test_mpsc_consumer_ignores_tail(void **state) {
+    (void)state;
+    mpsc_queue *q = new_queue();
+    mpsc_ticket t = {0};
+    for (size_t k = 0; k < 5; k++) assert_true(mpsc_enqueue(q, &t, ITEM(0, k)));
+    atomic_store(&q->tail, 0);
+    expect_batch(q, 8, 0, 0, 5);
     free(q);
 }
 
@@ -301,6 +337,8 @@ int main(void) {
         cmocka_unit_test(test_mpsc_empty),
         cmocka_unit_test(test_mpsc_order_and_batches),
         cmocka_unit_test(test_mpsc_full_keeps_ticket),
+        cmocka_unit_test(test_mpsc_cached_head),
+        cmocka_unit_test(test_mpsc_consumer_ignores_tail),
         cmocka_unit_test(test_mpsc_hole_stops_consumer),
         cmocka_unit_test(test_mpsc_spill),
         cmocka_unit_test(test_mpsc_wraparound),

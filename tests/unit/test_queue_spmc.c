@@ -1,8 +1,10 @@
 /* test_queue_spmc.c — the single-producer, multi-consumer ring (step 2).
  *
  * One thread first: empty, order, full, a cell claimed but not yet
- * released (the producer must wait for it), size and wraparound of the
- * counters. Then one producer against several consumers, checking that
+ * released (the producer must wait for it), two consumers meeting at one
+ * position (made to, every time, by a page fault: test_spmc_claim_race),
+ * a consumer whose head went stale, size and wraparound of the counters.
+ * Then one producer against several consumers, checking that
  * every item is taken exactly once, that each consumer sees its items in
  * the producer's order, and that what the producer wrote before an item
  * is visible to its consumer, with the full path forced: the consumers
@@ -14,13 +16,18 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <signal.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 
 #include "queue_spmc.h"
 #include "threads_test.h"
 
+/* Page-aligned, so that a test can make the page of head read-only. */
 static spmc_queue *new_queue(void) {
-    spmc_queue *q = aligned_alloc(CACHE_LINE_SIZE, sizeof *q);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    spmc_queue *q = aligned_alloc(page, (sizeof *q + page - 1) / page * page);
     assert_non_null(q);
     spmc_init(q);
     return q;
@@ -82,6 +89,102 @@ static void test_spmc_claimed_not_released(void **state) {
     free(q);
 }
 
+/* Two consumers made to meet at one position, every time, on one thread.
+ * Consumer A runs spmc_dequeue with one page of the queue protected, so
+ * that A's first access of the kind the protection forbids faults; the
+ * fault handler is consumer B, which makes the page accessible again and
+ * takes an item with a whole spmc_dequeue of its own while A is stopped
+ * at that access. Then A's access runs again and A goes on. */
+static spmc_queue *meet_q;
+static char *meet_page;
+static volatile sig_atomic_t meet_faults;
+static uintptr_t meet_b_item;
+
+static void consumer_b(int sig, siginfo_t *si, void *ctx) {
+    (void)ctx;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *at = si->si_addr;
+    if (meet_faults > 0 || at < meet_page || at >= meet_page + page) {
+        signal(sig, SIG_DFL); /* not the fault the test arranged: crash as usual */
+        return;
+    }
+    meet_faults++;
+    mprotect(meet_page, page, PROT_READ | PROT_WRITE);
+    meet_b_item = spmc_dequeue(meet_q);
+}
+
+/* Runs consumer A with the page at `page` limited to `prot`; B's item in
+ * *b. Returns A's item. */
+static uintptr_t meet(spmc_queue *q, void *page, int prot, uintptr_t *b) {
+    size_t size = (size_t)sysconf(_SC_PAGESIZE);
+    meet_q = q;
+    meet_page = page;
+    meet_faults = 0;
+    meet_b_item = 0;
+    struct sigaction sa, old_segv, old_bus;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = consumer_b;
+    sa.sa_flags = SA_SIGINFO;
+    sigemptyset(&sa.sa_mask);
+    assert_int_equal(sigaction(SIGSEGV, &sa, &old_segv), 0);
+    assert_int_equal(sigaction(SIGBUS, &sa, &old_bus), 0);
+    assert_int_equal(mprotect(page, size, prot), 0);
+    uintptr_t a = spmc_dequeue(q);
+    mprotect(page, size, PROT_READ | PROT_WRITE);
+    sigaction(SIGSEGV, &old_segv, NULL);
+    sigaction(SIGBUS, &old_bus, NULL);
+    assert_int_equal(meet_faults, 1); /* B ran, inside A */
+    *b = meet_b_item;
+    return a;
+}
+
+/* The claim. A looks at the cell of head (reads only) and then claims the
+ * position: its first store to the queue. With head's page read-only, B
+ * takes that position between A's look and A's claim. A compare-and-swap
+ * then fails (head moved) and A looks again, at the next position; a
+ * claim made with a load and a store succeeds, and A takes B's item a
+ * second time. */
+static void test_spmc_claim_race(void **state) {
+    (void)state;
+    spmc_queue *q = new_queue();
+    for (size_t k = 0; k < 3; k++) assert_true(spmc_enqueue(q, ITEM(0, k)));
+    for (size_t round = 0; round < 2; round++) {
+        uintptr_t b, a = meet(q, q, PROT_READ, &b); /* head is the queue's first field */
+        assert_int_equal(b, ITEM(0, 2 * round));
+        assert_int_equal(a, ITEM(0, 2 * round + 1));
+        assert_int_equal(atomic_load(&q->head), 2 * round + 2);
+        if (round == 0) assert_true(spmc_enqueue(q, ITEM(0, 3)));
+    }
+    assert_int_equal(spmc_dequeue(q), 0);
+    assert_true(spmc_is_empty(q));
+    free(q);
+}
+
+/* A stale head. A has read head and is about to look at its cell when B
+ * takes that position: the cell's seq is then a lap ahead of what A
+ * expects. With the cell's page inaccessible, B runs at A's look. A must
+ * read head again and take the next item; it is not an empty ring. */
+static void test_spmc_stale_head(void **state) {
+    (void)state;
+    spmc_queue *q = new_queue();
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    /* Move head to a position whose cell is on another page than head. */
+    size_t h = 0;
+    while ((((uintptr_t)&q->cell[h & (SPMC_QUEUE_SIZE - 1)]) & ~(uintptr_t)(page - 1)) == (uintptr_t)q) {
+        assert_true(spmc_enqueue(q, ITEM(0, h)));
+        assert_int_equal(spmc_dequeue(q), ITEM(0, h));
+        h++;
+    }
+    assert_true(spmc_enqueue(q, ITEM(0, h)));
+    assert_true(spmc_enqueue(q, ITEM(0, h + 1)));
+    char *cell_page = (char *)((uintptr_t)&q->cell[h] & ~(uintptr_t)(page - 1));
+    uintptr_t b, a = meet(q, cell_page, PROT_NONE, &b);
+    assert_int_equal(b, ITEM(0, h));
+    assert_int_equal(a, ITEM(0, h + 1));
+    assert_int_equal(spmc_dequeue(q), 0);
+    free(q);
+}
+
 /* Many laps, starting with the counters just below SIZE_MAX, so they wrap
  * to 0 midway (and the signed comparison of seq must hold across it). */
 static void test_spmc_wraparound(void **state) {
@@ -110,6 +213,18 @@ static void test_spmc_wraparound(void **state) {
     }
     assert_true(atomic_load(&q->head) < base); /* it did wrap */
     assert_true(spmc_is_empty(q));
+
+    /* A full ring across the wrap: the refused position is past 0, and the
+     * seq of its cell (the item of the lap before) is still below it. */
+    spmc_init(q);
+    atomic_store(&q->head, base);
+    q->tail = q->head_cache = base;
+    for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++) atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
+    for (size_t k = 0; k < SPMC_QUEUE_SIZE; k++) assert_true(spmc_enqueue(q, ITEM(0, k)));
+    assert_true(q->tail < base);
+    assert_false(spmc_enqueue(q, ITEM(0, SPMC_QUEUE_SIZE)));
+    for (size_t k = 0; k < SPMC_QUEUE_SIZE; k++) assert_int_equal(spmc_dequeue(q), ITEM(0, k));
+    assert_int_equal(spmc_dequeue(q), 0);
     free(q);
 }
 
@@ -227,6 +342,8 @@ int main(void) {
         cmocka_unit_test(test_spmc_order),
         cmocka_unit_test(test_spmc_full),
         cmocka_unit_test(test_spmc_claimed_not_released),
+        cmocka_unit_test(test_spmc_claim_race),
+        cmocka_unit_test(test_spmc_stale_head),
         cmocka_unit_test(test_spmc_wraparound),
         cmocka_unit_test(test_spmc_consumers),
     };

@@ -1,7 +1,9 @@
 /* test_queue_spsc.c — the single-producer, single-consumer ring (step 2).
  *
  * One thread first: empty, full, invisible-until-commit, one publish per
- * batch, batch sizes and wraparound, including a wrap of the size_t counters themselves. Then a
+ * batch (and no store at all for a commit with nothing new), each side
+ * reading the other's counter only when its copy stops it, batch sizes
+ * and wraparound, including a wrap of the size_t counters themselves. Then a
  * producer and a consumer thread with random commit and batch sizes,
  * checking that every item arrives once and in order, with the full path
  * forced: the consumer waits until the producer has found the ring full.
@@ -12,16 +14,41 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
 
 #include "queue_spsc.h"
 #include "threads_test.h"
 
+/* Page-aligned, so that commit_stores can make the counters read-only. */
 static spsc_queue *new_queue(void) {
-    spsc_queue *q = aligned_alloc(CACHE_LINE_SIZE, sizeof *q);
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    spsc_queue *q = aligned_alloc(page, (sizeof *q + page - 1) / page * page);
     assert_non_null(q);
     spsc_init(q);
     return q;
+}
+
+/* Whether spsc_commit(q) stores anything, even the value already there:
+ * a child process makes the page of counters read-only and commits, so a
+ * store kills it (SIGSEGV, or a sanitizer's report of it). The parent's q
+ * is untouched. */
+static bool commit_stores(spsc_queue *q) {
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 2); /* a sanitizer's report is expected */
+        if (mprotect(q, (size_t)sysconf(_SC_PAGESIZE), PROT_READ) != 0) _exit(2);
+        spsc_commit(q);
+        _exit(0);
+    }
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
 /* Dequeues exactly `want` items with batches of at most `max` and checks
@@ -45,7 +72,8 @@ static void test_spsc_empty(void **state) {
     assert_true(atomic_is_lock_free(&q->head));
     assert_int_equal(spsc_dequeue_batch(q, out, 4), 0);
     assert_true(spsc_is_empty(q));
-    spsc_commit(q); /* nothing to publish: a no-op */
+    assert_false(commit_stores(q)); /* nothing to publish: no store at all */
+    spsc_commit(q);
     assert_int_equal(spsc_dequeue_batch(q, out, 4), 0);
     free(q);
 }
@@ -76,11 +104,47 @@ static void test_spsc_batch_publishes_once(void **state) {
         assert_true(spsc_enqueue(q, ITEM(0, k)));
         assert_int_equal(atomic_load(&q->tail), 0);
     }
+    assert_true(commit_stores(q)); /* the harness sees a store... */
     spsc_commit(q);
     assert_int_equal(atomic_load(&q->tail), 32);
+    assert_false(commit_stores(q)); /* ...and an idle commit makes none */
     spsc_commit(q);
     assert_int_equal(atomic_load(&q->tail), 32);
     expect_items(q, 0, 32, 32);
+    assert_false(commit_stores(q));
+    free(q);
+}
+
+/* Each side reads the other's counter only when its own copy stops it:
+ * the producer reads head when its copy says "full", the consumer reads
+ * tail when its copy says "empty". A read at any other time would fetch
+ * the other core's line for nothing; here it shows as a copy that moved. */
+static void test_spsc_cached_counters(void **state) {
+    (void)state;
+    spsc_queue *q = new_queue();
+    uintptr_t out[8];
+    for (size_t k = 0; k < 2; k++) assert_true(spsc_enqueue(q, ITEM(0, k)));
+    spsc_commit(q);
+    assert_int_equal(spsc_dequeue_batch(q, out, 1), 1); /* copy said empty: reads tail (2) */
+    assert_int_equal(q->tail_cache, 2);
+    assert_int_equal(atomic_load(&q->head), 1);
+    /* The producer's copy of head (0) leaves room: head is not read. */
+    assert_true(spsc_enqueue(q, ITEM(0, 2)));
+    assert_int_equal(q->head_cache, 0);
+    spsc_commit(q);
+    /* The consumer's copy of tail (2) still holds an item: it takes that
+     * one without reading tail (3). */
+    assert_int_equal(spsc_dequeue_batch(q, out, 8), 1);
+    assert_int_equal(out[0], ITEM(0, 1));
+    assert_int_equal(q->tail_cache, 2);
+    /* Now the copy says empty: tail is read, and the third item comes. */
+    assert_int_equal(spsc_dequeue_batch(q, out, 8), 1);
+    assert_int_equal(out[0], ITEM(0, 2));
+    assert_int_equal(q->tail_cache, 3);
+    /* Full by the producer's copy: head is read, and there is room. */
+    q->head_cache = 3 - SPSC_QUEUE_SIZE;
+    assert_true(spsc_enqueue(q, ITEM(0, 3)));
+    assert_int_equal(q->head_cache, 3);
     free(q);
 }
 
@@ -177,6 +241,9 @@ static void *spsc_producer(void *arg) {
         if (r->commit_never) continue;
         if (until_commit == 0) {
             spsc_commit(r->q);
+            /* As io_threads does after each commit: its refreshed copy of
+             * head is what the next enqueues trust (edge 2). */
+            (void)spsc_is_empty(r->q);
             until_commit = rng_range(&rng, 0, 64);
         } else {
             until_commit--;
@@ -244,6 +311,7 @@ int main(void) {
         cmocka_unit_test(test_spsc_empty),
         cmocka_unit_test(test_spsc_commit_publishes),
         cmocka_unit_test(test_spsc_batch_publishes_once),
+        cmocka_unit_test(test_spsc_cached_counters),
         cmocka_unit_test(test_spsc_full_commits),
         cmocka_unit_test(test_spsc_batch_sizes),
         cmocka_unit_test(test_spsc_wraparound),

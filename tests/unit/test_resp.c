@@ -1011,6 +1011,37 @@ static void test_big_bulk_streamed(void **state) {
     sb_free(&w);
 }
 
+static void test_big_bulk_then_small_then_big(void **state) {
+    (void)state;
+    /* Big, small, big in one command: each big argument starts empty
+     * (a fresh object, nothing filled), and a small one after a big one
+     * is read as small again. The second big is the longer, so filling it
+     * from where the first ended stays inside it and gives wrong bytes. */
+    size_t a = 40000, b = 50000;
+    char *pa = malloc(a), *pb = malloc(b);
+    for (size_t i = 0; i < a; i++) pa[i] = (char)(rng() & 0xff);
+    for (size_t i = 0; i < b; i++) pb[i] = (char)(rng() & 0xff);
+    sbuf in = {0}, w = {0};
+    sb_addf(&in, "*4\r\n$4\r\nMSET\r\n$%zu\r\n", a);
+    sb_add(&in, pa, a);
+    sb_adds(&in, "\r\n$1\r\nx\r\n");
+    sb_addf(&in, "$%zu\r\n", b);
+    sb_add(&in, pb, b);
+    sb_adds(&in, "\r\n");
+    sb_adds(&w, "CMD 4");
+    tr_arg(&w, "MSET", 4);
+    tr_arg(&w, pa, a);
+    tr_arg(&w, "x", 1);
+    tr_arg(&w, pb, b);
+    sb_adds(&w, "\n");
+    ex_incomplete(&w, 0, 0);
+    check_stream(in.p, in.len, &AUTH, &w);
+    free(pa);
+    free(pb);
+    sb_free(&in);
+    sb_free(&w);
+}
+
 static void test_big_bulk_consumes_payload_as_it_arrives(void **state) {
     (void)state;
     size_t blen = RESP_MBULK_BIG_ARG;
@@ -1419,6 +1450,24 @@ static void test_inline_too_big_request(void **state) {
     assert_same(&w, &got, "whole, 64 KB");
     /* One byte more: the error, however the bytes arrived. */
     check_error(in, n, &AUTH, E_BIG_INLINE);
+    /* Exactly 64 KB and then the newline: a command of one 64 KB argument,
+     * whole or with the newline in a read of its own. */
+    char *line = malloc(n + 1);
+    memcpy(line, in, n - 1);
+    memcpy(line + n - 1, "\r\n", 2);
+    sb_free(&w);
+    sb_adds(&w, "CMD 1");
+    tr_arg(&w, in, n - 1);
+    sb_adds(&w, "\n");
+    ex_incomplete(&w, 0, 0);
+    got.len = 0;
+    feed_whole(line, n + 1, &AUTH, &got);
+    assert_same(&w, &got, "whole, 64 KB and a newline");
+    size_t cut = n - 1;
+    got.len = 0;
+    feed(line, n + 1, &cut, 1, &AUTH, 0, &got);
+    assert_same(&w, &got, "64 KB, then the newline");
+    free(line);
     free(in);
     sb_free(&w);
     sb_free(&got);
@@ -1557,6 +1606,7 @@ int main(void) {
         cmocka_unit_test(test_errors_at_any_cut),
         cmocka_unit_test(test_bulk_payload_needs_crlf),
         cmocka_unit_test(test_big_bulk_streamed),
+        cmocka_unit_test(test_big_bulk_then_small_then_big),
         cmocka_unit_test(test_big_bulk_consumes_payload_as_it_arrives),
         cmocka_unit_test(test_small_bulk_waits_whole),
         cmocka_unit_test(test_big_bulk_bad_terminator),
