@@ -1731,12 +1731,14 @@ def cmd_check_handouts(root, args):
     modules (their starters) and notes.md (answers folded out), its test
     manifests hold, and, end to end (every step with --e2e, else the steps
     named by --e2e-step), the bare starter scores zero with each stub's own
-    message shown and the step's reference regions written in score full
-    marks, graded in place as a learner grades them."""
+    message shown, a wrong solution (the step's first sample mutant)
+    loses the points of the test written to catch it, and the step's
+    reference regions written in score full marks, each graded in place
+    as a learner grades them, with the time each grade took."""
     if handout_step(root) is not None:
         raise ExerciseError("check-handouts runs in the full soloist tree")
     exs = [find_exercise(root, args.step)] if args.step is not None else exercises(root)
-    e2e = {int(x) for x in (args.e2e_step or [])}
+    e2e = {find_exercise(root, x).key for x in (args.e2e_step or [])}
     base = os.path.join(root, "build", "handout-check")
     files = handout_files(root)
     passed = failed = 0
@@ -1766,11 +1768,13 @@ def cmd_check_handouts(root, args):
         h_exs = exercises(out)
         bad = [p for e in h_exs for p in verify_manifest(e)]
         verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))
-        if args.e2e or ex.step in e2e:
-            hx = find_exercise(out, str(ex.step))
+        if args.e2e or ex.key in e2e:
+            hx = find_exercise(out, ex.key)
             seed = check_seed(ex)
+            t1 = time.time()
             res = grade(hx, Candidate("starter", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
-                        "handout-starter", jobs=args.jobs, quiet=True)
+                        "submission", jobs=args.jobs, quiet=True)
+            times = {"starter": time.time() - t1}
             # why each test failed: the learner's own stub, or the test's
             # assertion (a stub that aborts in a child the test forked);
             # never another step's stub, never no reason at all
@@ -1781,14 +1785,35 @@ def cmd_check_handouts(root, args):
                     f"the bare starter, graded in place, scores {res['score']}/{res['max_score']} (must be 0), "
                     f"each failure showing the learner's own stub or the test's assertion"
                     + (f"; not shown for {', '.join(silent[:4])}" if silent else ""))
+            # a wrong solution, as a learner might write it: the first
+            # sample mutant, written into the handout's own module
+            wrong = sample_mutants(ex)[:1]
+            if wrong:
+                name = os.path.splitext(os.path.basename(wrong[0]))[0]
+                files = apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn))
+                for m, path in files.items():
+                    shutil.copyfile(path, hx.module_path(m))
+                t1 = time.time()
+                res = grade(hx, Candidate("wrong", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
+                            "submission", jobs=args.jobs, quiet=True)
+                times["wrong"] = time.time() - t1
+                named = mutant_header(wrong[0]).get("caught by")
+                failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+                verdict(res["score"] < res["max_score"] and named in failing,
+                        f"a wrong solution ({name}), graded in place: {res['score']}/{res['max_score']}, "
+                        f"{named} failing as it must")
             for m in hx.modules:  # the learner writes every region: the reference text
                 shutil.copyfile(ex.module_path(m), hx.module_path(m))
+            t1 = time.time()
             res = grade(hx, Candidate("reference", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
-                        "handout-reference", jobs=args.jobs, quiet=True)
+                        "submission", jobs=args.jobs, quiet=True)
+            times["reference"] = time.time() - t1
             failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
             verdict(res["score"] == res["max_score"],
-                    f"with step {ex.step}'s regions written, graded in place: {res['score']}/{res['max_score']}"
+                    f"with step {ex.key}'s regions written, graded in place: {res['score']}/{res['max_score']}"
                     + (f"; failing: {', '.join(failing[:4])}" if failing else ""))
+            print("  grade times (make grade FAST=1, -O2 once): "
+                  + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
         print(f"  ({time.time() - t0:.0f} s)")
         shutil.rmtree(out, ignore_errors=True)
         if os.path.exists(out + ".tar.gz"):
