@@ -1790,8 +1790,8 @@ def cmd_check_handouts(root, args):
             wrong = sample_mutants(ex)[:1]
             if wrong:
                 name = os.path.splitext(os.path.basename(wrong[0]))[0]
-                files = apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn))
-                for m, path in files.items():
+                mutated = apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn))
+                for m, path in mutated.items():
                     shutil.copyfile(path, hx.module_path(m))
                 t1 = time.time()
                 res = grade(hx, Candidate("wrong", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
