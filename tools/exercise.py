@@ -1767,6 +1767,8 @@ def cmd_check_handouts(root, args):
         verdict(handout_step(out) == ex.key, f"it is marked as cut for step {ex.key}")
         h_exs = exercises(out)
         bad = [p for e in h_exs for p in verify_manifest(e)]
+        if len(h_exs) != len(exercises(root)):
+            bad.insert(0, f"it holds {len(h_exs)} of the {len(exercises(root))} exercises")
         verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))
         if args.e2e or ex.key in e2e:
             hx = find_exercise(out, ex.key)
