@@ -1788,8 +1788,10 @@ def cmd_check_handouts(root, args):
                     f"each failure showing the learner's own stub or the test's assertion"
                     + (f"; not shown for {', '.join(silent[:4])}" if silent else ""))
             # a wrong solution, as a learner might write it: the first
-            # sample mutant, written into the handout's own module
-            wrong = sample_mutants(ex)[:1]
+            # sample mutant that a plain -O2 run catches (not one only a
+            # sanitizer sees), written into the handout's own module
+            plain = [m for m in sample_mutants(ex) + ex.mutants() if not mutant_header(m).get("caught in")]
+            wrong = plain[:1]
             if wrong:
                 name = os.path.splitext(os.path.basename(wrong[0]))[0]
                 mutated = apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn))
