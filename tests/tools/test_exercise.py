@@ -275,6 +275,43 @@ class Grading(Fixture):
         self.assertIn("in the check's first -O2 run, and its first TSan run for a mutant caught under TSan (seed 7)",
                       table)
 
+    def test_a_row_that_varies_is_run_again(self):
+        # the first run's collateral differs from the README's row: a rerun
+        # that gives the README's row stands for it, and the log says so;
+        # a row no rerun reproduces stays as it came (the table check fails)
+        ex = exercise.Exercise(self.root, self.path("exercises", "00-demo"))
+        row = {"candidate": "mutant m", "what": "w", "point": "p", "named": "test_x", "order": [0, 0, 1],
+               "first_failing": ["test_x"], "first": {"score": 6, "bonus": 0}, "max_score": 7, "bonus_max": 0}
+        readme = self.readme()
+        begin = readme.index(exercise.MUTANTS_BEGIN) if exercise.MUTANTS_BEGIN in readme else len(readme)
+        with open(self.path("exercises", "00-demo", "README.md"), "w") as f:
+            f.write(readme[:begin] + exercise.mutants_table(None, {"seed": 1, "rows": [row]}) + "\n")
+        runs = []
+        real = exercise.grade
+
+        def fake(*a, **k):
+            runs.append(a[2])
+            return {"first": {"score": 6, "bonus": 0}, "first_failing": ["test_x"]} if len(runs) == 2 else \
+                {"first": {"score": 3, "bonus": 0}, "first_failing": ["test_x", "test_y"]}
+        exercise.grade = fake
+        try:
+            log = []
+            bad = dict(row, first={"score": 3, "bonus": 0}, first_failing=["test_x", "test_y"])
+            exercise.rerun_differing_rows(ex, [bad], {"mutant m": (None, {})}, 1, 1, log.append)
+            self.assertEqual(len(runs), 2)
+            self.assertEqual(bad["first"], {"score": 6, "bonus": 0})
+            self.assertIn("its row varies between runs (run 1 lost 4 points, rerun 2 the README's 1)", log[0])
+            runs.clear()
+            worse = dict(row, first={"score": 0, "bonus": 0}, first_failing=["test_x", "test_y", "test_z"])
+            exercise.grade = lambda *a, **k: runs.append(1) or {"first": {"score": 0, "bonus": 0},
+                                                                "first_failing": ["test_x", "test_z"]}
+            exercise.rerun_differing_rows(ex, [worse], {"mutant m": (None, {})}, 1, 1, log.append)
+            self.assertEqual(len(runs), exercise.RERUNS)
+            self.assertEqual(worse["first"], {"score": 0, "bonus": 0})
+            self.assertEqual(len(log), 1)
+        finally:
+            exercise.grade = real
+
     def test_cells_of_the_matrix(self):
         d = self.path("exercises", "00-demo")
         ex = exercise.Exercise(self.root, d)
