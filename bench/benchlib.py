@@ -494,3 +494,120 @@ def sb_prefill(srv, keys, size):
     (its own key names and value pattern, so its GETs hit and check)."""
     soloist_bench(srv.port, ["-c", "4", "-n", str(keys), "-s", str(size), "-r", "1:0",
                              "--prefill", "--count", "1", "-d", "0"])
+
+
+# --------------------------------------- steps 4-5: one switch, A against B
+#
+# bench/watermark.py and bench/poll_offload.py measure one soloist switch
+# (a CONFIG SET, not a Valkey option) at io-threads 2 and 4 forced on: one
+# server per thread count, started once, the switch flipped between runs,
+# so the binary, the keyspace and its memory are the same for both sides.
+
+def forced_servers(label, threads_list, extra_args=()):
+    """{threads: Server} with io-threads-always-active yes, each paused."""
+    (_, binary, _), _ = servers()
+    out = {}
+    for t in threads_list:
+        srv, why = thread_server("%s-t%d" % (label, t), binary, t,
+                                 ["--io-threads-always-active", "yes"] + list(extra_args))
+        if srv is None:
+            raise RuntimeError(why)
+        srv.pause()
+        out[t] = srv
+    return out
+
+
+def switch_counters(srv):
+    """The counters an A/B run diffs: main's CPU (INFO cpu, RUSAGE_THREAD),
+    its idle spin, commands, and the step 4-5 counters of INFO stats and
+    INFO iothreads (0 where a build lacks them)."""
+    i = srv.info()
+
+    def f(sect, k):
+        try:
+            return float(i.get((sect, k), 0) or 0)
+        except ValueError:
+            return 0.0
+    return {"main_cpu_s": f("cpu", "used_cpu_sys_main_thread") + f("cpu", "used_cpu_user_main_thread"),
+            "process_cpu_s": f("cpu", "used_cpu_sys") + f("cpu", "used_cpu_user"),
+            "spin_s": f("iothreads", "io_threads_main_spin_us") / 1e6,
+            "cmds": f("stats", "total_commands_processed"),
+            "polls": f("iothreads", "io_threads_polls"),
+            "during_write": f("stats", "commands_during_write"),
+            "bytes_during_write": f("stats", "reply_bytes_during_write"),
+            "write_waits": f("iothreads", "io_threads_write_waits"),
+            "write_wait_s": f("iothreads", "io_threads_write_wait_us") / 1e6}
+
+
+def switch_run(srv, cell, requests=None, seconds=None):
+    """One run of a cell with the counters diffed across it: rps and
+    per-request figures (main's CPU with its idle spin and less it).
+    A cell's driver is redis-benchmark (closed loop, -P as batches of
+    `requests`) or soloist-bench ("sb": closed loop keeping `pipeline`
+    requests in flight on every connection, for `seconds`)."""
+    c0 = switch_counters(srv)
+    if cell.get("driver") == "sb":
+        rep, _ = soloist_bench(srv.port, ["-c", str(cell["clients"]), "-P", str(cell["pipeline"]),
+                                          "-n", str(cell["keyspace"]), "-s", str(cell["size"]), "-r", "1:0",
+                                          "-d", "%.2fs" % seconds], timeout=seconds + 60)
+        cls = rep["classes"][0]
+        if cls["errors"] or cls["bad_values"]:
+            raise RuntimeError("soloist-bench saw %d errors, %d bad values" % (cls["errors"], cls["bad_values"]))
+        row = {"rps": cls["rps"], "p50_latency_ms": cls["latency_us"]["p50"] / 1000}
+        requests = cls["requests"]
+    else:
+        row = redis_benchmark(srv, cell["test"], cell["clients"], requests, cell["pipeline"], cell["size"],
+                              keyspace=cell.get("keyspace"))
+    c1 = switch_counters(srv)
+    d = {k: c1[k] - c0[k] for k in c0}
+    cmds = max(d["cmds"] - 1, 1)  # the first INFO counts itself
+    return {"rps": row["rps"], "p50_ms": row.get("p50_latency_ms"), "requests": requests,
+            "main_cpu_us_per_req": round((d["main_cpu_s"] - d["spin_s"]) * 1e6 / cmds, 4),
+            "main_cpu_us_per_req_with_spin": round(d["main_cpu_s"] * 1e6 / cmds, 4),
+            "process_cpu_us_per_req": round(d["process_cpu_s"] * 1e6 / cmds, 4),
+            "polls_per_req": round(d["polls"] / cmds, 5),
+            "during_write_share": round(d["during_write"] / cmds, 5),
+            "bytes_during_write_per_req": round(d["bytes_during_write"] / cmds, 1),
+            "write_waits_per_req": round(d["write_waits"] / cmds, 5),
+            "write_wait_us_per_req": round(d["write_wait_s"] * 1e6 / cmds, 4)}
+
+
+def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run, prepare=None):
+    """Runs every cell (dicts with threads, test, clients, pipeline, size,
+    keyspace; driver "sb" for soloist-bench) under every setting: per cell
+    a calibration or warm-up run of each setting (not kept), then `runs` rounds with the settings alternated
+    and the order turned each round. apply(srv, setting) flips the
+    switch; prepare(srv, cell), if given, runs first (a cell's keyspace).
+    Emits and returns the run lines."""
+    lines = []
+    for cell in cells:
+        srv = srvs[cell["threads"]]
+        with srv.turn():
+            if prepare:
+                prepare(srv, cell)
+            sizes = {}
+            for rnd in range(runs + 1):
+                order = settings[rnd % len(settings):] + settings[:rnd % len(settings)]
+                for setting in order:
+                    apply(srv, setting)
+                    if cell.get("driver") == "sb":  # timed runs: round 0 is a short warm-up
+                        got = switch_run(srv, cell, seconds=target_s / 3 if rnd == 0 else target_s)
+                    else:  # counted runs: round 0 sizes them
+                        n = sizes.get(setting, cell["clients"] * cell["pipeline"] * 50)
+                        got = switch_run(srv, cell, requests=n)
+                        if rnd == 0:
+                            sizes[setting] = calibrate_requests(got["rps"], target_s, cell["clients"],
+                                                                cell["pipeline"], floor=cell["clients"] * 8)
+                    if rnd == 0:
+                        continue
+                    ln = dict(got, kind="run", bench=bench, setting=setting, round=rnd, quick=quick_run,
+                              **{k: cell[k] for k in ("threads", "test", "clients", "pipeline", "size")},
+                              **placement())
+                    emit(ln)
+                    lines.append(ln)
+    return lines
+
+
+def switch_median(lines, cell, setting, field):
+    return median([ln[field] for ln in lines if ln["setting"] == setting and ln.get(field) is not None
+                   and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))])

@@ -16,7 +16,8 @@ these files by tools/findings.py; nothing here summarises.
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
-            prefetch_micro, prefetch_e2e, big_values, zset_memory, server_vs_redis_pinned
+            prefetch_micro, prefetch_e2e, big_values, zset_memory, watermark,
+            poll_offload, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -47,7 +48,7 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory"]
+       "big_values", "zset_memory", "watermark", "poll_offload"]
 
 
 def sh(argv, default=""):
@@ -118,6 +119,8 @@ def main():
         "QUEUES_BIN", os.path.join(ROOT, "build", "bench", "queues")))
     ap.add_argument("--prefetch-micro-bin", default=os.environ.get(
         "PREFETCH_MICRO_BIN", os.path.join(ROOT, "build", "bench", "prefetch_micro")))
+    ap.add_argument("--mark-cost-bin", default=os.environ.get(
+        "MARK_COST_BIN", os.path.join(ROOT, "build", "bench", "mark_cost")))
     ap.add_argument("--zset-load-bin", default=os.environ.get(
         "ZSET_LOAD_BIN", os.path.join(ROOT, "build", "bench", "zset_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
@@ -250,6 +253,10 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "big_values.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
                 120 if q else 300)
+    if n == "watermark":
+        return ([os.path.join(HERE, "watermark.py")], {"MARK_COST_BIN": a.mark_cost_bin}, 120 if q else 330)
+    if n == "poll_offload":
+        return [os.path.join(HERE, "poll_offload.py")], {}, 90 if q else 240
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":

@@ -140,6 +140,7 @@ typedef struct client {
     reply_block *reply_head, *reply_tail;
     size_t reply_bytes;
     long reply_blocks;
+    unsigned long long reply_appended; /* every byte ever appended (step 5's A/B measure) */
     long long obuf_soft_limit_reached_time; /* ms, 0 when under the soft limit */
 
     /* Steps 4 and 5: the I/O hand-off (client_io.c does the I/O; io_offload.c

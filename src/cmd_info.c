@@ -122,12 +122,14 @@ static void info_iothreads(text *t) {
                 "io_threads_ignitions:%llu\r\nio_threads_scale_ups:%llu\r\nio_threads_scale_downs:%llu\r\n"
                 "io_threads_guard_reverts:%llu\r\nio_threads_last_change_us:%llu\r\nio_threads_queued:%zu\r\n"
                 "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
-                "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n",
+                "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n"
+                "io_threads_write_waits:%llu\r\nio_threads_write_wait_us:%llu\r\n",
                 st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions,
                 (unsigned long long)st.scale_ups, (unsigned long long)st.scale_downs,
                 (unsigned long long)st.guard_reverts, (unsigned long long)st.last_change_us, st.queued, st.pending,
                 (unsigned long long)st.parks, (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees,
-                (unsigned long long)st.obj_frees, (unsigned long long)st.main_spin_us);
+                (unsigned long long)st.obj_frees, (unsigned long long)st.main_spin_us,
+                (unsigned long long)st.write_waits, (unsigned long long)st.write_wait_us);
     for (int tid = 1; tid < st.num; tid++) {
         uint64_t j[JOB_REQ_COUNT];
         io_offload_worker_jobs(tid, j);
@@ -225,6 +227,10 @@ static void gen_info(text *t, int argc, obj **argv) {
          * buffers, and bulk replies that went by reference instead. */
         text_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
                     server.stat_reply_refs);
+        /* Step 5, not Valkey's: commands run, and reply bytes appended,
+         * while a worker was writing the same client (io-write-watermark). */
+        text_printf(t, "commands_during_write:%lld\r\nreply_bytes_during_write:%lld\r\n",
+                    server.stat_commands_during_write, server.stat_reply_bytes_during_write);
     }
     SECTION("replication", 1) {
         text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");

@@ -352,6 +352,16 @@ const cfg cfg_table[] = {
      * for results, spins before it sleeps (io_threads.c). Valkey's spin
      * for ever; a large value comes close. */
     INTC("io-threads-idle-spin-us", 0, server.io_threads_idle_spin_us, 0, 1000000, 20, NULL),
+    /* Not Valkey options: step 4's and step 5's A/B switches.
+     * io-threads-poll-offload no keeps epoll_wait on main while the
+     * threads are on (no POLL job; io_offload.c before-sleep).
+     * io-write-watermark no makes main wait for a client's write in
+     * flight to finish before it runs that client's next commands, so
+     * nothing is appended behind a worker: the design without the
+     * watermark's overlap (networking.c run-queued). Measured by
+     * bench/poll_offload.py and bench/watermark.py. */
+    BOOLC("io-threads-poll-offload", 0, server.io_threads_poll_offload, 1, NULL),
+    BOOLC("io-write-watermark", 0, server.io_write_watermark, 1, NULL),
     /* An experiment, not a Valkey option (bench/write_timing.py): write a
      * client's replies in its read handler, right after its commands. */
     ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),

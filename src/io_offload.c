@@ -113,6 +113,9 @@ static struct {
      * (INFO io_threads_main_spin_us). Spinning is on-CPU, so this is CPU
      * main burned waiting, which a benchmark may set apart from its work. */
     uint64_t spin_from_us, main_spin_us;
+    /* io-write-watermark no: how often, and how long, main waited for a
+     * worker's write before running the client's next commands. */
+    uint64_t write_waits, write_wait_us;
     /* Results taken from the outbox and not handled yet: taken[taken_pos,
      * taken_len). A drain (CONFIG SET io-threads) appends here and leaves
      * them for before_sleep: it runs inside a command, and a result's
@@ -362,6 +365,13 @@ void io_offload_wait_read(const client *c) {
 }
 /*@ end */
 
+void io_offload_wait_write(const client *c) {
+    uint64_t t0 = monotonic_us();
+    while (atomic_load_explicit(&c->io_write_state, memory_order_acquire) == CLIENT_IO_PENDING) sched_yield();
+    io.write_waits++;
+    io.write_wait_us += monotonic_us() - t0;
+}
+
 /* ------------------------------------------------------------ results */
 
 /* One result back on main: its direction must be COMPLETED (anything
@@ -594,7 +604,9 @@ void io_offload_before_sleep(void) {
         policy_before_sleep(now);
     bool owed = io.reads_pending + io.writes_pending > 0;
     io.main_asleep = owed && main_may_block(now);
-    if (owed && !io.main_asleep) try_send_poll();
+    /* io-threads-poll-offload no (step 4's A/B): main polls without
+     * waiting itself, as it would with no POLL job out. */
+    if (owed && !io.main_asleep && server.io_threads_poll_offload) try_send_poll();
     /* Results owed and main not to block: poll without waiting. */
     ae_set_dont_wait(server.el, owed && !io.main_asleep);
     io.spin_from_us = owed && !io.main_asleep ? now : 0;
@@ -725,6 +737,8 @@ void io_offload_get_stats(io_offload_stats *out) {
     out->argv_frees = io.argv_frees;
     out->obj_frees = io.obj_frees;
     out->main_spin_us = io.main_spin_us;
+    out->write_waits = io.write_waits;
+    out->write_wait_us = io.write_wait_us;
     memcpy(out->fallbacks, io.fallbacks, sizeof(out->fallbacks));
 }
 

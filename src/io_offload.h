@@ -51,6 +51,9 @@ bool io_offload_free_argv(client *c, int argc, obj **argv);
 
 /* Waits until no worker is reading c (CLIENT LIST reads its input fields). */
 void io_offload_wait_read(const client *c);
+/* Waits until no worker is writing c (io-write-watermark no: step 5's
+ * design without the watermark); counted in INFO. */
+void io_offload_wait_write(const client *c);
 
 /* before_sleep, first: takes the workers' results and does their main
  * halves (runs the commands of completed reads, finishes writes). */
@@ -79,6 +82,7 @@ typedef struct io_offload_stats {
     size_t queued, pending;
     uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees;
     uint64_t main_spin_us; /* wall time of main's idle turns while results were owed */
+    uint64_t write_waits, write_wait_us; /* io-write-watermark no: main waiting for a write */
     uint64_t fallbacks[IO_FALLBACK_COUNT];
 } io_offload_stats;
 void io_offload_get_stats(io_offload_stats *out);

@@ -413,6 +413,17 @@ static void release_argv(client *c, int argc, obj **argv) {
 /*@ run-queued */
 static void run_queued_commands(client *c) {
     if (c->cmdq_pos == c->cmdq_len) return;
+    /* Step 5's A/B. A worker may be writing c's earlier replies: with the
+     * watermark (the default) these commands append behind it, and the
+     * bytes are counted; with io-write-watermark no, main first waits the
+     * write out, as a design without the watermark must. */
+    bool during_write = atomic_load_explicit(&c->io_write_state, memory_order_relaxed) == CLIENT_IO_PENDING;
+    if (during_write && !server.io_write_watermark) {
+        io_offload_wait_write(c);
+        during_write = false;
+    }
+    unsigned long long appended = c->reply_appended;
+    int first = c->cmdq_pos;
     server_phase(PHASE_EXEC);
     int prefetched = c->cmdq_pos; /* step 6: the commands before it had their keys prefetched */
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
@@ -426,6 +437,10 @@ static void run_queued_commands(client *c) {
         if (c->argv) release_argv(c, c->argc, c->argv);
         c->argc = 0;
         c->argv = NULL;
+    }
+    if (during_write) {
+        server.stat_commands_during_write += c->cmdq_pos - first;
+        server.stat_reply_bytes_during_write += (long long)(c->reply_appended - appended);
     }
     server_phase(PHASE_READ);
 }

@@ -148,6 +148,7 @@ static void append_to_list(client *c, const char *s, size_t len) {
 void reply_proto(client *c, const char *s, size_t len) {
     if (c->flags & CLIENT_DROPS_REPLIES) return;
     client_queue_pending_write(c);
+    c->reply_appended += len;
     size_t n = append_to_buffer(c, s, len);
     if (n < len) {
         append_to_list(c, s + n, len - n);
@@ -282,6 +283,7 @@ static void append_reference(client *c, obj *o) {
     /*@ end */
     b->hdr_len = (uint32_t)hlen;
     b->size = b->used = hlen + o->len + 2;
+    c->reply_appended += b->used;
     link_block(c, b);
     server.stat_reply_refs++;
 }

@@ -322,6 +322,7 @@ void server_reset_stats(void) {
     server.stat_client_qbuf_limit_disconnections = server.stat_client_outbuf_limit_disconnections = 0;
     server.stat_unexpected_error_replies = server.stat_total_error_replies = 0;
     server.stat_reply_bytes_copied = server.stat_reply_refs = 0;
+    server.stat_commands_during_write = server.stat_reply_bytes_during_write = 0;
     memset(&db_stat, 0, sizeof(db_stat));
     memset(server.phase_ns, 0, sizeof(server.phase_ns));
     memset(server.phase_calls, 0, sizeof(server.phase_calls));

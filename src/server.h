@@ -67,6 +67,8 @@ struct server {
     int io_threads_idle_spin_us; /* how long an idle thread spins before it sleeps */
     int prefetch_batch_max_size; /* step 6 */
     int reply_copy_avoidance;  /* step 7: large bulk replies by reference */
+    int io_write_watermark;    /* step 5 experiment: no = main waits out a write before the client's next command */
+    int io_threads_poll_offload; /* step 4 experiment: no = epoll_wait stays on main */
     int databases;
     char *logfile;             /* "" = stdout */
     int verbosity;             /* 0 debug .. 3 warning */
@@ -98,6 +100,10 @@ struct server {
     long long stat_unexpected_error_replies, stat_total_error_replies;
     long long stat_reply_bytes_copied; /* step 7: bulk payload bytes copied into replies */
     long long stat_reply_refs;         /* step 7: bulk replies sent by reference */
+    /* Step 5's A/B measure: commands main ran for a client while a worker
+     * was writing that client's earlier replies, and the bytes they
+     * appended meanwhile (the overlap the watermark makes safe). */
+    long long stat_commands_during_write, stat_reply_bytes_during_write;
 
     /* Instantaneous rates (INFO instantaneous_*): a sample every 100 ms of
      * each counter's rate, averaged over the last 16 (Valkey:

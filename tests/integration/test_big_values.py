@@ -118,6 +118,52 @@ class BigValuesTest(harness.ServerTestCase):
         self.assertEqual(replies[5], b"+PONG\r\n")
         self.assertEqual(self.c.request("EXISTS", "b"), b":0\r\n")
 
+    def test_streamed_pipeline_whole_with_each_switch(self):
+        # A client that keeps sending while its replies are written (the
+        # case the watermark is for): 2 MB values, 48 GETs sent in bursts
+        # of 8 without waiting. Every reply arrives whole and in order with
+        # the watermark on (main appends behind a write in flight, counted
+        # in INFO), with it off (main waits the write out first), and with
+        # the poll offload off (no POLL job is sent).
+        vals = [value(2 * MB, 20 + i) for i in range(4)]
+        for i, v in enumerate(vals):
+            self.c.request("SET", "s%d" % i, v)
+        settings = [("io-write-watermark", "yes"), ("io-write-watermark", "no"),
+                    ("io-threads-poll-offload", "no")] if self.soloist else [(None, None)]
+        try:
+            for name, val in settings:
+                if name:
+                    self.assertEqual(self.c.request("CONFIG", "SET", name, val), b"+OK\r\n")
+                polls = info_field(self.c, "iothreads", "io_threads_polls") if self.soloist else 0
+                r = raw_reader(self.server.port)
+                try:
+                    def burst(b):
+                        r.sendall(b"".join(harness.encode("GET", "s%d" % ((b + j) % 4)) for j in range(8)))
+
+                    def replies(b):
+                        for j in range(8):
+                            v = vals[(b + j) % 4]
+                            want = b"$%d\r\n" % len(v) + v + b"\r\n"
+                            self.assertTrue(recv_exact(r, len(want)) == want,
+                                            "%s %s: burst %d, reply %d differs" % (name, val, b, j))
+                    burst(0)
+                    for b in range(1, 6):  # the next burst goes out before the last one's replies are read
+                        burst(b)
+                        replies(b - 1)
+                    replies(5)
+                finally:
+                    r.close()
+                if name == "io-threads-poll-offload":
+                    self.assertEqual(info_field(self.c, "iothreads", "io_threads_polls"), polls)
+            if self.soloist:
+                for field in ("commands_during_write", "reply_bytes_during_write"):
+                    self.assertIsNotNone(info_field(self.c, "stats", field))
+                self.assertIsNotNone(info_field(self.c, "iothreads", "io_threads_write_waits"))
+        finally:
+            if self.soloist:
+                self.c.request("CONFIG", "SET", "io-write-watermark", "yes")
+                self.c.request("CONFIG", "SET", "io-threads-poll-offload", "yes")
+
     def test_changed_while_in_flight_still_sent_whole(self):
         # The reader asks for a 32 MB value and reads nothing yet; another
         # client overwrites, appends to and deletes the key, and flushes.

@@ -610,12 +610,13 @@ static void test_get_matches(void **state) {
     assert_string_equal(names[0], "port");
     const char *p3[] = {"IO-THREADS*"};
     n = config_get_matches(p3, 1, names, 64);
-    assert_int_equal(n, 5);
+    assert_int_equal(n, 6);
     assert_string_equal(names[0], "io-threads");
     assert_string_equal(names[1], "io-threads-do-reads");
     assert_string_equal(names[2], "io-threads-always-active");
     assert_string_equal(names[3], "io-threads-ignition");
     assert_string_equal(names[4], "io-threads-idle-spin-us");
+    assert_string_equal(names[5], "io-threads-poll-offload");
     const char *p4[] = {"nothing", "x*"};
     assert_int_equal(config_get_matches(p4, 2, names, 64), 0);
     const char *p5[] = {"*"};
