@@ -611,3 +611,24 @@ def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run
 def switch_median(lines, cell, setting, field):
     return median([ln[field] for ln in lines if ln["setting"] == setting and ln.get(field) is not None
                    and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))])
+
+
+def switch_spread(lines, cell, field, names=("on", "off"), fmt="%.0f", lower=False, settings=("on", "off")):
+    """' (runs a–b vs c–d; verdict)' for one field of a cell's two
+    settings (named in the verdict by names), worded as tools/findings.py
+    words a spread: 'NAME faster in
+    every run' (with lower, for a cost: 'NAME lower in every run') when
+    every run of one side beats every run of the other, 'run ranges
+    overlap' when they do not."""
+    sides = [[ln[field] for ln in lines if ln["setting"] == s and ln.get(field) is not None
+              and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))] for s in settings]
+    a, b = sides
+    if len(a) < 2 or len(b) < 2:
+        return " (one run)"
+    span = lambda v: "%s–%s" % (fmt % min(v), fmt % max(v))  # noqa: E731
+    if min(a) > max(b) or min(b) > max(a):
+        high = 0 if min(a) > max(b) else 1
+        word = "%s lower in every run" % names[1 - high] if lower else "%s faster in every run" % names[high]
+    else:
+        word = "run ranges overlap"
+    return " (runs %s vs %s; %s)" % (span(a), span(b), word)

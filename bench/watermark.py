@@ -120,11 +120,14 @@ def findings(lines, cells, marks, quick, runs):
         cu_on, cu_off = m("on", "main_cpu_us_per_req_with_spin"), m("off", "main_cpu_us_per_req_with_spin")
         row(rid, "GET replies/s and the main thread's CPU per GET (all of it), watermark on / off (main waits "
                  "out a write in flight), %s" % what,
-            "%.0f / %.0f rps = %.2f×; main CPU %.3f / %.3f µs = %.2f×" % (
-                on, off, on / off, cu_on, cu_off, cu_on / cu_off), **cfg)
+            "%.0f / %.0f rps = %.2f×%s; main CPU %.3f / %.3f µs = %.2f×%s" % (
+                on, off, on / off, bl.switch_spread(lines, cell, "rps", ("watermark on", "watermark off")),
+                cu_on, cu_off, cu_on / cu_off,
+                bl.switch_spread(lines, cell, "main_cpu_us_per_req_with_spin", ("on", "off"), "%.2f",
+                                 lower=True)), **cfg)
         row(rid + 1, "GETs main ran while the same client's write was in flight, and the reply bytes they "
                      "appended, watermark on; with it off, main's waits, %s" % what,
-            "%.2f%% of GETs, %.0f B appended per GET; off: %.4f waits and %.3f µs waited per GET" % (
+            "%.2f%% of GETs, %.1f B appended per GET; off: %.4f waits and %.3f µs waited per GET" % (
                 100 * m("on", "during_write_share"), m("on", "bytes_during_write_per_req"),
                 m("off", "write_waits_per_req"), m("off", "write_wait_us_per_req")), **cfg)
         rid += 2
