@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -181,36 +182,78 @@ size_t util_ld_to_string(char *buf, size_t len, long double v) {
 }
 /*@ end */
 
-size_t util_d_to_string(char *buf, size_t len, double v) {
-    /* Valkey prints doubles (RESP3 ',' and every sorted-set score) in the
-     * shortest form that reads back as the same double, laid out as %.17g
-     * lays it out: 1.1 prints "1.1" where %.17g, and Redis 7.0, print
-     * "1.1000000000000001" (tests/integration/deliberate_differences.txt).
-     * The fewest significant digits that round-trip are found by trying
-     * 1 to 17; the notation is %.17g's choice, an exponent only when the
-     * decimal exponent is below -4 or at least 17. */
-    int n;
-    if (isnan(v)) {
-        n = snprintf(buf, len, "nan");
-    } else if (isinf(v)) {
-        n = snprintf(buf, len, "%s", v > 0 ? "inf" : "-inf");
-    } else {
-        char tmp[40];
-        int digits = 1;
-        for (; digits < 17; digits++) {
-            snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
-            if (strtod(tmp, NULL) == v) break;
-        }
-        snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
-        int exp10 = atoi(strchr(tmp, 'e') + 1);
-        if (exp10 < -4 || exp10 >= 17)
-            n = snprintf(buf, len, "%s", tmp);
-        else
-            n = snprintf(buf, len, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, v);
+/*@ d-to-string */
+/* Valkey prints doubles (RESP3 ',' and every sorted-set score) in the
+ * shortest form that reads back as the same double, laid out as %.17g
+ * lays it out: 1.1 prints "1.1" where %.17g, and Redis 7.0, print
+ * "1.1000000000000001" (tests/integration/deliberate_differences.txt).
+ * The notation is %.17g's choice: an exponent only when the decimal
+ * exponent is below -4 or at least 17.
+ *
+ * Finding the fewest digits that round-trip takes one try, not up to 17.
+ * Any decimal of at most 15 significant digits reads back as the double
+ * nearest it, and two such decimals are further apart than a double's
+ * rounding interval is wide. So if v's shortest form has k <= 15 digits,
+ * rounding v to 15 digits gives that form padded with zeros: one %.14e,
+ * its trailing zeros dropped, is the answer whenever it reads back. Only
+ * when it does not are 16 and then 17 digits tried. Subnormals, with
+ * fewer bits, are searched from one digit. Integers below 1e17 (most
+ * scores) skip even that: their shortest form is their digits. */
+static size_t d_mantissa(double v, char *digits, int *exp10) {
+    char tmp[40];
+    /* A subnormal has fewer bits than 15 digits need: search from 1. */
+    int sig = fabs(v) < DBL_MIN ? 1 : 15;
+    for (; sig < 17; sig++) {
+        snprintf(tmp, sizeof(tmp), "%.*e", sig - 1, v);
+        if (strtod(tmp, NULL) == v) break;
     }
-    if (n < 0 || (size_t)n >= len) return 0;
-    return (size_t)n;
+    if (sig == 17) snprintf(tmp, sizeof(tmp), "%.16e", v);
+    const char *p = tmp + (tmp[0] == '-');
+    size_t n = 0;
+    for (; *p != 'e'; p++)
+        if (*p != '.') digits[n++] = *p;
+    *exp10 = atoi(p + 1);
+    while (n > 1 && digits[n - 1] == '0') n--; /* only the 15-digit try can end in zeros */
+    return n;
 }
+
+size_t util_d_to_string(char *buf, size_t len, double v) {
+    char out[48];
+    size_t o = 0;
+    if (isnan(v)) {
+        memcpy(out, "nan", 3), o = 3;
+    } else if (isinf(v)) {
+        o = v > 0 ? 3 : 4;
+        memcpy(out, v > 0 ? "inf" : "-inf", o);
+    } else if (v > -1e17 && v < 1e17 && v == (double)(long long)v) { /* the range first: the cast */
+        if (v == 0 && signbit(v)) out[o++] = '-'; /* -0.0 prints "-0", as %.0f does */
+        o += (size_t)snprintf(out + o, sizeof(out) - o, "%lld", (long long)v);
+    } else {
+        char digits[20];
+        int e;
+        size_t k = d_mantissa(v, digits, &e);
+        if (v < 0) out[o++] = '-';
+        if (e < -4 || e >= 17) { /* d[.ddd]e±XX, as %e writes it */
+            out[o++] = digits[0];
+            if (k > 1) out[o++] = '.';
+            for (size_t i = 1; i < k; i++) out[o++] = digits[i];
+            o += (size_t)snprintf(out + o, sizeof(out) - o, "e%c%02d", e < 0 ? '-' : '+', e < 0 ? -e : e);
+        } else if (e < 0) { /* 0.000ddd */
+            out[o++] = '0', out[o++] = '.';
+            for (int i = -1; i > e; i--) out[o++] = '0';
+            for (size_t i = 0; i < k; i++) out[o++] = digits[i];
+        } else { /* ddd[.ddd], zeros filling the integer part */
+            for (size_t i = 0; i <= (size_t)e; i++) out[o++] = i < k ? digits[i] : '0';
+            if (k > (size_t)e + 1) out[o++] = '.';
+            for (size_t i = (size_t)e + 1; i < k; i++) out[o++] = digits[i];
+        }
+    }
+    if (o >= len) return 0;
+    memcpy(buf, out, o);
+    buf[o] = '\0';
+    return o;
+}
+/*@ end */
 
 /*@ parse-memory */
 /* Valkey's memtoull: digits, then an optional unit, case-insensitive:

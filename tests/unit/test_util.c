@@ -10,6 +10,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util.h"
@@ -163,6 +164,74 @@ static void test_d_to_string(void **state) {
     assert_string_equal(buf, "nan");
 }
 
+/* The conversion as it was first written, the plainest statement of what
+ * util_d_to_string must print: try 1 to 17 significant digits, keep the
+ * first that reads back, lay it out as %.17g would. The fast one must
+ * print the same bytes. */
+static void d_to_string_by_search(char *buf, size_t len, double v) {
+    if (isnan(v) || isinf(v)) {
+        snprintf(buf, len, "%s", isnan(v) ? "nan" : v > 0 ? "inf" : "-inf");
+        return;
+    }
+    char tmp[40];
+    int digits = 1;
+    for (; digits < 17; digits++) {
+        snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
+        if (strtod(tmp, NULL) == v) break;
+    }
+    snprintf(tmp, sizeof(tmp), "%.*e", digits - 1, v);
+    int exp10 = atoi(strchr(tmp, 'e') + 1);
+    if (exp10 < -4 || exp10 >= 17)
+        snprintf(buf, len, "%s", tmp);
+    else
+        snprintf(buf, len, "%.*f", digits - 1 - exp10 > 0 ? digits - 1 - exp10 : 0, v);
+}
+
+/* A double from 64 random bits (any finite value, subnormals included),
+ * or, one time in two, a "score-like" one: a short decimal or an integer. */
+static double random_double(uint64_t *x) {
+    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17; /* xorshift64 */
+    uint64_t r = *x;
+    double d;
+    switch (r & 3) {
+    case 0:
+        memcpy(&d, &r, sizeof(d));
+        return isfinite(d) ? d : 1.0;
+    case 1:
+        return (double)(int64_t)(r >> 8) / 1000.0; /* three decimals */
+    case 2:
+        return (double)((int64_t)r >> (r >> 58)); /* an integer of any size */
+    default:
+        return ldexp((double)(r >> 11), (int)((r >> 3) & 127) - 64);
+    }
+}
+
+static void test_d_to_string_round_trips(void **state) {
+    (void)state;
+    char got[64], want[64];
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    /* A million doubles read back exactly; the first 20,000 (the search
+     * costs up to 17 tries each) also print as the search prints them. */
+    for (int i = 0; i < 1000000; i++) {
+        double v = random_double(&x);
+        size_t n = util_d_to_string(got, sizeof(got), v);
+        assert_true(n > 0 && n == strlen(got));
+        if (strtod(got, NULL) != v || signbit(strtod(got, NULL)) != signbit(v))
+            fail_msg("%.17g printed as %s, which reads back as %.17g", v, got, strtod(got, NULL));
+        if (i < 20000) {
+            d_to_string_by_search(want, sizeof(want), v);
+            if (strcmp(got, want) != 0) fail_msg("%.17g printed as %s; the search prints %s", v, got, want);
+        }
+    }
+    const double edges[] = {5e-324, 1e-310, -3.5e-320, 2.225073858507201e-308, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e16, 1e17 - 16,
+                            9007199254740993.0, 1e-4, 9.999999999999999e-5, 0.1, 1e22, 123456789012345678.0};
+    for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
+        util_d_to_string(got, sizeof(got), edges[i]);
+        d_to_string_by_search(want, sizeof(want), edges[i]);
+        assert_string_equal(got, want);
+    }
+}
+
 static void test_parse_memory(void **state) {
     (void)state;
     long long v = -1;
@@ -218,6 +287,7 @@ int main(void) {
         cmocka_unit_test(test_glob_long_star_run),
         cmocka_unit_test(test_ld_to_string),
         cmocka_unit_test(test_d_to_string),
+        cmocka_unit_test(test_d_to_string_round_trips),
         cmocka_unit_test(test_parse_memory),
         cmocka_unit_test(test_clocks),
     };
