@@ -17,6 +17,7 @@
  * lists where the two differ. Scores go out through reply_double: a RESP3
  * double, a bulk string in RESP2.
  */
+#include <assert.h>
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
@@ -308,11 +309,12 @@ typedef struct range_reply {
     const zset *z;
     int withscores;
     void *deferred;
-    long count;
+    long count, known; /* emitted so far; the length given first (-1: deferred) */
 } range_reply;
 
 static void range_begin(range_reply *r, long known) {
     r->count = 0;
+    r->known = known;
     r->deferred = NULL;
     if (known < 0)
         r->deferred = reply_deferred_len(r->c);
@@ -328,6 +330,7 @@ static void range_emit(range_reply *r, const zset_node *n) {
 }
 
 static void range_end(range_reply *r) {
+    assert(r->known < 0 || r->count == r->known); /* a length given first must be the truth */
     if (r->deferred)
         reply_set_deferred_array_len(r->c, r->deferred, r->withscores && r->c->resp == 2 ? r->count * 2 : r->count);
 }
@@ -359,14 +362,31 @@ static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int rever
     return rank >= 0 && rank < len ? zset_by_rank(z, (size_t)rank) : NULL;
 }
 
+/* How many members a by-score or by-lex range's reply holds, from the
+ * ranks of the range's two ends (O(log n) each) less LIMIT's offset, at
+ * most its count (negative: no limit). Knowing it, the reply gives its
+ * length first and its members go to the client's buffer: a deferred
+ * length would send every byte after it to a fresh 16 KB block
+ * (reply.c reply-deferred), one per pipelined request, which the
+ * allocator takes from the kernel and gives back every round. */
+static long range_count(zset *z, zset_node *first, zset_node *last, long long offset, long long limit) {
+    if (!first || !last || offset < 0) return 0;
+    long long a = (long long)zset_node_rank(z, first), b = (long long)zset_node_rank(z, last);
+    long long n = (a > b ? a - b : b - a) + 1 - offset;
+    if (n < 0) n = 0;
+    if (limit >= 0 && n > limit) n = limit;
+    return (long)n;
+}
+
 static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, long long offset, long long limit,
                            int reverse) {
-    range_begin(r, -1);
     if (offset > 0 && offset >= (long long)zset_length(z)) { /* Valkey returns at once */
-        range_end(r);
+        range_begin(r, 0);
         return;
     }
-    zset_node *n = reverse ? zset_last_in_score_range(z, sr) : zset_first_in_score_range(z, sr);
+    zset_node *first = zset_first_in_score_range(z, sr), *last = zset_last_in_score_range(z, sr);
+    range_begin(r, range_count(z, first, last, offset, limit));
+    zset_node *n = reverse ? last : first;
     for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         double s = zset_node_score(z, n);
         if (reverse ? !zset_score_gte_min(s, sr) : !zset_score_lte_max(s, sr)) break;
@@ -377,8 +397,9 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
 
 static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long long offset, long long limit,
                          int reverse) {
-    range_begin(r, -1);
-    zset_node *n = reverse ? zset_last_in_lex_range(z, lr) : zset_first_in_lex_range(z, lr);
+    zset_node *first = zset_first_in_lex_range(z, lr), *last = zset_last_in_lex_range(z, lr);
+    range_begin(r, range_count(z, first, last, offset, limit));
+    zset_node *n = reverse ? last : first;
     for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         size_t len;
         const char *m = zset_node_member(z, n, &len);
