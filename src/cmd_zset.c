@@ -362,6 +362,7 @@ static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int rever
     return rank >= 0 && rank < len ? zset_by_rank(z, (size_t)rank) : NULL;
 }
 
+/*@ range-count */
 /* How many members a by-score or by-lex range's reply holds, from the
  * ranks of the range's two ends (O(log n) each) less LIMIT's offset, at
  * most its count (negative: no limit). Knowing it, the reply gives its
@@ -377,6 +378,7 @@ static long range_count(zset *z, zset_node *first, zset_node *last, long long of
     if (limit >= 0 && n > limit) n = limit;
     return (long)n;
 }
+/*@ end */
 
 static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, long long offset, long long limit,
                            int reverse) {
