@@ -289,17 +289,18 @@ def _drain_replies(s, count):
 
 
 def redis_benchmark(server, test, clients, requests, pipeline, value_size=3,
-                    keyspace=None, timeout=120):
+                    keyspace=None, timeout=120, command=None):
     """One redis-benchmark run against `server`; returns a dict of its CSV
-    figures plus the CPU seconds the server and the client used meanwhile."""
+    figures plus the CPU seconds the server and the client used meanwhile.
+    With command (a list of words), that command is run instead of -t test."""
     pl = placement()
     argv = _taskset(pl.get("client_cpus")) + [
         os.environ.get("REDIS_BENCHMARK", "redis-benchmark"),
         "-h", "127.0.0.1", "-p", str(server.port), "-c", str(clients),
-        "-n", str(requests), "-P", str(pipeline), "-d", str(value_size),
-        "-t", test, "--csv"]
+        "-n", str(requests), "-P", str(pipeline), "-d", str(value_size), "--csv"]
     if keyspace:
-        argv[-3:-3] = ["-r", str(keyspace)]
+        argv += ["-r", str(keyspace)]
+    argv += list(command) if command else ["-t", test]
     srv0 = server.cpu_s()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
@@ -319,6 +320,11 @@ def redis_benchmark(server, test, clients, requests, pipeline, value_size=3,
         row["server_cpu_s"] = round(srv1 - srv0, 3)
     row["argv"] = " ".join(a if a else "''" for a in argv)
     return row
+
+
+def redis_benchmark_cmd(server, words, clients, requests, pipeline, timeout=120):
+    """redis_benchmark running one command given as words."""
+    return redis_benchmark(server, None, clients, requests, pipeline, timeout=timeout, command=words)
 
 
 def parse_csv(text):

@@ -16,7 +16,7 @@ these files by tools/findings.py; nothing here summarises.
 --only      a comma list of: server_vs_redis, write_cost, pipeline_span,
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
-            prefetch_micro, prefetch_e2e, big_values, zset_memory, watermark,
+            prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
             poll_offload, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
@@ -48,7 +48,7 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory", "watermark", "poll_offload"]
+       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload"]
 
 
 def sh(argv, default=""):
@@ -253,6 +253,8 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "big_values.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
                 120 if q else 300)
+    if n == "zset_ranges":
+        return [os.path.join(HERE, "zset_ranges.py")], {}, 150 if q else 420
     if n == "watermark":
         return ([os.path.join(HERE, "watermark.py")], {"MARK_COST_BIN": a.mark_cost_bin}, 120 if q else 330)
     if n == "poll_offload":

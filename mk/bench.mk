@@ -8,7 +8,7 @@
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
-# watermark poll_offload
+# zset_ranges watermark poll_offload
 # server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).

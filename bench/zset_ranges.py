@@ -1,0 +1,168 @@
+#!/usr/bin/env python3
+"""zset_ranges.py — step 8: range queries beside redis-server 7.0, as a new user would try them.
+
+Step 8 benchmark. A sorted set of 1,000 members (scores 0-999) and one of
+1,000 members at score 0 (for lex ranges), in soloist and in Debian's
+redis-server 7.0, each started fresh STARTS times (5; 2 with QUICK):
+range replies have differed from one server start to the next (where the
+reply blocks lie in the heap), so every start is measured and the worst
+one counts. redis-benchmark, 20 clients, P=1 and P=16, each cell run for
+about RUN_S seconds (sized by a short run of its own), the two servers
+alternated cell by cell, the one waiting stopped (SIGSTOP):
+
+  ZRANGE z a b [WITHSCORES]          by rank
+  ZRANGEBYSCORE z a b [WITHSCORES]   by score
+  ZREVRANGE z a b [WITHSCORES]       by rank, from the top
+  ZRANGEBYLEX zl [m.. [m..           by lex (no WITHSCORES in the command)
+
+with ranges of 10, 100 and 1,000 members. Per run: requests per second and
+the server's minor page faults per request (/proc/PID/stat, field 10).
+
+Prints JSON lines: kind=run, and generic finding rows F8.40-F8.49:
+per command, the worst start's ratio soloist / redis-server in each
+cell; the geometric mean over every cell and start; the target (at least
+1.0x in every cell, at least 1.2x geometric mean) met or not; page faults
+per request. Knobs: QUICK=1 (about 1.5 minutes; full about 5), STARTS,
+RUN_S, SOLOIST_BIN, REDIS_BIN.
+
+Valkey anchor: src/t_zset.c at the pinned commit (genericZrangebyscoreCommand
+and its result handler, which give a deferred length); measured, not mirrored.
+"""
+
+import math
+import os
+import socket
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+CLIENTS = 20
+PIPELINES = [1, 16]
+SIZES = [10, 100, 1000]
+COMMANDS = [("ZRANGE", False), ("ZRANGE", True), ("ZRANGEBYSCORE", False), ("ZRANGEBYSCORE", True),
+            ("ZREVRANGE", False), ("ZREVRANGE", True), ("ZRANGEBYLEX", False)]
+
+
+def args_for(cmd, ws, n):
+    """The command's words for a range of n members (from 100, or all)."""
+    lo = 0 if n >= 1000 else 100
+    hi = lo + n - 1
+    if cmd == "ZRANGEBYLEX":
+        words = [cmd, "zl", "[m%04d" % lo, "[m%04d" % hi]
+    else:
+        words = [cmd, "z", str(lo), str(hi)]
+    return words + (["WITHSCORES"] if ws else [])
+
+
+def load(srv):
+    with socket.create_connection(("127.0.0.1", srv.port), timeout=30) as s:
+        out = [bl.resp([b"FLUSHALL"])]
+        out += [bl.resp([b"ZADD", b"z", b"%d" % i, b"m%04d" % i]) for i in range(1000)]
+        out += [bl.resp([b"ZADD", b"zl", b"0", b"m%04d" % i]) for i in range(1000)]
+        s.sendall(b"".join(out))
+        bl._drain_replies(s, len(out))
+
+
+def minflt(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
+def bench_cell(srv, words, p, n):
+    f0 = minflt(srv.proc.pid)
+    row = bl.redis_benchmark_cmd(srv, words, CLIENTS, n, p)
+    return row["rps"], (minflt(srv.proc.pid) - f0) / n
+
+
+def main():
+    bl.install_cleanup()
+    quick = bl.quick()
+    starts = int(os.environ.get("STARTS", 2 if quick else 5))
+    run_s = float(os.environ.get("RUN_S", 0.15 if quick else 0.3))
+    (_, a_bin, a_is), (_, b_bin, _) = bl.servers()
+    lines = []
+    try:
+        for start in range(1, starts + 1):
+            sol = bl.Server("soloist", a_bin, a_is)
+            red = bl.Server("redis", b_bin, "redis-server")
+            for srv in (sol, red):
+                load(srv)
+                srv.pause()
+            for cmd, ws in COMMANDS:
+                for size in SIZES:
+                    words = args_for(cmd, ws, size)
+                    for p in PIPELINES:
+                        for srv in (sol, red) if start % 2 else (red, sol):
+                            with srv.turn():
+                                rps, _ = bench_cell(srv, words, p, CLIENTS * p * 10)
+                                n = bl.calibrate_requests(rps, run_s, CLIENTS, p, floor=CLIENTS * p * 4)
+                                rps, faults = bench_cell(srv, words, p, n)
+                            ln = {"kind": "run", "bench": "zset_ranges", "server": srv.really, "start": start,
+                                  "command": cmd, "withscores": ws, "members": size, "pipeline": p,
+                                  "clients": CLIENTS, "requests": n, "rps": rps,
+                                  "faults_per_req": round(faults, 4), "quick": quick, **bl.placement()}
+                            bl.emit(ln)
+                            lines.append(ln)
+            sol.stop()
+            red.stop()
+        findings(lines, starts, quick)
+    finally:
+        bl.stop_all()
+    return 0
+
+
+def findings(lines, starts, quick):
+    cmd_line = "make findings BENCH=zset_ranges" + (" QUICK=1" if quick else "")
+    cfg = {"clients": CLIENTS, "starts": starts, "set": "1,000 members, scores 0-999", "quick": quick,
+           "peer": "redis-server 7.0"}
+
+    def rps(server, cmd, ws, size, p, start):
+        got = [ln["rps"] for ln in lines if ln["server"] == server and ln["command"] == cmd
+               and ln["withscores"] == ws and ln["members"] == size and ln["pipeline"] == p
+               and ln["start"] == start]
+        return got[0] if got else None
+
+    all_ratios, worst_cells = [], []
+    rid = 40
+    for cmd, ws in COMMANDS:
+        cells = []
+        for size in SIZES:
+            for p in PIPELINES:
+                ratios = []
+                for st in range(1, starts + 1):
+                    a, b = rps("soloist", cmd, ws, size, p, st), rps("redis-server", cmd, ws, size, p, st)
+                    if a and b:
+                        ratios.append(a / b)
+                all_ratios += ratios
+                if ratios:
+                    cells.append("%d P=%d %.2f×" % (size, p, min(ratios)))
+                    worst_cells.append(min(ratios))
+        name = cmd + (" WITHSCORES" if ws else "")
+        bl.emit({"finding": True, "id": "F8.%d" % rid, "command": cmd_line, "config": dict(cfg, query=name),
+                 "claim": "%s rps, soloist / redis-server 7.0, the worst of %d fresh starts, by members in the "
+                          "range and pipeline depth" % (name, starts),
+                 "figure": "lowest %.2f×: %s" % (min(float(c.split()[-1][:-1]) for c in cells), ", ".join(cells))})
+        rid += 1
+    gm = math.exp(sum(math.log(r) for r in all_ratios) / len(all_ratios)) if all_ratios else 0
+    bl.emit({"finding": True, "id": "F8.47", "command": cmd_line, "config": cfg,
+             "claim": "range queries, soloist / redis-server 7.0: geometric mean over every cell and start, "
+                      "and the lowest cell",
+             "figure": "geometric mean %.2f×; lowest cell %.2f×" % (gm, min(worst_cells) if worst_cells else 0)})
+    met = worst_cells and min(worst_cells) >= 1.0 and gm >= 1.2
+    bl.emit({"finding": True, "id": "F8.48", "command": cmd_line, "config": cfg,
+             "claim": "target: at least 1.0× redis-server 7.0 in every cell (worst start) and at least 1.2× "
+                      "geometric mean",
+             "figure": "%s (lowest cell %.2f×, geometric mean %.2f×)" % (
+                 "met" if met else "not met", min(worst_cells) if worst_cells else 0, gm)})
+    faults = {s: [ln["faults_per_req"] for ln in lines if ln["server"] == s and ln["pipeline"] == 16]
+              for s in ("soloist", "redis-server")}
+    bl.emit({"finding": True, "id": "F8.49", "command": cmd_line, "config": dict(cfg, pipeline=16),
+             "claim": "minor page faults per request at P=16, the most of any cell and start: soloist / "
+                      "redis-server 7.0",
+             "figure": "%.4f / %.4f faults per request" % (max(faults["soloist"] or [0]),
+                                                           max(faults["redis-server"] or [0]))})
+
+
+if __name__ == "__main__":
+    sys.exit(main())
