@@ -134,6 +134,19 @@ static void link_block(client *c, reply_block *b) {
     c->reply_blocks++;
 }
 
+/* A plain block with room for size bytes, empty and unlinked: every kind
+ * of block starts here (a reference block then sets its ref, header and
+ * output length). */
+static reply_block *block_new(size_t size) {
+    reply_block *b = zmalloc(sizeof(*b) + size);
+    b->next = NULL;
+    b->ref = NULL;
+    b->hdr_len = 0;
+    b->size = size;
+    b->used = 0;
+    return b;
+}
+
 static void append_to_list(client *c, const char *s, size_t len) {
     reply_block *tail = c->reply_tail;
     /* A full tail is not touched at all, not even by `used += 0`: a worker
@@ -149,14 +162,9 @@ static void append_to_list(client *c, const char *s, size_t len) {
         len -= n;
     }
     if (len) {
-        size_t size = len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len;
-        reply_block *b = zmalloc(sizeof(*b) + size);
-        b->next = NULL;
-        b->ref = NULL;
-        b->hdr_len = 0;
-        b->size = size;
-        b->used = len;
+        reply_block *b = block_new(len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len);
         memcpy(b->buf, s, len);
+        b->used = len;
         link_block(c, b);
     }
 }
@@ -282,10 +290,9 @@ static int reply_by_reference(const client *c, const obj *o) {
 static void append_reference(client *c, obj *o) {
     char hdr[REPLY_HEADER_MAX];
     size_t hlen = header_format(hdr, '$', (long long)o->len);
-    reply_block *b = zmalloc(sizeof(*b) + hlen + 2);
+    reply_block *b = block_new(hlen + 2);
     memcpy(b->buf, hdr, hlen);
     memcpy(b->buf + hlen, "\r\n", 2);
-    b->next = NULL;
     b->ref = o;
     /*@ exercise: ref-take */
     obj_incr_ref(o); /* main's; dropped by reply_block_free once the block is written */
@@ -413,12 +420,7 @@ void reply_subcommand_syntax_error(client *c) {
 void *reply_deferred_len(client *c) {
     if (c->flags & CLIENT_DROPS_REPLIES) return NULL;
     client_queue_pending_write(c);
-    reply_block *b = zmalloc(sizeof(*b) + REPLY_HEADER_MAX);
-    b->next = NULL;
-    b->ref = NULL;
-    b->hdr_len = 0;
-    b->size = REPLY_HEADER_MAX;
-    b->used = 0;
+    reply_block *b = block_new(REPLY_HEADER_MAX);
     link_block(c, b);
     /* Force the next bytes into a fresh block after the placeholder. */
     b->size = 0;
