@@ -336,6 +336,25 @@ static void zsl_init(zskiplist *zsl, int layout) {
     zsl->level = 1;
 }
 
+/* Walks down to the last node, at every level, for which before() holds;
+ * the header where none does. update[i] / rank[i] (when non-NULL) get
+ * that node and its rank per level. zset_dense.c's descend is the same
+ * walk over leaves. */
+static zset_node *zsl_descend(const zskiplist *zsl, zset_pred before, const void *arg, zset_node **update,
+                              size_t *rank) {
+    zset_node *n = zsl->header;
+    size_t r = 0;
+    for (int i = zsl->level - 1; i >= 0; i--) {
+        while (n->level[i].forward && before(n->level[i].forward, arg)) {
+            r += n->level[i].span;
+            n = n->level[i].forward;
+        }
+        if (update) update[i] = n;
+        if (rank) rank[i] = r;
+    }
+    return n;
+}
+
 /*@ zsl-insert */
 /* Links x, whose (score, member) is not in the list yet. rank[i] is the
  * rank of update[i], the last node at level i that sorts before x. */
@@ -667,103 +686,76 @@ int zset_lex_lte_max(const char *m, size_t len, const zset_lex_range *r) {
     return r->max.kind == ZLEX_EXCLUSIVE ? c < 0 : c <= 0;
 }
 
-/* 1 when some part of the list may fall inside the range: the range is
- * not empty, and it overlaps [first, last]. */
-static int score_range_empty(const zset_score_range *r) {
-    return r->min > r->max || (r->min == r->max && (r->minex || r->maxex));
-}
+/* Every range is searched the same way in both layouts, through two
+ * predicates on a position, each true on a prefix of the order: below
+ * (the position sorts before the range's start) and within (it does not
+ * pass the range's end). The first position in the range is the first
+ * one not below, if it is within; the last is the last one within, if it
+ * is not below. An empty range (min above max) needs no test of its own:
+ * the first position not below it is past its end. */
+typedef struct range_kind {
+    zset_pred below, within;
+} range_kind;
 
-static int score_range_overlaps(const zskiplist *zsl, const zset_score_range *r) {
-    if (score_range_empty(r)) return 0;
-    const zset_node *first = zsl->header->level[0].forward;
-    return zsl->tail && zset_score_gte_min(zsl->tail->score, r) && zset_score_lte_max(first->score, r);
-}
+/* What the predicates are given: the set, to read a position in its
+ * layout, and the range. */
+typedef struct range_arg {
+    const zset *z;
+    const range_kind *kind;
+    const void *r; /* a zset_score_range or a zset_lex_range */
+} range_arg;
 
-/* Orders two bounds: -inf < any string < +inf, strings by member_cmp. */
-static int lex_bound_cmp(const zset_lex_bound *a, const zset_lex_bound *b) {
-    int ra = a->kind == ZLEX_MINUS_INF ? -1 : a->kind == ZLEX_PLUS_INF ? 1 : 0;
-    int rb = b->kind == ZLEX_MINUS_INF ? -1 : b->kind == ZLEX_PLUS_INF ? 1 : 0;
-    if (ra != rb || ra != 0) return ra - rb;
-    return member_cmp(a->ptr, a->len, b->ptr, b->len);
+static int below_score_min(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
+    return !zset_score_gte_min(zset_node_score(a->z, n), a->r);
 }
-
-static int lex_range_empty(const zset_lex_range *r) {
-    int c = lex_bound_cmp(&r->min, &r->max);
-    return c > 0 || (c == 0 && (r->min.kind == ZLEX_EXCLUSIVE || r->max.kind == ZLEX_EXCLUSIVE));
+static int within_score_max(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
+    return zset_score_lte_max(zset_node_score(a->z, n), a->r);
 }
-
-static int lex_range_overlaps(const zskiplist *zsl, const zset_lex_range *r) {
-    if (lex_range_empty(r)) return 0;
-    const zset_node *first = zsl->header->level[0].forward;
-    return zsl->tail && node_lex_gte_min(zsl, zsl->tail, r) && node_lex_lte_max(zsl, first, r);
-}
-
-/* The dense layout finds ranges through predicates on its positions:
- * "sorts before the range's start" and "does not pass its end". */
-static int dense_below_min(const zset_node *n, const void *r) { return !zset_score_gte_min(dense_node_score(n), r); }
-static int dense_within_max(const zset_node *n, const void *r) { return zset_score_lte_max(dense_node_score(n), r); }
-static int dense_below_lex_min(const zset_node *n, const void *r) {
+static int below_lex_min(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
     size_t len;
-    const char *m = dense_node_member(n, &len);
-    return !zset_lex_gte_min(m, len, r);
+    const char *m = zset_node_member(a->z, n, &len);
+    return !zset_lex_gte_min(m, len, a->r);
 }
-static int dense_within_lex_max(const zset_node *n, const void *r) {
+static int within_lex_max(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
     size_t len;
-    const char *m = dense_node_member(n, &len);
-    return zset_lex_lte_max(m, len, r);
+    const char *m = zset_node_member(a->z, n, &len);
+    return zset_lex_lte_max(m, len, a->r);
+}
+
+static const range_kind score_kind = {below_score_min, within_score_max};
+static const range_kind lex_kind = {below_lex_min, within_lex_max};
+
+static zset_node *first_in_range(const zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    zset_node *n = z->layout == ZSET_LAYOUT_DENSE ? dense_first_not(z->dense, kind->below, &a)
+                                                  : zsl_descend(&z->zsl, kind->below, &a, NULL, NULL)->level[0].forward;
+    return n && kind->within(n, &a) ? n : NULL;
+}
+
+static zset_node *last_in_range(const zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    zset_node *n;
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        n = dense_last_where(z->dense, kind->within, &a);
+    } else {
+        n = zsl_descend(&z->zsl, kind->within, &a, NULL, NULL);
+        if (n == z->zsl.header) n = NULL;
+    }
+    return n && !kind->below(n, &a) ? n : NULL;
 }
 
 zset_node *zset_first_in_score_range(const zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = score_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_min, r);
-        return n && zset_score_lte_max(dense_node_score(n), r) ? n : NULL;
-    }
-    if (!score_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !zset_score_gte_min(n->level[i].forward->score, r)) n = n->level[i].forward;
-    n = n->level[0].forward; /* not NULL: the range overlaps the list */
-    return zset_score_lte_max(n->score, r) ? n : NULL;
+    return first_in_range(z, &score_kind, r);
 }
-
 zset_node *zset_last_in_score_range(const zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = score_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_max, r);
-        return n && zset_score_gte_min(dense_node_score(n), r) ? n : NULL;
-    }
-    if (!score_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && zset_score_lte_max(n->level[i].forward->score, r)) n = n->level[i].forward;
-    return n != z->zsl.header && zset_score_gte_min(n->score, r) ? n : NULL;
+    return last_in_range(z, &score_kind, r);
 }
-
-zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = lex_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_lex_min, r);
-        return n && dense_within_lex_max(n, r) ? n : NULL;
-    }
-    const zskiplist *zsl = &z->zsl;
-    if (!lex_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-    n = n->level[0].forward;
-    return node_lex_lte_max(zsl, n, r) ? n : NULL;
-}
-
-zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = lex_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_lex_max, r);
-        return n && !dense_below_lex_min(n, r) ? n : NULL;
-    }
-    const zskiplist *zsl = &z->zsl;
-    if (!lex_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && node_lex_lte_max(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-    return n != z->zsl.header && node_lex_gte_min(zsl, n, r) ? n : NULL;
-}
+zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) { return first_in_range(z, &lex_kind, r); }
+zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) { return last_in_range(z, &lex_kind, r); }
 
 /* Removes x (found with update[]) from both structures and frees it. */
 static void delete_found(zset *z, zset_node *x, zset_node **update) {

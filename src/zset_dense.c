@@ -341,7 +341,7 @@ size_t dense_length(const dense *d) { return d->length; }
 /* Walks down to the last leaf, at every level, whose first member is
  * before(); the header where none is. update[i] / rank[i] (when non-NULL)
  * get that leaf and its rank per level. */
-static leaf *descend(const dense *d, dense_pred before, const void *arg, leaf **update, size_t *rank) {
+static leaf *descend(const dense *d, zset_pred before, const void *arg, leaf **update, size_t *rank) {
     leaf *x = d->header;
     size_t r = 0;
     for (int i = d->level - 1; i >= 0; i--) {
@@ -615,7 +615,7 @@ size_t dense_node_rank(const dense *d, const zset_node *n) {
     return rank[0] + (size_t)tag_num(n) - 1;
 }
 
-zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg) {
+zset_node *dense_first_not(const dense *d, zset_pred before, const void *arg) {
     leaf *l = descend(d, before, arg, NULL, NULL);
     if (l == d->header) return dense_first(d);
     int lo = 0, hi = l->n; /* l's first member is before(): the answer is past it */
@@ -630,7 +630,7 @@ zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg) {
     return l->level[0].forward ? tag(l->level[0].forward, 0) : NULL;
 }
 
-zset_node *dense_last_where(const dense *d, dense_pred before, const void *arg) {
+zset_node *dense_last_where(const dense *d, zset_pred before, const void *arg) {
     leaf *l = descend(d, before, arg, NULL, NULL);
     if (l == d->header) return NULL;
     zset_node *n = dense_first_not(d, before, arg);

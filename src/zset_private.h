@@ -58,6 +58,11 @@ static inline int zset_member_cmp(const char *a, size_t alen, const char *b, siz
         }                                                                                                              \
     } while (0)
 
+/* A predicate on a position, as both layouts' searches take it: it must
+ * be monotonic along the order, true on a prefix and false after. A
+ * search walks down to the last position for which it holds. */
+typedef int (*zset_pred)(const zset_node *n, const void *arg);
+
 /* --- The dense layout (zset_dense.c) ------------------------------------------
  * Same meaning as the zset_* function of the same name; a position is a
  * zset_node * handle only zset_dense.c can read. */
@@ -78,11 +83,10 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len);
 double dense_node_score(const zset_node *n);
 const char *dense_node_member(const zset_node *n, size_t *len);
 /* The first node for which before(node) is false (NULL: none), and the
- * last node for which before(node) is true (NULL: none). before must be
- * monotonic along the order: true on a prefix, false after. */
-typedef int (*dense_pred)(const zset_node *n, const void *arg);
-zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg);
-zset_node *dense_last_where(const dense *d, dense_pred before, const void *arg);
+ * last node for which before(node) is true (NULL: none). before is a
+ * zset_pred. */
+zset_node *dense_first_not(const dense *d, zset_pred before, const void *arg);
+zset_node *dense_last_where(const dense *d, zset_pred before, const void *arg);
 zset_node *dense_random(dense *d);
 size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata);
 int dense_verify(dense *d);
