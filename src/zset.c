@@ -299,18 +299,6 @@ static int node_member_cmp(const zskiplist *zsl, const zset_node *n, const char 
     return member_cmp(m, nlen, member, len);
 }
 
-static int node_lex_gte_min(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
-    size_t len;
-    const char *m = member_of(zsl, n, &len);
-    return zset_lex_gte_min(m, len, r);
-}
-
-static int node_lex_lte_max(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
-    size_t len;
-    const char *m = member_of(zsl, n, &len);
-    return zset_lex_lte_max(m, len, r);
-}
-
 /* 1 when node n sorts before (score, member). */
 static int node_before(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
     return n->score < score || (n->score == score && node_member_cmp(zsl, n, member, len) < 0);
@@ -764,73 +752,58 @@ static void delete_found(zset *z, zset_node *x, zset_node **update) {
     node_free(z->layout, x);
 }
 
-/* The dense layout removes a range one member at a time, each found
- * again from the top: O(log n) per member. */
-static size_t dense_delete_while(zset *z, zset_node *(*first)(const zset *, const void *), const void *r) {
+/* Removes, from n on, the nodes for which within() holds (every node when
+ * within is NULL), at most `most` of them; update[] is from the search
+ * that stopped just before n, and stays right as the loop goes: every
+ * node removed sits just after it. */
+static size_t zsl_delete_run(zset *z, zset_node *n, zset_node **update, zset_pred within, const void *arg,
+                             size_t most) {
     size_t removed = 0;
-    for (zset_node *n; (n = first(z, r)); removed++) {
+    for (; n && removed < most && (!within || within(n, arg)); removed++) {
+        zset_node *next = n->level[0].forward;
+        delete_found(z, n, update);
+        n = next;
+    }
+    return removed;
+}
+
+/* The dense layout removes a run one member at a time, each found again
+ * from the top by next(): O(log n) per member. */
+static size_t dense_delete_run(zset *z, zset_node *(*next)(const zset *, const void *), const void *arg, size_t most) {
+    size_t removed = 0;
+    for (zset_node *n; removed < most && (n = next(z, arg)); removed++) {
         size_t len;
         const char *m = dense_node_member(n, &len);
         dense_delete(z->dense, m, len);
     }
     return removed;
 }
-static zset_node *first_in_score(const zset *z, const void *r) { return zset_first_in_score_range(z, r); }
-static zset_node *first_in_lex(const zset *z, const void *r) { return zset_first_in_lex_range(z, r); }
 
-size_t zset_delete_score_range(zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_score, r);
-    zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
-    size_t removed = 0;
-    for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !zset_score_gte_min(n->level[i].forward->score, r)) n = n->level[i].forward;
-        update[i] = n;
-    }
-    /* update[] stays right as we go: every node removed sits just after it. */
-    for (n = n->level[0].forward; n && zset_score_lte_max(n->score, r); removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+static zset_node *first_of_range(const zset *z, const void *arg) {
+    const range_arg *a = arg;
+    return first_in_range(z, a->kind, a->r);
 }
 
-size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_lex, r);
-    const zskiplist *zsl = &z->zsl;
-    zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
-    size_t removed = 0;
-    for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-        update[i] = n;
-    }
-    for (n = n->level[0].forward; n && node_lex_lte_max(zsl, n, r); removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+static size_t delete_range(zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, first_of_range, &a, SIZE_MAX);
+    zset_node *update[ZSL_MAX_LEVEL];
+    zset_node *n = zsl_descend(&z->zsl, kind->below, &a, update, NULL)->level[0].forward;
+    return zsl_delete_run(z, n, update, kind->within, &a, SIZE_MAX);
 }
+
+size_t zset_delete_score_range(zset *z, const zset_score_range *r) { return delete_range(z, &score_kind, r); }
+size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) { return delete_range(z, &lex_kind, r); }
+
+/* The member at rank *start, which every removal moves up to it. */
+static zset_node *at_start(const zset *z, const void *start) { return dense_by_rank(z->dense, *(const size_t *)start); }
 
 size_t zset_delete_rank_range(zset *z, size_t start, size_t end) {
-    zset_node *update[ZSL_MAX_LEVEL];
-    size_t removed = 0;
     if (start > end || start >= zset_length(z)) return 0;
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        for (zset_node *n; removed <= end - start && (n = dense_by_rank(z->dense, start)); removed++) {
-            size_t len;
-            const char *m = dense_node_member(n, &len);
-            dense_delete(z->dense, m, len);
-        }
-        return removed;
-    }
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, at_start, &start, end - start + 1);
+    zset_node *update[ZSL_MAX_LEVEL];
     zset_node *n = zsl_at_rank(&z->zsl, start + 1, update);
-    for (size_t r = start; n && r <= end; r++, removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+    return zsl_delete_run(z, n, update, NULL, NULL, end - start + 1);
 }
 
 /* ---- random members and scans ------------------------------------------------------------- */
