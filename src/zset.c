@@ -293,15 +293,36 @@ static void index_remove(zset *z, const zset_node *n) {
 
 #define member_cmp zset_member_cmp
 
-static int node_member_cmp(const zskiplist *zsl, const zset_node *n, const char *member, size_t len) {
+/* Orders node n against (score, member): below, at or above 0. */
+static int node_cmp(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
+    if (n->score != score) return n->score < score ? -1 : 1;
     size_t nlen;
     const char *m = member_of(zsl, n, &nlen);
     return member_cmp(m, nlen, member, len);
 }
 
-/* 1 when node n sorts before (score, member). */
-static int node_before(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
-    return n->score < score || (n->score == score && node_member_cmp(zsl, n, member, len) < 0);
+/* A (score, member) key as a search's predicate (zset_pred): key_before
+ * holds for the nodes that sort before the key, and with or_equal for
+ * the key's own node too (zset_dense.c's key_arg, over leaves). */
+typedef struct key_arg {
+    const zskiplist *zsl;
+    double score;
+    const char *member;
+    size_t len;
+    int or_equal;
+} key_arg;
+
+static int key_before(const zset_node *n, const void *arg) {
+    const key_arg *k = arg;
+    int c = node_cmp(k->zsl, n, k->score, k->member, k->len);
+    return c < 0 || (k->or_equal && c == 0);
+}
+
+/* The key of node x, which is in the list or about to be. */
+static key_arg node_key(const zskiplist *zsl, const zset_node *x, int or_equal) {
+    key_arg k = {zsl, x->score, NULL, 0, or_equal};
+    k.member = member_of(zsl, x, &k.len);
+    return k;
 }
 
 /* ---- the skiplist ---------------------------------------------------------------- */
@@ -347,17 +368,10 @@ static zset_node *zsl_descend(const zskiplist *zsl, zset_pred before, const void
 /* Links x, whose (score, member) is not in the list yet. rank[i] is the
  * rank of update[i], the last node at level i that sorts before x. */
 static void zsl_insert_node(zskiplist *zsl, zset_node *x) {
-    zset_node *update[ZSL_MAX_LEVEL], *n = zsl->header;
-    size_t rank[ZSL_MAX_LEVEL], xlen;
-    const char *xm = member_of(zsl, x, &xlen);
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        rank[i] = i == zsl->level - 1 ? 0 : rank[i + 1];
-        while (n->level[i].forward && node_before(zsl, n->level[i].forward, x->score, xm, xlen)) {
-            rank[i] += n->level[i].span;
-            n = n->level[i].forward;
-        }
-        update[i] = n;
-    }
+    zset_node *update[ZSL_MAX_LEVEL];
+    size_t rank[ZSL_MAX_LEVEL];
+    key_arg k = node_key(zsl, x, 0);
+    zsl_descend(zsl, key_before, &k, update, rank);
     if (x->height > zsl->level) { /* new levels start at the header and span the whole list */
         for (int i = zsl->level; i < x->height; i++) {
             rank[i] = 0;
@@ -402,24 +416,11 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
     zsl->length--;
 }
 
-/* Fills update[] for (score, member): at each level the last node that
- * sorts before it. Returns the level-0 successor of update[0]. */
-static zset_node *zsl_search(zskiplist *zsl, double score, const char *member, size_t len, zset_node **update) {
-    zset_node *n = zsl->header;
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward && node_before(zsl, n->level[i].forward, score, member, len))
-            n = n->level[i].forward;
-        update[i] = n;
-    }
-    return n->level[0].forward;
-}
-
 /* Unlinks node x (which is in the list) without freeing it. */
 static void zsl_remove(zskiplist *zsl, zset_node *x) {
     zset_node *update[ZSL_MAX_LEVEL];
-    size_t len;
-    const char *m = member_of(zsl, x, &len);
-    zsl_search(zsl, x->score, m, len, update);
+    key_arg k = node_key(zsl, x, 0);
+    zsl_descend(zsl, key_before, &k, update, NULL);
     zsl_unlink(zsl, x, update);
 }
 
@@ -438,22 +439,6 @@ static void zsl_update_score(zskiplist *zsl, zset_node *x, double newscore) {
     zsl_insert_node(zsl, x);
 }
 /*@ end */
-
-/* 1-based rank of (score, member), 0 when it is not in the list. */
-static size_t zsl_rank(const zskiplist *zsl, double score, const char *member, size_t len) {
-    const zset_node *n = zsl->header;
-    size_t rank = 0;
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward &&
-               (node_before(zsl, n->level[i].forward, score, member, len) ||
-                (n->level[i].forward->score == score && node_member_cmp(zsl, n->level[i].forward, member, len) == 0))) {
-            rank += n->level[i].span;
-            n = n->level[i].forward;
-        }
-        if (n != zsl->header && n->score == score && node_member_cmp(zsl, n, member, len) == 0) return rank;
-    }
-    return 0;
-}
 
 /* The node at 1-based rank, with update[] filled for it when non-NULL. */
 static zset_node *zsl_at_rank(const zskiplist *zsl, size_t rank, zset_node **update) {
@@ -646,9 +631,10 @@ zset_node *zset_by_rank(const zset *z, size_t rank) {
 
 size_t zset_node_rank(const zset *z, const zset_node *n) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_node_rank(z->dense, n);
-    size_t len;
-    const char *m = member_of(&z->zsl, n, &len);
-    return zsl_rank(&z->zsl, n->score, m, len) - 1;
+    key_arg k = node_key(&z->zsl, n, 1);
+    size_t rank[ZSL_MAX_LEVEL];
+    zsl_descend(&z->zsl, key_before, &k, NULL, rank); /* stops on n: the last node at or before its key */
+    return rank[0] - 1;
 }
 
 /* ---- ranges ----------------------------------------------------------------------------- */
@@ -849,7 +835,7 @@ int zset_verify(zset *z) {
         ZSET_VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
         size_t len;
         const char *m = member_of(zsl, n, &len);
-        ZSET_VERIFY(!prev || node_before(zsl, prev, n->score, m, len), "node %zu: out of order", count);
+        ZSET_VERIFY(!prev || node_cmp(zsl, prev, n->score, m, len) < 0, "node %zu: out of order", count);
         ZSET_VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
         ZSET_VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
                     zsl->level);
