@@ -12,7 +12,7 @@
  *
  * The skiplist is a sorted linked list (level 0) with express lanes above
  * it. Each node is given a height at birth — 1, and one more with
- * probability 1/4 each time, at most ZSL_MAX_LEVEL — and is linked at
+ * probability 1/4 each time, at most ZSET_MAX_LEVEL — and is linked at
  * every level below its height. Level i links each node to the next node
  * that is at least i+1 high, so a search starts at the top level of the
  * header (a node with no member and every level) and drops a level each
@@ -63,9 +63,6 @@
 #include "hashtable.h"
 #include "zmalloc.h"
 #include "zset_private.h"
-
-#define ZSL_MAX_LEVEL 32 /* enough for 2^64 members at p = 1/4 */
-#define ZSL_P 0.25
 
 struct zset_level {
     zset_node *forward;
@@ -327,16 +324,17 @@ static key_arg node_key(const zskiplist *zsl, const zset_node *x, int or_equal) 
 
 /* ---- the skiplist ---------------------------------------------------------------- */
 
-static int random_level(void) {
+/* Both layouts' skiplists draw their heights here (zset_private.h). */
+int zset_random_level(void) {
     int level = 1;
-    while (level < ZSL_MAX_LEVEL && (random() & 0xFFFF) < (long)(ZSL_P * 0xFFFF)) level++;
+    while (level < ZSET_MAX_LEVEL && (random() & 0xFFFF) < (long)(ZSET_P * 0xFFFF)) level++;
     return level;
 }
 
 static void zsl_init(zskiplist *zsl, int layout) {
     zsl->layout = layout;
-    zsl->header = node_alloc(layout, ZSL_MAX_LEVEL, 0, NULL, 0);
-    for (int i = 0; i < ZSL_MAX_LEVEL; i++) {
+    zsl->header = node_alloc(layout, ZSET_MAX_LEVEL, 0, NULL, 0);
+    for (int i = 0; i < ZSET_MAX_LEVEL; i++) {
         zsl->header->level[i].forward = NULL;
         zsl->header->level[i].span = 0;
     }
@@ -368,8 +366,8 @@ static zset_node *zsl_descend(const zskiplist *zsl, zset_pred before, const void
 /* Links x, whose (score, member) is not in the list yet. rank[i] is the
  * rank of update[i], the last node at level i that sorts before x. */
 static void zsl_insert_node(zskiplist *zsl, zset_node *x) {
-    zset_node *update[ZSL_MAX_LEVEL];
-    size_t rank[ZSL_MAX_LEVEL];
+    zset_node *update[ZSET_MAX_LEVEL];
+    size_t rank[ZSET_MAX_LEVEL];
     key_arg k = node_key(zsl, x, 0);
     zsl_descend(zsl, key_before, &k, update, rank);
     if (x->height > zsl->level) { /* new levels start at the header and span the whole list */
@@ -418,7 +416,7 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
 
 /* Unlinks node x (which is in the list) without freeing it. */
 static void zsl_remove(zskiplist *zsl, zset_node *x) {
-    zset_node *update[ZSL_MAX_LEVEL];
+    zset_node *update[ZSET_MAX_LEVEL];
     key_arg k = node_key(zsl, x, 0);
     zsl_descend(zsl, key_before, &k, update, NULL);
     zsl_unlink(zsl, x, update);
@@ -493,7 +491,7 @@ static void insert_new(zset *z, double score, const char *member, size_t len) {
         dense_insert(z->dense, score, member, len);
         return;
     }
-    zset_node *n = node_alloc(z->layout, random_level(), score, member, len);
+    zset_node *n = node_alloc(z->layout, zset_random_level(), score, member, len);
     zsl_insert_node(&z->zsl, n);
     index_add(z, n);
 }
@@ -632,7 +630,7 @@ zset_node *zset_by_rank(const zset *z, size_t rank) {
 size_t zset_node_rank(const zset *z, const zset_node *n) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_node_rank(z->dense, n);
     key_arg k = node_key(&z->zsl, n, 1);
-    size_t rank[ZSL_MAX_LEVEL];
+    size_t rank[ZSET_MAX_LEVEL];
     zsl_descend(&z->zsl, key_before, &k, NULL, rank); /* stops on n: the last node at or before its key */
     return rank[0] - 1;
 }
@@ -773,7 +771,7 @@ static zset_node *first_of_range(const zset *z, const void *arg) {
 static size_t delete_range(zset *z, const range_kind *kind, const void *r) {
     range_arg a = {z, kind, r};
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, first_of_range, &a, SIZE_MAX);
-    zset_node *update[ZSL_MAX_LEVEL];
+    zset_node *update[ZSET_MAX_LEVEL];
     zset_node *n = zsl_descend(&z->zsl, kind->below, &a, update, NULL)->level[0].forward;
     return zsl_delete_run(z, n, update, kind->within, &a, SIZE_MAX);
 }
@@ -787,7 +785,7 @@ static zset_node *at_start(const zset *z, const void *start) { return dense_by_r
 size_t zset_delete_rank_range(zset *z, size_t start, size_t end) {
     if (start > end || start >= zset_length(z)) return 0;
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, at_start, &start, end - start + 1);
-    zset_node *update[ZSL_MAX_LEVEL];
+    zset_node *update[ZSET_MAX_LEVEL];
     zset_node *n = zsl_at_rank(&z->zsl, start + 1, update);
     return zsl_delete_run(z, n, update, NULL, NULL, end - start + 1);
 }
@@ -823,7 +821,7 @@ size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
 int zset_verify(zset *z) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_verify(z->dense);
     const zskiplist *zsl = &z->zsl;
-    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
+    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSET_MAX_LEVEL, "level %d out of bounds", zsl->level);
     ZSET_VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
                 zsl->length);
     /* Level 0: order, backward pointers, tail, length, heights, the index. */

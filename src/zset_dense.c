@@ -63,8 +63,6 @@
 
 #define DENSE_FANOUT 64       /* members per leaf at most: slots fit a uint64_t */
 #define DENSE_HEAP_SPLIT 2048 /* member bytes a leaf of several members stays under */
-#define DENSE_MAX_LEVEL 32
-#define DENSE_P 0.25
 #define TAG_SHIFT 56
 #define ADDR_MASK ((UINT64_C(1) << TAG_SHIFT) - 1)
 
@@ -309,15 +307,9 @@ static int lower_bound(const leaf *l, double score, const char *member, size_t l
 
 /* ---- the skiplist of leaves ---------------------------------------------------------------------- */
 
-static int random_level(void) {
-    int level = 1;
-    while (level < DENSE_MAX_LEVEL && (random() & 0xFFFF) < (long)(DENSE_P * 0xFFFF)) level++;
-    return level;
-}
-
 dense *dense_create(void) {
     dense *d = zmalloc(sizeof(*d));
-    d->header = leaf_new(DENSE_MAX_LEVEL);
+    d->header = leaf_new(ZSET_MAX_LEVEL);
     d->header->level[0].span = 1;
     d->tail = NULL;
     d->length = 0;
@@ -408,7 +400,7 @@ static void link_leaf(dense *d, leaf *c, leaf *after, size_t r_after, size_t rc,
 /* Moves l's members from position mid on into a new leaf linked after l,
  * re-pointing their index entries. */
 static void split(dense *d, leaf *l, size_t rl, int mid, leaf **update, size_t *rank) {
-    leaf *c = leaf_new(random_level());
+    leaf *c = leaf_new(zset_random_level());
     link_leaf(d, c, l, rl, rl + (size_t)mid, update, rank);
     for (int i = mid; i < l->n; i++) {
         entry e;
@@ -431,8 +423,8 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
     entry_encode(bytes, score, member, len);
     key_arg k = {score, member, len, 0};
     for (;;) {
-        leaf *update[DENSE_MAX_LEVEL];
-        size_t rank[DENSE_MAX_LEVEL];
+        leaf *update[ZSET_MAX_LEVEL];
+        size_t rank[ZSET_MAX_LEVEL];
         leaf *l = descend(d, key_before, &k, update, rank), *prev = NULL;
         size_t rl = rank[0];
         if (l == d->header && l->level[0].forward) { /* before every member: the first leaf's front */
@@ -446,7 +438,7 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
              * leaf (it starts a leaf of its own, so members added in
              * order fill every leaf), or after a leaf whose one member
              * fills it by bytes. */
-            leaf *c = leaf_new(random_level());
+            leaf *c = leaf_new(zset_random_level());
             link_leaf(d, c, l, rl, l == d->header ? 1 : rl + l->n, update, rank);
             prev = l;
             l = c;
@@ -499,7 +491,7 @@ static int fit_together(const leaf *a, const leaf *b) {
 /* Moves every member of a's successor b to the end of a, re-pointing
  * their index entries, and unlinks b. */
 static void merge_next(dense *d, leaf *a) {
-    leaf *b = a->level[0].forward, *update[DENSE_MAX_LEVEL];
+    leaf *b = a->level[0].forward, *update[ZSET_MAX_LEVEL];
     entry e;
     at(b, 0, &e);
     key_arg k = {e.score, e.member, e.len, 0};
@@ -516,7 +508,7 @@ static void merge_next(dense *d, leaf *a) {
 int dense_delete(dense *d, const char *member, size_t len) {
     void *t = index_find(d, member, len);
     if (!t) return 0;
-    leaf *l = tag_leaf(t), *update[DENSE_MAX_LEVEL];
+    leaf *l = tag_leaf(t), *update[ZSET_MAX_LEVEL];
     int pos = pos_of_slot(l, tag_num(t));
     entry e;
     at(l, pos, &e);
@@ -609,8 +601,8 @@ size_t dense_node_rank(const dense *d, const zset_node *n) {
     leaf *l = tag_leaf(n);
     at(l, 0, &e);
     key_arg k = {e.score, e.member, e.len, 1};
-    size_t rank[DENSE_MAX_LEVEL];
-    leaf *update[DENSE_MAX_LEVEL];
+    size_t rank[ZSET_MAX_LEVEL];
+    leaf *update[ZSET_MAX_LEVEL];
     descend(d, key_before, &k, update, rank); /* stops on l: its first member is <= itself */
     return rank[0] + (size_t)tag_num(n) - 1;
 }
@@ -663,7 +655,7 @@ size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata) {
 /* ---- verification ------------------------------------------------------------------------------ */
 
 int dense_verify(dense *d) {
-    ZSET_VERIFY(d->level >= 1 && d->level <= DENSE_MAX_LEVEL, "level %d", d->level);
+    ZSET_VERIFY(d->level >= 1 && d->level <= ZSET_MAX_LEVEL, "level %d", d->level);
     ZSET_VERIFY(hashtable_size(d->index) == d->length, "index %zu, length %zu", hashtable_size(d->index), d->length);
     size_t count = 0;
     int top = 1;

@@ -40,6 +40,14 @@ static inline size_t zset_varint_get(const unsigned char *p, size_t *v) {
     return n;
 }
 
+/* Both layouts are skiplists: a node (a leaf) is given a height at birth,
+ * 1 and one more with probability ZSET_P each time, at most
+ * ZSET_MAX_LEVEL (enough for 2^64 members at p = 1/4). zset.c defines
+ * zset_random_level, which draws it. */
+#define ZSET_MAX_LEVEL 32
+#define ZSET_P 0.25
+int zset_random_level(void);
+
 /* Orders members: memcmp, then the shorter first. */
 static inline int zset_member_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     size_t min = alen < blen ? alen : blen;
