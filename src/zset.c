@@ -211,8 +211,9 @@ typedef struct copied_entry {
 
 /* The index's key is a {ptr, len} view of a member, built in one of two
  * rotating slots: hashtable.h allows a temporary that lives across one
- * more entry_get_key call. */
-static const void *key_view(const char *ptr, size_t len) {
+ * more entry_get_key call. Every layout's index reads its keys through
+ * here (zset_dense.c's too), and only main touches a set. */
+const void *zset_key_view(const char *ptr, size_t len) {
     static hashtable_key slot[2];
     static int next;
     hashtable_key *k = &slot[next];
@@ -225,19 +226,19 @@ static const void *key_view(const char *ptr, size_t len) {
 static const void *copied_key(const void *entry) {
     size_t len;
     const char *m = member_at(((const copied_entry *)entry)->member, &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const void *node_pointer_key(const void *entry) {
     size_t len;
     const char *m = member_at(tail_pointer(entry), &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const void *embedded_key(const void *entry) {
     size_t len;
     const char *m = embedded_member(entry, &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const hashtable_type index_types[] = {

@@ -197,18 +197,11 @@ static int pos_of_slot(const leaf *l, int slot) {
 
 /* ---- the index --------------------------------------------------------------------------- */
 
-/* A {ptr, len} view of the member in a tagged entry; two rotating slots,
- * as hashtable.h allows. */
+/* The member in a tagged entry, as the index's key (zset_key_view). */
 static const void *index_entry_key(const void *t) {
-    static hashtable_key slot[2];
-    static int next;
     entry e;
     entry_decode(slot_bytes(tag_leaf(t), tag_num(t)), &e);
-    hashtable_key *k = &slot[next];
-    next ^= 1;
-    k->ptr = e.member;
-    k->len = e.len;
-    return k;
+    return zset_key_view(e.member, e.len);
 }
 
 static const hashtable_type index_type = {

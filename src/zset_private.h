@@ -48,6 +48,11 @@ static inline size_t zset_varint_get(const unsigned char *p, size_t *v) {
 #define ZSET_P 0.25
 int zset_random_level(void);
 
+/* A {ptr, len} view of a member as a hashtable_key, for an index's
+ * entry_get_key: one of two rotating slots (hashtable.h), shared by every
+ * layout's index. */
+const void *zset_key_view(const char *ptr, size_t len);
+
 /* Orders members: memcmp, then the shorter first. */
 static inline int zset_member_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     size_t min = alen < blen ? alen : blen;
