@@ -799,21 +799,31 @@ zset_node *zset_random(zset *z) {
     return hashtable_fair_random_entry(z->index, &e) ? entry_node(z, e) : NULL;
 }
 
+/* What zset_index_scan hands hashtable_scan: how to turn an entry of the
+ * set's index into a position, and the caller's fn. */
 typedef struct scan_ctx {
-    const zset *z;
+    zset_entry_pos position;
+    const void *set;
     zset_scan_fn fn;
     void *privdata;
 } scan_ctx;
 
 static void scan_one(void *privdata, void *entry) {
     scan_ctx *s = privdata;
-    s->fn(s->privdata, entry_node(s->z, entry));
+    s->fn(s->privdata, s->position(s->set, entry));
 }
+
+size_t zset_index_scan(hashtable *index, size_t cursor, zset_entry_pos position, const void *set, zset_scan_fn fn,
+                       void *privdata) {
+    scan_ctx s = {position, set, fn, privdata};
+    return hashtable_scan(index, cursor, scan_one, &s);
+}
+
+static zset_node *scan_position(const void *z, void *entry) { return entry_node(z, entry); }
 
 size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_scan(z->dense, cursor, fn, privdata);
-    scan_ctx s = {z, fn, privdata};
-    return hashtable_scan(z->index, cursor, scan_one, &s);
+    return zset_index_scan(z->index, cursor, scan_position, z, fn, privdata);
 }
 
 /* ---- verification ------------------------------------------------------------------------------ */

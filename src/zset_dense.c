@@ -195,6 +195,13 @@ static int pos_of_slot(const leaf *l, int slot) {
     return -1;
 }
 
+/* The position of the member an index entry (a leaf tagged with a slot)
+ * names; a zset_entry_pos, so d is there for the signature's sake. */
+static zset_node *entry_pos(const void *d, void *t) {
+    (void)d;
+    return tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t)));
+}
+
 /* ---- the index --------------------------------------------------------------------------- */
 
 /* The member in a tagged entry, as the index's key (zset_key_view). */
@@ -540,7 +547,7 @@ int dense_find(dense *d, const char *member, size_t len, double *score) {
 
 zset_node *dense_find_node(dense *d, const char *member, size_t len) {
     void *t = index_find(d, member, len);
-    return t ? tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t))) : NULL;
+    return t ? entry_pos(d, t) : NULL;
 }
 
 /* ---- positions ------------------------------------------------------------------------------ */
@@ -626,23 +633,11 @@ zset_node *dense_last_where(const dense *d, zset_pred before, const void *arg) {
 
 zset_node *dense_random(dense *d) {
     void *t;
-    if (!hashtable_fair_random_entry(d->index, &t)) return NULL;
-    return tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t)));
-}
-
-typedef struct scan_ctx {
-    zset_scan_fn fn;
-    void *privdata;
-} scan_ctx;
-
-static void scan_one(void *privdata, void *t) {
-    scan_ctx *s = privdata;
-    s->fn(s->privdata, tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t))));
+    return hashtable_fair_random_entry(d->index, &t) ? entry_pos(d, t) : NULL;
 }
 
 size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata) {
-    scan_ctx s = {fn, privdata};
-    return hashtable_scan(d->index, cursor, scan_one, &s);
+    return zset_index_scan(d->index, cursor, entry_pos, d, fn, privdata);
 }
 
 /* ---- verification ------------------------------------------------------------------------------ */

@@ -53,6 +53,14 @@ int zset_random_level(void);
  * layout's index. */
 const void *zset_key_view(const char *ptr, size_t len);
 
+/* A scan of a layout's member index (hashtable_scan) that hands fn each
+ * member's position: position() turns one of set's index entries into
+ * it. Both layouts' scans (ZSCAN) are this one. */
+struct hashtable;
+typedef zset_node *(*zset_entry_pos)(const void *set, void *entry);
+size_t zset_index_scan(struct hashtable *index, size_t cursor, zset_entry_pos position, const void *set,
+                       zset_scan_fn fn, void *privdata);
+
 /* Orders members: memcmp, then the shorter first. */
 static inline int zset_member_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     size_t min = alen < blen ? alen : blen;
