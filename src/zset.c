@@ -299,26 +299,17 @@ static int node_cmp(const zskiplist *zsl, const zset_node *n, double score, cons
     return member_cmp(m, nlen, member, len);
 }
 
-/* A (score, member) key as a search's predicate (zset_pred): key_before
- * holds for the nodes that sort before the key, and with or_equal for
- * the key's own node too (zset_dense.c's key_arg, over leaves). */
-typedef struct key_arg {
-    const zskiplist *zsl;
-    double score;
-    const char *member;
-    size_t len;
-    int or_equal;
-} key_arg;
-
+/* The skiplist's key test (a zset_pred on a zset_key whose set is the
+ * skiplist, which knows how to read a node's member). */
 static int key_before(const zset_node *n, const void *arg) {
-    const key_arg *k = arg;
-    int c = node_cmp(k->zsl, n, k->score, k->member, k->len);
+    const zset_key *k = arg;
+    int c = node_cmp(k->set, n, k->score, k->member, k->len);
     return c < 0 || (k->or_equal && c == 0);
 }
 
 /* The key of node x, which is in the list or about to be. */
-static key_arg node_key(const zskiplist *zsl, const zset_node *x, int or_equal) {
-    key_arg k = {zsl, x->score, NULL, 0, or_equal};
+static zset_key node_key(const zskiplist *zsl, const zset_node *x, int or_equal) {
+    zset_key k = {x->score, NULL, 0, or_equal, zsl};
     k.member = member_of(zsl, x, &k.len);
     return k;
 }
@@ -369,7 +360,7 @@ static zset_node *zsl_descend(const zskiplist *zsl, zset_pred before, const void
 static void zsl_insert_node(zskiplist *zsl, zset_node *x) {
     zset_node *update[ZSET_MAX_LEVEL];
     size_t rank[ZSET_MAX_LEVEL];
-    key_arg k = node_key(zsl, x, 0);
+    zset_key k = node_key(zsl, x, 0);
     zsl_descend(zsl, key_before, &k, update, rank);
     if (x->height > zsl->level) { /* new levels start at the header and span the whole list */
         for (int i = zsl->level; i < x->height; i++) {
@@ -418,7 +409,7 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
 /* Unlinks node x (which is in the list) without freeing it. */
 static void zsl_remove(zskiplist *zsl, zset_node *x) {
     zset_node *update[ZSET_MAX_LEVEL];
-    key_arg k = node_key(zsl, x, 0);
+    zset_key k = node_key(zsl, x, 0);
     zsl_descend(zsl, key_before, &k, update, NULL);
     zsl_unlink(zsl, x, update);
 }
@@ -630,7 +621,7 @@ zset_node *zset_by_rank(const zset *z, size_t rank) {
 
 size_t zset_node_rank(const zset *z, const zset_node *n) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_node_rank(z->dense, n);
-    key_arg k = node_key(&z->zsl, n, 1);
+    zset_key k = node_key(&z->zsl, n, 1);
     size_t rank[ZSET_MAX_LEVEL];
     zsl_descend(&z->zsl, key_before, &k, NULL, rank); /* stops on n: the last node at or before its key */
     return rank[0] - 1;

@@ -348,15 +348,9 @@ static leaf *descend(const dense *d, zset_pred before, const void *arg, leaf **u
 }
 /*@ end */
 
-typedef struct key_arg {
-    double score;
-    const char *member;
-    size_t len;
-    int or_equal;
-} key_arg;
-
+/* The dense layout's key test (a zset_pred on a zset_key). */
 static int key_before(const zset_node *h, const void *arg) {
-    const key_arg *k = arg;
+    const zset_key *k = arg;
     int c = cmp_at(tag_leaf(h), tag_num(h), k->score, k->member, k->len);
     return c < 0 || (k->or_equal && c == 0);
 }
@@ -421,7 +415,7 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
     size_t size = entry_encode(NULL, score, member, len);
     unsigned char *bytes = size <= sizeof(small) ? small : zmalloc(size);
     entry_encode(bytes, score, member, len);
-    key_arg k = {score, member, len, 0};
+    zset_key k = {score, member, len, 0, d};
     for (;;) {
         leaf *update[ZSET_MAX_LEVEL];
         size_t rank[ZSET_MAX_LEVEL];
@@ -494,7 +488,7 @@ static void merge_next(dense *d, leaf *a) {
     leaf *b = a->level[0].forward, *update[ZSET_MAX_LEVEL];
     entry e;
     at(b, 0, &e);
-    key_arg k = {e.score, e.member, e.len, 0};
+    zset_key k = {e.score, e.member, e.len, 0, d};
     descend(d, key_before, &k, update, NULL); /* b's predecessors, a among them */
     for (int i = 0; i < b->n; i++) {
         at(b, i, &e);
@@ -512,7 +506,7 @@ int dense_delete(dense *d, const char *member, size_t len) {
     int pos = pos_of_slot(l, tag_num(t));
     entry e;
     at(l, pos, &e);
-    key_arg k = {e.score, e.member, e.len, l->n > 1};
+    zset_key k = {e.score, e.member, e.len, l->n > 1, d};
     /* A leaf that keeps members: find the leaves whose spans cover it
      * (the descent stops on l itself). A leaf that empties: find its
      * predecessors and unlink it, merging spans. */
@@ -600,7 +594,7 @@ size_t dense_node_rank(const dense *d, const zset_node *n) {
     entry e;
     leaf *l = tag_leaf(n);
     at(l, 0, &e);
-    key_arg k = {e.score, e.member, e.len, 1};
+    zset_key k = {e.score, e.member, e.len, 1, d};
     size_t rank[ZSET_MAX_LEVEL];
     leaf *update[ZSET_MAX_LEVEL];
     descend(d, key_before, &k, update, rank); /* stops on l: its first member is <= itself */

@@ -84,6 +84,19 @@ static inline int zset_member_cmp(const char *a, size_t alen, const char *b, siz
  * search walks down to the last position for which it holds. */
 typedef int (*zset_pred)(const zset_node *n, const void *arg);
 
+/* A (score, member) key as a search's argument: each layout's key_before
+ * (a zset_pred) holds for the positions that sort before the key, and
+ * with or_equal for the key's own position too. set is the structure
+ * searched: the skiplist, which reads a node's member by its layout, or
+ * the dense set, whose positions read their own. */
+typedef struct zset_key {
+    double score;
+    const char *member;
+    size_t len;
+    int or_equal;
+    const void *set;
+} zset_key;
+
 /* --- The dense layout (zset_dense.c) ------------------------------------------
  * Same meaning as the zset_* function of the same name; a position is a
  * zset_node * handle only zset_dense.c can read. */
