@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util.h"
 #include "zmalloc.h"
 
 /* A deleted timer keeps its node until no callback is running on it. */
@@ -58,11 +59,8 @@ struct ae_loop {
     int last_numevents; /* what the last poll of ae_process_events returned */
 };
 
-static long long ae_monotonic_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
+/* util.c's monotonic clock, as the signed µs the timers count in. */
+static long long ae_monotonic_us(void) { return (long long)util_monotonic_us(); }
 
 ae_loop *ae_create(int setsize) {
     if (setsize < 1) setsize = 1;

@@ -85,13 +85,23 @@ int anet_keepalive(char *err, int fd, int interval) {
     return ANET_OK;
 }
 
+/* getaddrinfo for host and port, its failure reported as anet reports
+ * one: ANET_ERR with err set and errno EINVAL. */
+static int resolve(char *err, const char *host, int port, const struct addrinfo *hints, struct addrinfo **res) {
+    char portstr[16];
+    snprintf(portstr, sizeof(portstr), "%d", port);
+    int rv = getaddrinfo(host, portstr, hints, res);
+    if (rv == 0) return ANET_OK;
+    anet_set_error(err, "%s", gai_strerror(rv));
+    errno = EINVAL;
+    return ANET_ERR;
+}
+
 int anet_tcp_server(char *err, int port, const char *bindaddr, int backlog) {
     struct addrinfo hints, *servinfo, *p;
-    char portstr[16];
-    int fd = -1, rv;
+    int fd = -1;
 
     if (bindaddr && !strcmp(bindaddr, "*")) bindaddr = NULL;
-    snprintf(portstr, sizeof(portstr), "%d", port);
     memset(&hints, 0, sizeof(hints));
     /* Valkey picks the family from the address: a ':' means IPv6. */
     hints.ai_family = (bindaddr && strchr(bindaddr, ':')) ? AF_INET6 : AF_INET;
@@ -100,11 +110,7 @@ int anet_tcp_server(char *err, int port, const char *bindaddr, int backlog) {
     /* A ':' can only be an IPv6 literal: never ask DNS about it. */
     if (hints.ai_family == AF_INET6) hints.ai_flags |= AI_NUMERICHOST;
 
-    if ((rv = getaddrinfo(bindaddr, portstr, &hints, &servinfo)) != 0) {
-        anet_set_error(err, "%s", gai_strerror(rv));
-        errno = EINVAL;
-        return ANET_ERR;
-    }
+    if (resolve(err, bindaddr, port, &hints, &servinfo) == ANET_ERR) return ANET_ERR;
     for (p = servinfo; p != NULL; p = p->ai_next) {
         fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
         if (fd == -1) continue;
@@ -216,19 +222,13 @@ int anet_format_addr(char *buf, size_t buflen, const char *ip, int port) {
 
 int anet_tcp_connect(char *err, const char *addr, int port) {
     struct addrinfo hints, *servinfo, *p;
-    char portstr[16];
-    int fd = -1, rv;
+    int fd = -1;
 
-    snprintf(portstr, sizeof(portstr), "%d", port);
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
     hints.ai_socktype = SOCK_STREAM;
     if (strchr(addr, ':')) hints.ai_flags |= AI_NUMERICHOST; /* an IPv6 literal */
-    if ((rv = getaddrinfo(addr, portstr, &hints, &servinfo)) != 0) {
-        anet_set_error(err, "%s", gai_strerror(rv));
-        errno = EINVAL;
-        return ANET_ERR;
-    }
+    if (resolve(err, addr, port, &hints, &servinfo) == ANET_ERR) return ANET_ERR;
     for (p = servinfo; p != NULL; p = p->ai_next) {
         fd = socket(p->ai_family, p->ai_socktype | SOCK_CLOEXEC, p->ai_protocol);
         if (fd == -1) continue;

@@ -63,14 +63,10 @@ static void type_command(client *c) { reply_status(c, type_name(db_lookup_read(c
 
 /* ---- KEYS SCAN RANDOMKEY ----------------------------------------------------- */
 
-/* Valkey answers KEYS * and SCAN MATCH * without calling the matcher
- * (which would refuse the empty key: see util.c). */
-static int pattern_is_all(const obj *p) { return p->len == 1 && p->ptr[0] == '*'; }
-
 /*@ keys-command */
 static void keys_command(client *c) {
     obj *pat = c->argv[1];
-    int all = pattern_is_all(pat);
+    int all = commands_pattern_is_all(pat);
     long long now = util_mstime();
     long n = 0;
     void *len = reply_deferred_len(c);
@@ -116,40 +112,24 @@ static int known_type_name(const char *name) {
     return 0;
 }
 
+/* SCAN's own option, TYPE name (commands_scan_own_fn): Valkey refuses a
+ * name TYPE never prints; Redis 7.0 accepted it and matched nothing. */
+static int type_option(client *c, obj *const *argv, int n, void *type) {
+    if (n < 2 || strcasecmp(argv[0]->ptr, "type")) return 0;
+    *(const char **)type = argv[1]->ptr;
+    if (known_type_name(argv[1]->ptr)) return 2;
+    reply_error_format(c, "unknown type name '%s'", (const char *)argv[1]->ptr);
+    return -1;
+}
+
 /*@ scan-command */
 static void scan_command(client *c) {
     unsigned long long cursor;
     long long count = 10;
-    obj *pat = NULL;
+    const obj *pat = NULL;
     const char *type = NULL;
     if (!commands_scan_cursor_or_reply(c, c->argv[1], &cursor)) return;
-    for (int i = 2; i < c->argc; i += 2) {
-        const char *opt = c->argv[i]->ptr;
-        int has_value = c->argc - i >= 2;
-        if (!strcasecmp(opt, "count") && has_value) {
-            if (!obj_get_ll(c->argv[i + 1], &count)) {
-                reply_error(c, ERR_NOT_INT);
-                return;
-            }
-            if (count < 1) {
-                reply_error(c, ERR_SYNTAX);
-                return;
-            }
-        } else if (!strcasecmp(opt, "match") && has_value) {
-            pat = pattern_is_all(c->argv[i + 1]) ? NULL : c->argv[i + 1];
-        } else if (!strcasecmp(opt, "type") && has_value) {
-            /* Valkey refuses a name TYPE never prints; Redis 7.0
-             * accepted it and matched nothing. */
-            type = c->argv[i + 1]->ptr;
-            if (!known_type_name(type)) {
-                reply_error_format(c, "unknown type name '%s'", type);
-                return;
-            }
-        } else {
-            reply_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
+    if (!commands_scan_options_or_reply(c, c->argv + 2, c->argc - 2, &count, &pat, type_option, &type)) return;
 
     /* Visit buckets until COUNT keys were gathered or the pass ended; at
      * most 10*COUNT buckets so a sparse table cannot stall the server. */

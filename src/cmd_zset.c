@@ -717,6 +717,15 @@ static void scan_collect(void *privdata, const zset_node *n) {
     b->v[b->n++] = n;
 }
 
+/* ZSCAN's own option, NOSCORES (commands_scan_own_fn). */
+static int noscores_option(client *c, obj *const *argv, int n, void *noscores) {
+    (void)c;
+    (void)n;
+    if (!arg_is(argv[0], "noscores")) return 0;
+    *(int *)noscores = 1;
+    return 1;
+}
+
 /* ZSCAN key cursor [MATCH pattern] [COUNT count] [NOSCORES]. Scores go
  * out as bulk strings in both protocols, as SCAN's replies are flat. */
 static void zscan_command(client *c) {
@@ -727,24 +736,7 @@ static void zscan_command(client *c) {
     if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
     zset *z = lookup_zset(c, 0, reply_empty_scan);
     if (!z) return;
-    for (int i = 3; i < c->argc; i++) {
-        int has_value = c->argc - i >= 2;
-        if (arg_is(c->argv[i], "count") && has_value) {
-            if (!get_long_or_reply(c, c->argv[++i], &count)) return;
-            if (count < 1) {
-                reply_error(c, ERR_SYNTAX);
-                return;
-            }
-        } else if (arg_is(c->argv[i], "match") && has_value) {
-            pat = c->argv[++i];
-            if (pat->len == 1 && pat->ptr[0] == '*') pat = NULL;
-        } else if (arg_is(c->argv[i], "noscores")) {
-            noscores = 1;
-        } else {
-            reply_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
+    if (!commands_scan_options_or_reply(c, c->argv + 3, c->argc - 3, &count, &pat, noscores_option, &noscores)) return;
     /* The scan runs to the end of its bucket visits before any reply, and
      * nothing changes the set meanwhile, so the node pointers hold. */
     scan_batch b = {0};

@@ -130,3 +130,38 @@ int commands_scan_cursor_or_reply(struct client *c, const obj *o, unsigned long 
     if (!ok) reply_error(c, "invalid cursor");
     return ok;
 }
+
+int commands_pattern_is_all(const obj *p) { return p->len == 1 && p->ptr[0] == '*'; }
+
+/* COUNT or MATCH at argv[0]: the arguments it took, 0 when it is neither,
+ * -1 once the error is replied. */
+static int common_scan_option(struct client *c, obj *const *argv, int n, long long *count, const obj **pat) {
+    if (n < 2) return 0; /* both take a value */
+    if (!strcasecmp(argv[0]->ptr, "match")) {
+        *pat = commands_pattern_is_all(argv[1]) ? NULL : argv[1];
+        return 2;
+    }
+    if (strcasecmp(argv[0]->ptr, "count")) return 0;
+    if (!obj_get_ll(argv[1], count)) {
+        reply_error(c, ERR_NOT_INT);
+        return -1;
+    }
+    if (*count >= 1) return 2;
+    reply_error(c, ERR_SYNTAX);
+    return -1;
+}
+
+int commands_scan_options_or_reply(struct client *c, obj *const *argv, int n, long long *count, const obj **pat,
+                                   commands_scan_own_fn *own, void *arg) {
+    for (int i = 0; i < n;) {
+        int took = common_scan_option(c, argv + i, n - i, count, pat);
+        if (!took && own) took = own(c, argv + i, n - i, arg);
+        if (took < 0) return 0;
+        if (!took) {
+            reply_error(c, ERR_SYNTAX);
+            return 0;
+        }
+        i += took;
+    }
+    return 1;
+}

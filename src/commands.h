@@ -88,5 +88,17 @@ int commands_db_index_or_reply(struct client *c, const struct obj *idx);
 /* A SCAN or ZSCAN cursor (Valkey: parseScanCursorOrReply, string2ull's
  * rules): 1 and *cursor set, or "invalid cursor" replied and 0. */
 int commands_scan_cursor_or_reply(struct client *c, const struct obj *o, unsigned long long *cursor);
+/* Whether a pattern is "*": Valkey answers KEYS * and SCAN MATCH *
+ * without calling the matcher (which would refuse the empty key). */
+int commands_pattern_is_all(const struct obj *p);
+/* SCAN's options as SCAN and ZSCAN read them, the n arguments at argv
+ * (Valkey: scanGenericCommand): COUNT n, at least 1, into *count; MATCH
+ * pattern into *pat, NULL for "*". Any other option goes to own(c, argv
+ * + i, n - i, arg), which returns how many arguments it took: 0 when the
+ * option is not its command's, -1 once it has replied an error. 1; or 0,
+ * the error replied. */
+typedef int commands_scan_own_fn(struct client *c, struct obj *const *argv, int n, void *arg);
+int commands_scan_options_or_reply(struct client *c, struct obj *const *argv, int n, long long *count,
+                                   const struct obj **pat, commands_scan_own_fn *own, void *arg);
 
 #endif

@@ -16,6 +16,7 @@
 #include "hashtable_private.h"
 
 #include "siphash.h"
+#include "util.h"
 #include "zmalloc.h"
 
 #include <stdio.h>
@@ -176,12 +177,6 @@ static void shrink_if_needed(hashtable *ht) {
     if (ht->used[0] * 100 <= capacity * SHRINK_FILL_PERCENT) resize(ht, ht->used[0]);
 }
 
-static uint64_t monotonic_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
-}
-
 /* Cron. Besides running steps it starts a shrink that deletions left
  * pending: a delete cannot shrink while a rehash is in progress, and once
  * the table is quiet no delete comes to ask again (Valkey does this in
@@ -189,12 +184,12 @@ static uint64_t monotonic_us(void) {
  * Valkey: hashtableRehashMicroseconds. */
 void hashtable_rehash_microseconds(hashtable *ht, uint64_t us) {
     if (ht->pause_rehash > 0) return;
-    uint64_t start = monotonic_us();
+    uint64_t start = util_monotonic_us();
     for (unsigned steps = 1;; steps++) {
         if (!rehashing(ht)) shrink_if_needed(ht);
         if (!rehashing(ht)) break;
         rehash_step(ht);
-        if (steps % 128 == 0 && monotonic_us() - start >= us) break;
+        if (steps % 128 == 0 && util_monotonic_us() - start >= us) break;
     }
 }
 

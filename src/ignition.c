@@ -369,7 +369,10 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
 /*@ end */
 
 /* One step (ignition.h): a sample in, the threads that should be active
- * out. Three pieces of it are regions.
+ * out. It has two halves, chosen by the threads the sample says are
+ * active: step_alone (main alone: whether to ignite) and step_active
+ * (workers running: the guard, then scaling). Three pieces of them are
+ * regions.
  *
  * ignite (main alone, the CPU means just sampled): when should_ignite says
  * main is busy (and, under GUARDED, not before not_before_us: the guard's
@@ -399,20 +402,15 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
  * io_threads_set_active) shows there, and the next decision asks again.
  */
 /*@ ignition-step */
-int ignition_step(ignition *ig, const ignition_sample *s) {
-    int num = s->num < 1 ? 1 : s->num;
-    int active = s->active < 1 ? 1 : s->active > num ? num : s->active;
+/* Main alone: the ignition check (IOThreadsBeforeSleep samples,
+ * IOThreadsAfterSleep decides); num threads in the pool, main included. */
+static int step_alone(ignition *ig, const ignition_sample *s, int num) {
     bool guarded = ig->rule == IGNITION_GUARDED;
-    count_change(ig, active);
-
-    if (active == 1) {
-        /* Main alone: the ignition check (IOThreadsBeforeSleep samples,
-         * IOThreadsAfterSleep decides). */
-        if (ig->last_active > 1 && guarded) restart_cpu(ig);
-        ig->last_active = 1;
-        ig->reverting = false;
-        ig->probation = PROBATION_NONE;
-        if (num == 1) return 1;
+    if (ig->last_active > 1 && guarded) restart_cpu(ig);
+    ig->last_active = 1;
+    ig->reverting = false;
+    ig->probation = PROBATION_NONE;
+    if (num > 1) { /* a worker to wake */
         sample_cpu(ig, s);
         /*@ exercise: ignite */
         if (!should_ignite(ig)) return 1;
@@ -422,10 +420,17 @@ int ignition_step(ignition *ig, const ignition_sample *s) {
         return ask(ig, 2, ASK_IGNITION, s->now_us);
         /*@ end */
     }
+    return 1;
+}
+
+/* Workers active: the guard's probation, then the scaling rule on the
+ * queue's depth; active of num threads run, main included. */
+static int step_active(ignition *ig, const ignition_sample *s, int num, int active) {
+    (void)num; /* read in the scale region alone: a version without that read must still build, and fail its tests */
     ig->last_active = active;
     if (ig->reverting) return ask(ig, 1, ASK_REVERT, ig->asked_us);
 
-    /* Workers active: one queue-depth sample per step. */
+    /* One queue-depth sample per step. */
     /*@ exercise: depth-sample */
     ig->depth[ig->depth_samples++ % IGNITION_METRIC_SAMPLES] = s->queued;
     /*@ end */
@@ -450,5 +455,12 @@ int ignition_step(ignition *ig, const ignition_sample *s) {
         return ask(ig, active - 1, ASK_SCALE_DOWN, s->now_us);
     return active;
     /*@ end */
+}
+
+int ignition_step(ignition *ig, const ignition_sample *s) {
+    int num = s->num < 1 ? 1 : s->num;
+    int active = s->active < 1 ? 1 : s->active > num ? num : s->active;
+    count_change(ig, active);
+    return active == 1 ? step_alone(ig, s, num) : step_active(ig, s, num, active);
 }
 /*@ end */

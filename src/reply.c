@@ -89,6 +89,22 @@ const char *const ERR_OVERFLOW = "increment or decrement would overflow";
  * (Redis 7's reply-buffer-peak-reset-time default). */
 #define REPLY_PEAK_WINDOW_MS 5000
 
+/* Room for any header line: a prefix, a long long's at most 20
+ * characters and CRLF make 23 bytes. */
+#define REPLY_HEADER_MAX 32
+
+/* Writes one header line, prefix, decimal n, CRLF ("$5\r\n", "*3\r\n"),
+ * at buf (REPLY_HEADER_MAX bytes); returns its length. Every header
+ * comes from here: appended to the reply, copied into a reference block,
+ * or written into a deferred length's placeholder. */
+static size_t header_format(char *buf, char prefix, long long n) {
+    buf[0] = prefix;
+    size_t len = 1 + ll_to_str(buf + 1, n);
+    buf[len++] = '\r';
+    buf[len++] = '\n';
+    return len;
+}
+
 /*@ reply-append */
 /* Appends to buf while no block exists, allocating buf on first use;
  * returns the bytes taken. */
@@ -118,6 +134,19 @@ static void link_block(client *c, reply_block *b) {
     c->reply_blocks++;
 }
 
+/* A plain block with room for size bytes, empty and unlinked: every kind
+ * of block starts here (a reference block then sets its ref, header and
+ * output length). */
+static reply_block *block_new(size_t size) {
+    reply_block *b = zmalloc(sizeof(*b) + size);
+    b->next = NULL;
+    b->ref = NULL;
+    b->hdr_len = 0;
+    b->size = size;
+    b->used = 0;
+    return b;
+}
+
 static void append_to_list(client *c, const char *s, size_t len) {
     reply_block *tail = c->reply_tail;
     /* A full tail is not touched at all, not even by `used += 0`: a worker
@@ -133,14 +162,9 @@ static void append_to_list(client *c, const char *s, size_t len) {
         len -= n;
     }
     if (len) {
-        size_t size = len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len;
-        reply_block *b = zmalloc(sizeof(*b) + size);
-        b->next = NULL;
-        b->ref = NULL;
-        b->hdr_len = 0;
-        b->size = size;
-        b->used = len;
+        reply_block *b = block_new(len < CLIENT_REPLY_CHUNK ? CLIENT_REPLY_CHUNK : len);
         memcpy(b->buf, s, len);
+        b->used = len;
         link_block(c, b);
     }
 }
@@ -236,14 +260,10 @@ void reply_error_arity(client *c) {
     reply_error_format(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->name : "unknown");
 }
 
-/* One header line: prefix, decimal, CRLF. */
+/* Appends one header line: prefix, decimal, CRLF. */
 static void reply_header(client *c, char prefix, long long n) {
-    char buf[32];
-    buf[0] = prefix;
-    size_t len = 1 + ll_to_str(buf + 1, n);
-    buf[len++] = '\r';
-    buf[len++] = '\n';
-    reply_proto(c, buf, len);
+    char buf[REPLY_HEADER_MAX];
+    reply_proto(c, buf, header_format(buf, prefix, n));
 }
 
 void reply_long_long(client *c, long long v) { reply_header(c, ':', v); }
@@ -268,15 +288,11 @@ static int reply_by_reference(const client *c, const obj *o) {
  * into it, the value's bytes are not. The block goes to the list even
  * when buf has room, so everything appended after it follows it. */
 static void append_reference(client *c, obj *o) {
-    char hdr[32];
-    hdr[0] = '$';
-    size_t hlen = 1 + ll_to_str(hdr + 1, (long long)o->len);
-    hdr[hlen++] = '\r';
-    hdr[hlen++] = '\n';
-    reply_block *b = zmalloc(sizeof(*b) + hlen + 2);
+    char hdr[REPLY_HEADER_MAX];
+    size_t hlen = header_format(hdr, '$', (long long)o->len);
+    reply_block *b = block_new(hlen + 2);
     memcpy(b->buf, hdr, hlen);
     memcpy(b->buf + hlen, "\r\n", 2);
-    b->next = NULL;
     b->ref = o;
     /*@ exercise: ref-take */
     obj_incr_ref(o); /* main's; dropped by reply_block_free once the block is written */
@@ -404,12 +420,7 @@ void reply_subcommand_syntax_error(client *c) {
 void *reply_deferred_len(client *c) {
     if (c->flags & CLIENT_DROPS_REPLIES) return NULL;
     client_queue_pending_write(c);
-    reply_block *b = zmalloc(sizeof(*b) + 32);
-    b->next = NULL;
-    b->ref = NULL;
-    b->hdr_len = 0;
-    b->size = 32;
-    b->used = 0;
+    reply_block *b = block_new(REPLY_HEADER_MAX);
     link_block(c, b);
     /* Force the next bytes into a fresh block after the placeholder. */
     b->size = 0;
@@ -420,14 +431,8 @@ static void set_deferred(client *c, void *node, char prefix, long n) {
     (void)c;
     reply_block *b = node;
     if (!b) return;
-    char buf[32];
-    buf[0] = prefix;
-    size_t len = 1 + ll_to_str(buf + 1, n);
-    buf[len++] = '\r';
-    buf[len++] = '\n';
-    memcpy(b->buf, buf, len);
-    b->used = len;
-    b->size = 32;
+    b->used = header_format(b->buf, prefix, n);
+    b->size = REPLY_HEADER_MAX;
 }
 /*@ end */
 

@@ -52,13 +52,13 @@ void server_log(int level, const char *fmt, ...) {
         if (!fp) return;
         close_fp = 1;
     }
-    struct timeval tv;
-    gettimeofday(&tv, NULL);
+    long long us = util_ustime();
+    time_t sec = (time_t)(us / 1000000);
     struct tm tm;
-    localtime_r(&tv.tv_sec, &tm);
+    localtime_r(&sec, &tm);
     char ts[64];
     size_t off = strftime(ts, sizeof(ts), "%d %b %Y %H:%M:%S.", &tm);
-    snprintf(ts + off, sizeof(ts) - off, "%03d", (int)(tv.tv_usec / 1000));
+    snprintf(ts + off, sizeof(ts) - off, "%03d", (int)(us % 1000000 / 1000));
     /* Valkey's line: pid:role date level-mark message. */
     fprintf(fp, "%d:M %s %c %s\n", (int)getpid(), ts, ".-*#"[level], msg);
     fflush(fp);

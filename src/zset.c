@@ -12,7 +12,7 @@
  *
  * The skiplist is a sorted linked list (level 0) with express lanes above
  * it. Each node is given a height at birth — 1, and one more with
- * probability 1/4 each time, at most ZSL_MAX_LEVEL — and is linked at
+ * probability 1/4 each time, at most ZSET_MAX_LEVEL — and is linked at
  * every level below its height. Level i links each node to the next node
  * that is at least i+1 high, so a search starts at the top level of the
  * header (a node with no member and every level) and drops a level each
@@ -63,9 +63,6 @@
 #include "hashtable.h"
 #include "zmalloc.h"
 #include "zset_private.h"
-
-#define ZSL_MAX_LEVEL 32 /* enough for 2^64 members at p = 1/4 */
-#define ZSL_P 0.25
 
 struct zset_level {
     zset_node *forward;
@@ -214,8 +211,9 @@ typedef struct copied_entry {
 
 /* The index's key is a {ptr, len} view of a member, built in one of two
  * rotating slots: hashtable.h allows a temporary that lives across one
- * more entry_get_key call. */
-static const void *key_view(const char *ptr, size_t len) {
+ * more entry_get_key call. Every layout's index reads its keys through
+ * here (zset_dense.c's too), and only main touches a set. */
+const void *zset_key_view(const char *ptr, size_t len) {
     static hashtable_key slot[2];
     static int next;
     hashtable_key *k = &slot[next];
@@ -228,19 +226,19 @@ static const void *key_view(const char *ptr, size_t len) {
 static const void *copied_key(const void *entry) {
     size_t len;
     const char *m = member_at(((const copied_entry *)entry)->member, &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const void *node_pointer_key(const void *entry) {
     size_t len;
     const char *m = member_at(tail_pointer(entry), &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const void *embedded_key(const void *entry) {
     size_t len;
     const char *m = embedded_member(entry, &len);
-    return key_view(m, len);
+    return zset_key_view(m, len);
 }
 
 static const hashtable_type index_types[] = {
@@ -293,41 +291,42 @@ static void index_remove(zset *z, const zset_node *n) {
 
 #define member_cmp zset_member_cmp
 
-static int node_member_cmp(const zskiplist *zsl, const zset_node *n, const char *member, size_t len) {
+/* Orders node n against (score, member): below, at or above 0. */
+static int node_cmp(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
+    if (n->score != score) return n->score < score ? -1 : 1;
     size_t nlen;
     const char *m = member_of(zsl, n, &nlen);
     return member_cmp(m, nlen, member, len);
 }
 
-static int node_lex_gte_min(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
-    size_t len;
-    const char *m = member_of(zsl, n, &len);
-    return zset_lex_gte_min(m, len, r);
+/* The skiplist's key test (a zset_pred on a zset_key whose set is the
+ * skiplist, which knows how to read a node's member). */
+static int key_before(const zset_node *n, const void *arg) {
+    const zset_key *k = arg;
+    int c = node_cmp(k->set, n, k->score, k->member, k->len);
+    return c < 0 || (k->or_equal && c == 0);
 }
 
-static int node_lex_lte_max(const zskiplist *zsl, const zset_node *n, const zset_lex_range *r) {
-    size_t len;
-    const char *m = member_of(zsl, n, &len);
-    return zset_lex_lte_max(m, len, r);
-}
-
-/* 1 when node n sorts before (score, member). */
-static int node_before(const zskiplist *zsl, const zset_node *n, double score, const char *member, size_t len) {
-    return n->score < score || (n->score == score && node_member_cmp(zsl, n, member, len) < 0);
+/* The key of node x, which is in the list or about to be. */
+static zset_key node_key(const zskiplist *zsl, const zset_node *x, int or_equal) {
+    zset_key k = {x->score, NULL, 0, or_equal, zsl};
+    k.member = member_of(zsl, x, &k.len);
+    return k;
 }
 
 /* ---- the skiplist ---------------------------------------------------------------- */
 
-static int random_level(void) {
+/* Both layouts' skiplists draw their heights here (zset_private.h). */
+int zset_random_level(void) {
     int level = 1;
-    while (level < ZSL_MAX_LEVEL && (random() & 0xFFFF) < (long)(ZSL_P * 0xFFFF)) level++;
+    while (level < ZSET_MAX_LEVEL && (random() & 0xFFFF) < (long)(ZSET_P * 0xFFFF)) level++;
     return level;
 }
 
 static void zsl_init(zskiplist *zsl, int layout) {
     zsl->layout = layout;
-    zsl->header = node_alloc(layout, ZSL_MAX_LEVEL, 0, NULL, 0);
-    for (int i = 0; i < ZSL_MAX_LEVEL; i++) {
+    zsl->header = node_alloc(layout, ZSET_MAX_LEVEL, 0, NULL, 0);
+    for (int i = 0; i < ZSET_MAX_LEVEL; i++) {
         zsl->header->level[i].forward = NULL;
         zsl->header->level[i].span = 0;
     }
@@ -336,21 +335,33 @@ static void zsl_init(zskiplist *zsl, int layout) {
     zsl->level = 1;
 }
 
+/* Walks down to the last node, at every level, for which before() holds;
+ * the header where none does. update[i] / rank[i] (when non-NULL) get
+ * that node and its rank per level. zset_dense.c's descend is the same
+ * walk over leaves. */
+static zset_node *zsl_descend(const zskiplist *zsl, zset_pred before, const void *arg, zset_node **update,
+                              size_t *rank) {
+    zset_node *n = zsl->header;
+    size_t r = 0;
+    for (int i = zsl->level - 1; i >= 0; i--) {
+        while (n->level[i].forward && before(n->level[i].forward, arg)) {
+            r += n->level[i].span;
+            n = n->level[i].forward;
+        }
+        if (update) update[i] = n;
+        if (rank) rank[i] = r;
+    }
+    return n;
+}
+
 /*@ zsl-insert */
 /* Links x, whose (score, member) is not in the list yet. rank[i] is the
  * rank of update[i], the last node at level i that sorts before x. */
 static void zsl_insert_node(zskiplist *zsl, zset_node *x) {
-    zset_node *update[ZSL_MAX_LEVEL], *n = zsl->header;
-    size_t rank[ZSL_MAX_LEVEL], xlen;
-    const char *xm = member_of(zsl, x, &xlen);
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        rank[i] = i == zsl->level - 1 ? 0 : rank[i + 1];
-        while (n->level[i].forward && node_before(zsl, n->level[i].forward, x->score, xm, xlen)) {
-            rank[i] += n->level[i].span;
-            n = n->level[i].forward;
-        }
-        update[i] = n;
-    }
+    zset_node *update[ZSET_MAX_LEVEL];
+    size_t rank[ZSET_MAX_LEVEL];
+    zset_key k = node_key(zsl, x, 0);
+    zsl_descend(zsl, key_before, &k, update, rank);
     if (x->height > zsl->level) { /* new levels start at the header and span the whole list */
         for (int i = zsl->level; i < x->height; i++) {
             rank[i] = 0;
@@ -395,24 +406,11 @@ static void zsl_unlink(zskiplist *zsl, zset_node *x, zset_node **update) {
     zsl->length--;
 }
 
-/* Fills update[] for (score, member): at each level the last node that
- * sorts before it. Returns the level-0 successor of update[0]. */
-static zset_node *zsl_search(zskiplist *zsl, double score, const char *member, size_t len, zset_node **update) {
-    zset_node *n = zsl->header;
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward && node_before(zsl, n->level[i].forward, score, member, len))
-            n = n->level[i].forward;
-        update[i] = n;
-    }
-    return n->level[0].forward;
-}
-
 /* Unlinks node x (which is in the list) without freeing it. */
 static void zsl_remove(zskiplist *zsl, zset_node *x) {
-    zset_node *update[ZSL_MAX_LEVEL];
-    size_t len;
-    const char *m = member_of(zsl, x, &len);
-    zsl_search(zsl, x->score, m, len, update);
+    zset_node *update[ZSET_MAX_LEVEL];
+    zset_key k = node_key(zsl, x, 0);
+    zsl_descend(zsl, key_before, &k, update, NULL);
     zsl_unlink(zsl, x, update);
 }
 
@@ -431,22 +429,6 @@ static void zsl_update_score(zskiplist *zsl, zset_node *x, double newscore) {
     zsl_insert_node(zsl, x);
 }
 /*@ end */
-
-/* 1-based rank of (score, member), 0 when it is not in the list. */
-static size_t zsl_rank(const zskiplist *zsl, double score, const char *member, size_t len) {
-    const zset_node *n = zsl->header;
-    size_t rank = 0;
-    for (int i = zsl->level - 1; i >= 0; i--) {
-        while (n->level[i].forward &&
-               (node_before(zsl, n->level[i].forward, score, member, len) ||
-                (n->level[i].forward->score == score && node_member_cmp(zsl, n->level[i].forward, member, len) == 0))) {
-            rank += n->level[i].span;
-            n = n->level[i].forward;
-        }
-        if (n != zsl->header && n->score == score && node_member_cmp(zsl, n, member, len) == 0) return rank;
-    }
-    return 0;
-}
 
 /* The node at 1-based rank, with update[] filled for it when non-NULL. */
 static zset_node *zsl_at_rank(const zskiplist *zsl, size_t rank, zset_node **update) {
@@ -501,7 +483,7 @@ static void insert_new(zset *z, double score, const char *member, size_t len) {
         dense_insert(z->dense, score, member, len);
         return;
     }
-    zset_node *n = node_alloc(z->layout, random_level(), score, member, len);
+    zset_node *n = node_alloc(z->layout, zset_random_level(), score, member, len);
     zsl_insert_node(&z->zsl, n);
     index_add(z, n);
 }
@@ -639,9 +621,10 @@ zset_node *zset_by_rank(const zset *z, size_t rank) {
 
 size_t zset_node_rank(const zset *z, const zset_node *n) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_node_rank(z->dense, n);
-    size_t len;
-    const char *m = member_of(&z->zsl, n, &len);
-    return zsl_rank(&z->zsl, n->score, m, len) - 1;
+    zset_key k = node_key(&z->zsl, n, 1);
+    size_t rank[ZSET_MAX_LEVEL];
+    zsl_descend(&z->zsl, key_before, &k, NULL, rank); /* stops on n: the last node at or before its key */
+    return rank[0] - 1;
 }
 
 /* ---- ranges ----------------------------------------------------------------------------- */
@@ -667,103 +650,76 @@ int zset_lex_lte_max(const char *m, size_t len, const zset_lex_range *r) {
     return r->max.kind == ZLEX_EXCLUSIVE ? c < 0 : c <= 0;
 }
 
-/* 1 when some part of the list may fall inside the range: the range is
- * not empty, and it overlaps [first, last]. */
-static int score_range_empty(const zset_score_range *r) {
-    return r->min > r->max || (r->min == r->max && (r->minex || r->maxex));
-}
+/* Every range is searched the same way in both layouts, through two
+ * predicates on a position, each true on a prefix of the order: below
+ * (the position sorts before the range's start) and within (it does not
+ * pass the range's end). The first position in the range is the first
+ * one not below, if it is within; the last is the last one within, if it
+ * is not below. An empty range (min above max) needs no test of its own:
+ * the first position not below it is past its end. */
+typedef struct range_kind {
+    zset_pred below, within;
+} range_kind;
 
-static int score_range_overlaps(const zskiplist *zsl, const zset_score_range *r) {
-    if (score_range_empty(r)) return 0;
-    const zset_node *first = zsl->header->level[0].forward;
-    return zsl->tail && zset_score_gte_min(zsl->tail->score, r) && zset_score_lte_max(first->score, r);
-}
+/* What the predicates are given: the set, to read a position in its
+ * layout, and the range. */
+typedef struct range_arg {
+    const zset *z;
+    const range_kind *kind;
+    const void *r; /* a zset_score_range or a zset_lex_range */
+} range_arg;
 
-/* Orders two bounds: -inf < any string < +inf, strings by member_cmp. */
-static int lex_bound_cmp(const zset_lex_bound *a, const zset_lex_bound *b) {
-    int ra = a->kind == ZLEX_MINUS_INF ? -1 : a->kind == ZLEX_PLUS_INF ? 1 : 0;
-    int rb = b->kind == ZLEX_MINUS_INF ? -1 : b->kind == ZLEX_PLUS_INF ? 1 : 0;
-    if (ra != rb || ra != 0) return ra - rb;
-    return member_cmp(a->ptr, a->len, b->ptr, b->len);
+static int below_score_min(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
+    return !zset_score_gte_min(zset_node_score(a->z, n), a->r);
 }
-
-static int lex_range_empty(const zset_lex_range *r) {
-    int c = lex_bound_cmp(&r->min, &r->max);
-    return c > 0 || (c == 0 && (r->min.kind == ZLEX_EXCLUSIVE || r->max.kind == ZLEX_EXCLUSIVE));
+static int within_score_max(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
+    return zset_score_lte_max(zset_node_score(a->z, n), a->r);
 }
-
-static int lex_range_overlaps(const zskiplist *zsl, const zset_lex_range *r) {
-    if (lex_range_empty(r)) return 0;
-    const zset_node *first = zsl->header->level[0].forward;
-    return zsl->tail && node_lex_gte_min(zsl, zsl->tail, r) && node_lex_lte_max(zsl, first, r);
-}
-
-/* The dense layout finds ranges through predicates on its positions:
- * "sorts before the range's start" and "does not pass its end". */
-static int dense_below_min(const zset_node *n, const void *r) { return !zset_score_gte_min(dense_node_score(n), r); }
-static int dense_within_max(const zset_node *n, const void *r) { return zset_score_lte_max(dense_node_score(n), r); }
-static int dense_below_lex_min(const zset_node *n, const void *r) {
+static int below_lex_min(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
     size_t len;
-    const char *m = dense_node_member(n, &len);
-    return !zset_lex_gte_min(m, len, r);
+    const char *m = zset_node_member(a->z, n, &len);
+    return !zset_lex_gte_min(m, len, a->r);
 }
-static int dense_within_lex_max(const zset_node *n, const void *r) {
+static int within_lex_max(const zset_node *n, const void *arg) {
+    const range_arg *a = arg;
     size_t len;
-    const char *m = dense_node_member(n, &len);
-    return zset_lex_lte_max(m, len, r);
+    const char *m = zset_node_member(a->z, n, &len);
+    return zset_lex_lte_max(m, len, a->r);
+}
+
+static const range_kind score_kind = {below_score_min, within_score_max};
+static const range_kind lex_kind = {below_lex_min, within_lex_max};
+
+static zset_node *first_in_range(const zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    zset_node *n = z->layout == ZSET_LAYOUT_DENSE ? dense_first_not(z->dense, kind->below, &a)
+                                                  : zsl_descend(&z->zsl, kind->below, &a, NULL, NULL)->level[0].forward;
+    return n && kind->within(n, &a) ? n : NULL;
+}
+
+static zset_node *last_in_range(const zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    zset_node *n;
+    if (z->layout == ZSET_LAYOUT_DENSE) {
+        n = dense_last_where(z->dense, kind->within, &a);
+    } else {
+        n = zsl_descend(&z->zsl, kind->within, &a, NULL, NULL);
+        if (n == z->zsl.header) n = NULL;
+    }
+    return n && !kind->below(n, &a) ? n : NULL;
 }
 
 zset_node *zset_first_in_score_range(const zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = score_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_min, r);
-        return n && zset_score_lte_max(dense_node_score(n), r) ? n : NULL;
-    }
-    if (!score_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !zset_score_gte_min(n->level[i].forward->score, r)) n = n->level[i].forward;
-    n = n->level[0].forward; /* not NULL: the range overlaps the list */
-    return zset_score_lte_max(n->score, r) ? n : NULL;
+    return first_in_range(z, &score_kind, r);
 }
-
 zset_node *zset_last_in_score_range(const zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = score_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_max, r);
-        return n && zset_score_gte_min(dense_node_score(n), r) ? n : NULL;
-    }
-    if (!score_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && zset_score_lte_max(n->level[i].forward->score, r)) n = n->level[i].forward;
-    return n != z->zsl.header && zset_score_gte_min(n->score, r) ? n : NULL;
+    return last_in_range(z, &score_kind, r);
 }
-
-zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = lex_range_empty(r) ? NULL : dense_first_not(z->dense, dense_below_lex_min, r);
-        return n && dense_within_lex_max(n, r) ? n : NULL;
-    }
-    const zskiplist *zsl = &z->zsl;
-    if (!lex_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-    n = n->level[0].forward;
-    return node_lex_lte_max(zsl, n, r) ? n : NULL;
-}
-
-zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        zset_node *n = lex_range_empty(r) ? NULL : dense_last_where(z->dense, dense_within_lex_max, r);
-        return n && !dense_below_lex_min(n, r) ? n : NULL;
-    }
-    const zskiplist *zsl = &z->zsl;
-    if (!lex_range_overlaps(&z->zsl, r)) return NULL;
-    zset_node *n = z->zsl.header;
-    for (int i = z->zsl.level - 1; i >= 0; i--)
-        while (n->level[i].forward && node_lex_lte_max(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-    return n != z->zsl.header && node_lex_gte_min(zsl, n, r) ? n : NULL;
-}
+zset_node *zset_first_in_lex_range(const zset *z, const zset_lex_range *r) { return first_in_range(z, &lex_kind, r); }
+zset_node *zset_last_in_lex_range(const zset *z, const zset_lex_range *r) { return last_in_range(z, &lex_kind, r); }
 
 /* Removes x (found with update[]) from both structures and frees it. */
 static void delete_found(zset *z, zset_node *x, zset_node **update) {
@@ -772,73 +728,58 @@ static void delete_found(zset *z, zset_node *x, zset_node **update) {
     node_free(z->layout, x);
 }
 
-/* The dense layout removes a range one member at a time, each found
- * again from the top: O(log n) per member. */
-static size_t dense_delete_while(zset *z, zset_node *(*first)(const zset *, const void *), const void *r) {
+/* Removes, from n on, the nodes for which within() holds (every node when
+ * within is NULL), at most `most` of them; update[] is from the search
+ * that stopped just before n, and stays right as the loop goes: every
+ * node removed sits just after it. */
+static size_t zsl_delete_run(zset *z, zset_node *n, zset_node **update, zset_pred within, const void *arg,
+                             size_t most) {
     size_t removed = 0;
-    for (zset_node *n; (n = first(z, r)); removed++) {
+    for (; n && removed < most && (!within || within(n, arg)); removed++) {
+        zset_node *next = n->level[0].forward;
+        delete_found(z, n, update);
+        n = next;
+    }
+    return removed;
+}
+
+/* The dense layout removes a run one member at a time, each found again
+ * from the top by next(): O(log n) per member. */
+static size_t dense_delete_run(zset *z, zset_node *(*next)(const zset *, const void *), const void *arg, size_t most) {
+    size_t removed = 0;
+    for (zset_node *n; removed < most && (n = next(z, arg)); removed++) {
         size_t len;
         const char *m = dense_node_member(n, &len);
         dense_delete(z->dense, m, len);
     }
     return removed;
 }
-static zset_node *first_in_score(const zset *z, const void *r) { return zset_first_in_score_range(z, r); }
-static zset_node *first_in_lex(const zset *z, const void *r) { return zset_first_in_lex_range(z, r); }
 
-size_t zset_delete_score_range(zset *z, const zset_score_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_score, r);
-    zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
-    size_t removed = 0;
-    for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !zset_score_gte_min(n->level[i].forward->score, r)) n = n->level[i].forward;
-        update[i] = n;
-    }
-    /* update[] stays right as we go: every node removed sits just after it. */
-    for (n = n->level[0].forward; n && zset_score_lte_max(n->score, r); removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+static zset_node *first_of_range(const zset *z, const void *arg) {
+    const range_arg *a = arg;
+    return first_in_range(z, a->kind, a->r);
 }
 
-size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) {
-    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_while(z, first_in_lex, r);
-    const zskiplist *zsl = &z->zsl;
-    zset_node *update[ZSL_MAX_LEVEL], *n = z->zsl.header;
-    size_t removed = 0;
-    for (int i = z->zsl.level - 1; i >= 0; i--) {
-        while (n->level[i].forward && !node_lex_gte_min(zsl, n->level[i].forward, r)) n = n->level[i].forward;
-        update[i] = n;
-    }
-    for (n = n->level[0].forward; n && node_lex_lte_max(zsl, n, r); removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+static size_t delete_range(zset *z, const range_kind *kind, const void *r) {
+    range_arg a = {z, kind, r};
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, first_of_range, &a, SIZE_MAX);
+    zset_node *update[ZSET_MAX_LEVEL];
+    zset_node *n = zsl_descend(&z->zsl, kind->below, &a, update, NULL)->level[0].forward;
+    return zsl_delete_run(z, n, update, kind->within, &a, SIZE_MAX);
 }
+
+size_t zset_delete_score_range(zset *z, const zset_score_range *r) { return delete_range(z, &score_kind, r); }
+size_t zset_delete_lex_range(zset *z, const zset_lex_range *r) { return delete_range(z, &lex_kind, r); }
+
+/* The member at rank *start, which every removal moves up to it. */
+static zset_node *at_start(const zset *z, const void *start) { return dense_by_rank(z->dense, *(const size_t *)start); }
 
 size_t zset_delete_rank_range(zset *z, size_t start, size_t end) {
-    zset_node *update[ZSL_MAX_LEVEL];
-    size_t removed = 0;
     if (start > end || start >= zset_length(z)) return 0;
-    if (z->layout == ZSET_LAYOUT_DENSE) {
-        for (zset_node *n; removed <= end - start && (n = dense_by_rank(z->dense, start)); removed++) {
-            size_t len;
-            const char *m = dense_node_member(n, &len);
-            dense_delete(z->dense, m, len);
-        }
-        return removed;
-    }
+    if (z->layout == ZSET_LAYOUT_DENSE) return dense_delete_run(z, at_start, &start, end - start + 1);
+    zset_node *update[ZSET_MAX_LEVEL];
     zset_node *n = zsl_at_rank(&z->zsl, start + 1, update);
-    for (size_t r = start; n && r <= end; r++, removed++) {
-        zset_node *next = n->level[0].forward;
-        delete_found(z, n, update);
-        n = next;
-    }
-    return removed;
+    return zsl_delete_run(z, n, update, NULL, NULL, end - start + 1);
 }
 
 /* ---- random members and scans ------------------------------------------------------------- */
@@ -849,21 +790,31 @@ zset_node *zset_random(zset *z) {
     return hashtable_fair_random_entry(z->index, &e) ? entry_node(z, e) : NULL;
 }
 
+/* What zset_index_scan hands hashtable_scan: how to turn an entry of the
+ * set's index into a position, and the caller's fn. */
 typedef struct scan_ctx {
-    const zset *z;
+    zset_entry_pos position;
+    const void *set;
     zset_scan_fn fn;
     void *privdata;
 } scan_ctx;
 
 static void scan_one(void *privdata, void *entry) {
     scan_ctx *s = privdata;
-    s->fn(s->privdata, entry_node(s->z, entry));
+    s->fn(s->privdata, s->position(s->set, entry));
 }
+
+size_t zset_index_scan(hashtable *index, size_t cursor, zset_entry_pos position, const void *set, zset_scan_fn fn,
+                       void *privdata) {
+    scan_ctx s = {position, set, fn, privdata};
+    return hashtable_scan(index, cursor, scan_one, &s);
+}
+
+static zset_node *scan_position(const void *z, void *entry) { return entry_node(z, entry); }
 
 size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_scan(z->dense, cursor, fn, privdata);
-    scan_ctx s = {z, fn, privdata};
-    return hashtable_scan(z->index, cursor, scan_one, &s);
+    return zset_index_scan(z->index, cursor, scan_position, z, fn, privdata);
 }
 
 /* ---- verification ------------------------------------------------------------------------------ */
@@ -872,7 +823,7 @@ size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata) {
 int zset_verify(zset *z) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_verify(z->dense);
     const zskiplist *zsl = &z->zsl;
-    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSL_MAX_LEVEL, "level %d out of bounds", zsl->level);
+    ZSET_VERIFY(zsl->level >= 1 && zsl->level <= ZSET_MAX_LEVEL, "level %d out of bounds", zsl->level);
     ZSET_VERIFY(hashtable_size(z->index) == zsl->length, "index holds %zu members, list %zu", hashtable_size(z->index),
                 zsl->length);
     /* Level 0: order, backward pointers, tail, length, heights, the index. */
@@ -884,7 +835,7 @@ int zset_verify(zset *z) {
         ZSET_VERIFY(n->backward == prev, "node %zu: backward pointer is wrong", count);
         size_t len;
         const char *m = member_of(zsl, n, &len);
-        ZSET_VERIFY(!prev || node_before(zsl, prev, n->score, m, len), "node %zu: out of order", count);
+        ZSET_VERIFY(!prev || node_cmp(zsl, prev, n->score, m, len) < 0, "node %zu: out of order", count);
         ZSET_VERIFY(!isnan(n->score), "node %zu: score is NaN", count);
         ZSET_VERIFY(n->height >= 1 && n->height <= zsl->level, "node %zu: height %d, list level %d", count, n->height,
                     zsl->level);

@@ -63,8 +63,6 @@
 
 #define DENSE_FANOUT 64       /* members per leaf at most: slots fit a uint64_t */
 #define DENSE_HEAP_SPLIT 2048 /* member bytes a leaf of several members stays under */
-#define DENSE_MAX_LEVEL 32
-#define DENSE_P 0.25
 #define TAG_SHIFT 56
 #define ADDR_MASK ((UINT64_C(1) << TAG_SHIFT) - 1)
 
@@ -197,20 +195,20 @@ static int pos_of_slot(const leaf *l, int slot) {
     return -1;
 }
 
+/* The position of the member an index entry (a leaf tagged with a slot)
+ * names; a zset_entry_pos, so d is there for the signature's sake. */
+static zset_node *entry_pos(const void *d, void *t) {
+    (void)d;
+    return tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t)));
+}
+
 /* ---- the index --------------------------------------------------------------------------- */
 
-/* A {ptr, len} view of the member in a tagged entry; two rotating slots,
- * as hashtable.h allows. */
+/* The member in a tagged entry, as the index's key (zset_key_view). */
 static const void *index_entry_key(const void *t) {
-    static hashtable_key slot[2];
-    static int next;
     entry e;
     entry_decode(slot_bytes(tag_leaf(t), tag_num(t)), &e);
-    hashtable_key *k = &slot[next];
-    next ^= 1;
-    k->ptr = e.member;
-    k->len = e.len;
-    return k;
+    return zset_key_view(e.member, e.len);
 }
 
 static const hashtable_type index_type = {
@@ -309,15 +307,9 @@ static int lower_bound(const leaf *l, double score, const char *member, size_t l
 
 /* ---- the skiplist of leaves ---------------------------------------------------------------------- */
 
-static int random_level(void) {
-    int level = 1;
-    while (level < DENSE_MAX_LEVEL && (random() & 0xFFFF) < (long)(DENSE_P * 0xFFFF)) level++;
-    return level;
-}
-
 dense *dense_create(void) {
     dense *d = zmalloc(sizeof(*d));
-    d->header = leaf_new(DENSE_MAX_LEVEL);
+    d->header = leaf_new(ZSET_MAX_LEVEL);
     d->header->level[0].span = 1;
     d->tail = NULL;
     d->length = 0;
@@ -341,7 +333,7 @@ size_t dense_length(const dense *d) { return d->length; }
 /* Walks down to the last leaf, at every level, whose first member is
  * before(); the header where none is. update[i] / rank[i] (when non-NULL)
  * get that leaf and its rank per level. */
-static leaf *descend(const dense *d, dense_pred before, const void *arg, leaf **update, size_t *rank) {
+static leaf *descend(const dense *d, zset_pred before, const void *arg, leaf **update, size_t *rank) {
     leaf *x = d->header;
     size_t r = 0;
     for (int i = d->level - 1; i >= 0; i--) {
@@ -356,15 +348,9 @@ static leaf *descend(const dense *d, dense_pred before, const void *arg, leaf **
 }
 /*@ end */
 
-typedef struct key_arg {
-    double score;
-    const char *member;
-    size_t len;
-    int or_equal;
-} key_arg;
-
+/* The dense layout's key test (a zset_pred on a zset_key). */
 static int key_before(const zset_node *h, const void *arg) {
-    const key_arg *k = arg;
+    const zset_key *k = arg;
     int c = cmp_at(tag_leaf(h), tag_num(h), k->score, k->member, k->len);
     return c < 0 || (k->or_equal && c == 0);
 }
@@ -408,7 +394,7 @@ static void link_leaf(dense *d, leaf *c, leaf *after, size_t r_after, size_t rc,
 /* Moves l's members from position mid on into a new leaf linked after l,
  * re-pointing their index entries. */
 static void split(dense *d, leaf *l, size_t rl, int mid, leaf **update, size_t *rank) {
-    leaf *c = leaf_new(random_level());
+    leaf *c = leaf_new(zset_random_level());
     link_leaf(d, c, l, rl, rl + (size_t)mid, update, rank);
     for (int i = mid; i < l->n; i++) {
         entry e;
@@ -429,10 +415,10 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
     size_t size = entry_encode(NULL, score, member, len);
     unsigned char *bytes = size <= sizeof(small) ? small : zmalloc(size);
     entry_encode(bytes, score, member, len);
-    key_arg k = {score, member, len, 0};
+    zset_key k = {score, member, len, 0, d};
     for (;;) {
-        leaf *update[DENSE_MAX_LEVEL];
-        size_t rank[DENSE_MAX_LEVEL];
+        leaf *update[ZSET_MAX_LEVEL];
+        size_t rank[ZSET_MAX_LEVEL];
         leaf *l = descend(d, key_before, &k, update, rank), *prev = NULL;
         size_t rl = rank[0];
         if (l == d->header && l->level[0].forward) { /* before every member: the first leaf's front */
@@ -446,7 +432,7 @@ void dense_insert(dense *d, double score, const char *member, size_t len) {
              * leaf (it starts a leaf of its own, so members added in
              * order fill every leaf), or after a leaf whose one member
              * fills it by bytes. */
-            leaf *c = leaf_new(random_level());
+            leaf *c = leaf_new(zset_random_level());
             link_leaf(d, c, l, rl, l == d->header ? 1 : rl + l->n, update, rank);
             prev = l;
             l = c;
@@ -499,10 +485,10 @@ static int fit_together(const leaf *a, const leaf *b) {
 /* Moves every member of a's successor b to the end of a, re-pointing
  * their index entries, and unlinks b. */
 static void merge_next(dense *d, leaf *a) {
-    leaf *b = a->level[0].forward, *update[DENSE_MAX_LEVEL];
+    leaf *b = a->level[0].forward, *update[ZSET_MAX_LEVEL];
     entry e;
     at(b, 0, &e);
-    key_arg k = {e.score, e.member, e.len, 0};
+    zset_key k = {e.score, e.member, e.len, 0, d};
     descend(d, key_before, &k, update, NULL); /* b's predecessors, a among them */
     for (int i = 0; i < b->n; i++) {
         at(b, i, &e);
@@ -516,11 +502,11 @@ static void merge_next(dense *d, leaf *a) {
 int dense_delete(dense *d, const char *member, size_t len) {
     void *t = index_find(d, member, len);
     if (!t) return 0;
-    leaf *l = tag_leaf(t), *update[DENSE_MAX_LEVEL];
+    leaf *l = tag_leaf(t), *update[ZSET_MAX_LEVEL];
     int pos = pos_of_slot(l, tag_num(t));
     entry e;
     at(l, pos, &e);
-    key_arg k = {e.score, e.member, e.len, l->n > 1};
+    zset_key k = {e.score, e.member, e.len, l->n > 1, d};
     /* A leaf that keeps members: find the leaves whose spans cover it
      * (the descent stops on l itself). A leaf that empties: find its
      * predecessors and unlink it, merging spans. */
@@ -555,7 +541,7 @@ int dense_find(dense *d, const char *member, size_t len, double *score) {
 
 zset_node *dense_find_node(dense *d, const char *member, size_t len) {
     void *t = index_find(d, member, len);
-    return t ? tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t))) : NULL;
+    return t ? entry_pos(d, t) : NULL;
 }
 
 /* ---- positions ------------------------------------------------------------------------------ */
@@ -608,14 +594,14 @@ size_t dense_node_rank(const dense *d, const zset_node *n) {
     entry e;
     leaf *l = tag_leaf(n);
     at(l, 0, &e);
-    key_arg k = {e.score, e.member, e.len, 1};
-    size_t rank[DENSE_MAX_LEVEL];
-    leaf *update[DENSE_MAX_LEVEL];
+    zset_key k = {e.score, e.member, e.len, 1, d};
+    size_t rank[ZSET_MAX_LEVEL];
+    leaf *update[ZSET_MAX_LEVEL];
     descend(d, key_before, &k, update, rank); /* stops on l: its first member is <= itself */
     return rank[0] + (size_t)tag_num(n) - 1;
 }
 
-zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg) {
+zset_node *dense_first_not(const dense *d, zset_pred before, const void *arg) {
     leaf *l = descend(d, before, arg, NULL, NULL);
     if (l == d->header) return dense_first(d);
     int lo = 0, hi = l->n; /* l's first member is before(): the answer is past it */
@@ -630,7 +616,7 @@ zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg) {
     return l->level[0].forward ? tag(l->level[0].forward, 0) : NULL;
 }
 
-zset_node *dense_last_where(const dense *d, dense_pred before, const void *arg) {
+zset_node *dense_last_where(const dense *d, zset_pred before, const void *arg) {
     leaf *l = descend(d, before, arg, NULL, NULL);
     if (l == d->header) return NULL;
     zset_node *n = dense_first_not(d, before, arg);
@@ -641,29 +627,17 @@ zset_node *dense_last_where(const dense *d, dense_pred before, const void *arg) 
 
 zset_node *dense_random(dense *d) {
     void *t;
-    if (!hashtable_fair_random_entry(d->index, &t)) return NULL;
-    return tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t)));
-}
-
-typedef struct scan_ctx {
-    zset_scan_fn fn;
-    void *privdata;
-} scan_ctx;
-
-static void scan_one(void *privdata, void *t) {
-    scan_ctx *s = privdata;
-    s->fn(s->privdata, tag(tag_leaf(t), pos_of_slot(tag_leaf(t), tag_num(t))));
+    return hashtable_fair_random_entry(d->index, &t) ? entry_pos(d, t) : NULL;
 }
 
 size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata) {
-    scan_ctx s = {fn, privdata};
-    return hashtable_scan(d->index, cursor, scan_one, &s);
+    return zset_index_scan(d->index, cursor, entry_pos, d, fn, privdata);
 }
 
 /* ---- verification ------------------------------------------------------------------------------ */
 
 int dense_verify(dense *d) {
-    ZSET_VERIFY(d->level >= 1 && d->level <= DENSE_MAX_LEVEL, "level %d", d->level);
+    ZSET_VERIFY(d->level >= 1 && d->level <= ZSET_MAX_LEVEL, "level %d", d->level);
     ZSET_VERIFY(hashtable_size(d->index) == d->length, "index %zu, length %zu", hashtable_size(d->index), d->length);
     size_t count = 0;
     int top = 1;

@@ -40,6 +40,27 @@ static inline size_t zset_varint_get(const unsigned char *p, size_t *v) {
     return n;
 }
 
+/* Both layouts are skiplists: a node (a leaf) is given a height at birth,
+ * 1 and one more with probability ZSET_P each time, at most
+ * ZSET_MAX_LEVEL (enough for 2^64 members at p = 1/4). zset.c defines
+ * zset_random_level, which draws it. */
+#define ZSET_MAX_LEVEL 32
+#define ZSET_P 0.25
+int zset_random_level(void);
+
+/* A {ptr, len} view of a member as a hashtable_key, for an index's
+ * entry_get_key: one of two rotating slots (hashtable.h), shared by every
+ * layout's index. */
+const void *zset_key_view(const char *ptr, size_t len);
+
+/* A scan of a layout's member index (hashtable_scan) that hands fn each
+ * member's position: position() turns one of set's index entries into
+ * it. Both layouts' scans (ZSCAN) are this one. */
+struct hashtable;
+typedef zset_node *(*zset_entry_pos)(const void *set, void *entry);
+size_t zset_index_scan(struct hashtable *index, size_t cursor, zset_entry_pos position, const void *set,
+                       zset_scan_fn fn, void *privdata);
+
 /* Orders members: memcmp, then the shorter first. */
 static inline int zset_member_cmp(const char *a, size_t alen, const char *b, size_t blen) {
     size_t min = alen < blen ? alen : blen;
@@ -57,6 +78,24 @@ static inline int zset_member_cmp(const char *a, size_t alen, const char *b, siz
             return 0;                                                                                                  \
         }                                                                                                              \
     } while (0)
+
+/* A predicate on a position, as both layouts' searches take it: it must
+ * be monotonic along the order, true on a prefix and false after. A
+ * search walks down to the last position for which it holds. */
+typedef int (*zset_pred)(const zset_node *n, const void *arg);
+
+/* A (score, member) key as a search's argument: each layout's key_before
+ * (a zset_pred) holds for the positions that sort before the key, and
+ * with or_equal for the key's own position too. set is the structure
+ * searched: the skiplist, which reads a node's member by its layout, or
+ * the dense set, whose positions read their own. */
+typedef struct zset_key {
+    double score;
+    const char *member;
+    size_t len;
+    int or_equal;
+    const void *set;
+} zset_key;
 
 /* --- The dense layout (zset_dense.c) ------------------------------------------
  * Same meaning as the zset_* function of the same name; a position is a
@@ -78,11 +117,10 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len);
 double dense_node_score(const zset_node *n);
 const char *dense_node_member(const zset_node *n, size_t *len);
 /* The first node for which before(node) is false (NULL: none), and the
- * last node for which before(node) is true (NULL: none). before must be
- * monotonic along the order: true on a prefix, false after. */
-typedef int (*dense_pred)(const zset_node *n, const void *arg);
-zset_node *dense_first_not(const dense *d, dense_pred before, const void *arg);
-zset_node *dense_last_where(const dense *d, dense_pred before, const void *arg);
+ * last node for which before(node) is true (NULL: none). before is a
+ * zset_pred. */
+zset_node *dense_first_not(const dense *d, zset_pred before, const void *arg);
+zset_node *dense_last_where(const dense *d, zset_pred before, const void *arg);
 zset_node *dense_random(dense *d);
 size_t dense_scan(dense *d, size_t cursor, zset_scan_fn fn, void *privdata);
 int dense_verify(dense *d);
