@@ -17,7 +17,7 @@ these files by tools/findings.py; nothing here summarises.
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
-            poll_offload, server_vs_redis_pinned
+            poll_offload, idle_line, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -48,7 +48,7 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload"]
+       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line"]
 
 
 def sh(argv, default=""):
@@ -121,6 +121,8 @@ def main():
         "PREFETCH_MICRO_BIN", os.path.join(ROOT, "build", "bench", "prefetch_micro")))
     ap.add_argument("--mark-cost-bin", default=os.environ.get(
         "MARK_COST_BIN", os.path.join(ROOT, "build", "bench", "mark_cost")))
+    ap.add_argument("--idle-line-bin", default=os.environ.get(
+        "IDLE_LINE_BIN", os.path.join(ROOT, "build", "bench", "idle_line")))
     ap.add_argument("--zset-load-bin", default=os.environ.get(
         "ZSET_LOAD_BIN", os.path.join(ROOT, "build", "bench", "zset_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
@@ -271,6 +273,10 @@ def command_for(n, a):
         if not os.access(a.queues_bin, os.X_OK):
             return None, "%s not built (make bench builds it; needs libck-dev)" % a.queues_bin, 0
         return [a.queues_bin] + (["--quick"] if q else []), {}, 30 if q else 120
+    if n == "idle_line":
+        if not os.access(a.idle_line_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.idle_line_bin, 0
+        return [a.idle_line_bin] + (["--quick"] if q else []), {}, 20 if q else 35
     if n == "prefetch_micro":
         if not os.access(a.prefetch_micro_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.prefetch_micro_bin, 0
