@@ -45,7 +45,7 @@
  *
  * Output: JSON lines on stdout with BENCH_RUN_ID (kind "run" and
  * "summary"), then generic finding rows F4.60-F4.64. --quick: fewer
- * jobs. A few seconds on a quiet machine; an alarm ends it after 28 s
+ * jobs; --part alone, pair (parts 2 and 3) or pool runs one part. A few seconds on a quiet machine; an alarm ends it after 28 s
  * (15 s with --quick). Timing is x86's time-stamp counter, calibrated
  * against CLOCK_MONOTONIC; elsewhere the monotonic clock itself.
  *
@@ -430,23 +430,8 @@ static void pair_rows(double lock[VARIANTS][RUNS], double xchg[VARIANTS][RUNS], 
                  "\"timing\":\"the thread's CPU time over the run\"");
 }
 
-int main(int argc, char **argv) {
-    quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
-    if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
-    signal(SIGALRM, on_alarm);
-    alarm(quick ? 15 : 28);
-    cpu_set_t set;
-    sched_getaffinity(0, sizeof set, &set);
-    for (int c = 0; c < CPU_SETSIZE && ncpus < 64; c++)
-        if (CPU_ISSET(c, &set)) cpus[ncpus++] = c;
-    pin_to(0);
-    calibrate();
-    long n = quick ? 5000 : 20000;
-    uint32_t *main_ticks = malloc(sizeof(uint32_t) * (size_t)n), *xchg_ticks = malloc(sizeof(uint32_t) * (size_t)n);
-    if (!main_ticks || !xchg_ticks) return 1;
-    measure_timer(main_ticks, n);
-
-    /* 1. alone */
+/* Part 1 and its row. */
+static void run_alone(void) {
     long solo_n = quick ? 1000000 : 5000000;
     double solo_ns[SOLO_OPS][RUNS];
     for (int op = 0; op < SOLO_OPS; op++) solo_run(op, solo_n / 10);
@@ -456,10 +441,20 @@ int main(int argc, char **argv) {
             print_run("alone", solo_name[op], "CPU ns per operation", r + 1, solo_n, solo_ns[op][r], NONE, 0);
         }
     for (int op = 0; op < SOLO_OPS; op++) print_summary("alone", solo_name[op], "CPU ns per operation", solo_ns[op]);
+    char fig[512], s1[48], s2[48];
+    spread(s1, sizeof s1, solo_ns[SOLO_ADD0]);
+    spread(s2, sizeof s2, solo_ns[SOLO_LOAD]);
+    snprintf(fig, sizeof fig, "**%.1f ns** per seq_cst add of 0 (%s), %.1f ns per seq_cst exchange, against %.2f "
+             "ns per relaxed load (%s)", median(solo_ns[SOLO_ADD0], RUNS), s1, median(solo_ns[SOLO_XCHG], RUNS),
+             median(solo_ns[SOLO_LOAD], RUNS), s2);
+    finding("F4.60", "the hand-shakes' read-modify-writes on a line no other core touches: ns per operation", fig,
+            "\"part\":\"alone\",\"threads\":1,\"timing\":\"the thread's CPU time over the run\"");
+}
 
-    /* 2. lockstep and 3. back to back */
+/* Parts 2 and 3, alternated, and their rows. */
+static void run_pair(uint32_t *main_ticks, uint32_t *xchg_ticks, long n) {
     double lock[VARIANTS][RUNS], xchg[VARIANTS][RUNS], b2b[VARIANTS][RUNS];
-    long b2b_n = quick ? 100000 : 500000;
+    long b2b_n = quick ? 50000 : 200000;
     for (int r = 0; r < RUNS; r++)
         for (int k = 0; k < VARIANTS; k++) {
             int v = (k + r) % VARIANTS; /* the order turns each run */
@@ -478,8 +473,11 @@ int main(int argc, char **argv) {
         print_summary("lockstep", variant_name[v], "mean ns per worker exchange", xchg[v]);
         print_summary("back to back", variant_name[v], "main's CPU ns per job", b2b[v]);
     }
+    pair_rows(lock, xchg, b2b);
+}
 
-    /* 4. pool */
+/* Part 4 and its row. */
+static void run_pool(uint32_t *ticks, long n) {
     io_threads_set_handler(JOB_REQ_FREE_OBJ, pool_job);
     io_threads_set_idle_spin_us(1000000); /* a busy pool: the worker never sleeps here */
     io_threads_init(2);
@@ -487,27 +485,45 @@ int main(int argc, char **argv) {
     io_threads_set_active(2);
     double pool_ns[RUNS];
     for (int r = 0; r < RUNS; r++) {
-        pool_ns[r] = pool_run(main_ticks, n);
+        pool_ns[r] = pool_run(ticks, n);
         print_run("pool", "as built", "mean ns per io_threads_submit", r + 1, n, pool_ns[r], last_p50, last_p90);
     }
     print_summary("pool", "as built", "mean ns per io_threads_submit", pool_ns);
     io_threads_shutdown();
-
-    /* The rows. */
-    char fig[512], s1[48], s2[48];
-    spread(s1, sizeof s1, solo_ns[SOLO_ADD0]);
-    spread(s2, sizeof s2, solo_ns[SOLO_LOAD]);
-    snprintf(fig, sizeof fig, "**%.1f ns** per seq_cst add of 0 (%s), %.1f ns per seq_cst exchange, against %.2f "
-             "ns per relaxed load (%s)", median(solo_ns[SOLO_ADD0], RUNS), s1, median(solo_ns[SOLO_XCHG], RUNS),
-             median(solo_ns[SOLO_LOAD], RUNS), s2);
-    finding("F4.60", "the hand-shakes' read-modify-writes on a line no other core touches: ns per operation", fig,
-            "\"part\":\"alone\",\"threads\":1,\"timing\":\"the thread's CPU time over the run\"");
-    pair_rows(lock, xchg, b2b);
+    char fig[256], s1[48];
     spread(s1, sizeof s1, pool_ns);
     snprintf(fig, sizeof fig, "**%.1f ns** per submit (%s)", median(pool_ns, RUNS), s1);
     finding("F4.64", "a real io_threads_submit right after the worker's round, io-threads 2, io_threads.c as built: "
                      "ns per submit", fig,
             "\"part\":\"pool\",\"threads\":2,\"handler\":\"empty\",\"timing\":\"" TIMED "\"");
+}
+
+/* idle_line [--quick] [--part alone|pair|pool] */
+int main(int argc, char **argv) {
+    const char *part = "all";
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--quick") == 0)
+            quick = 1;
+        else if (strcmp(argv[i], "--part") == 0 && i + 1 < argc)
+            part = argv[++i];
+    }
+    if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
+    signal(SIGALRM, on_alarm);
+    alarm(quick ? 15 : 28);
+    cpu_set_t set;
+    sched_getaffinity(0, sizeof set, &set);
+    for (int c = 0; c < CPU_SETSIZE && ncpus < 64; c++)
+        if (CPU_ISSET(c, &set)) cpus[ncpus++] = c;
+    pin_to(0);
+    calibrate();
+    long n = quick ? 4000 : 10000;
+    uint32_t *main_ticks = malloc(sizeof(uint32_t) * (size_t)n), *xchg_ticks = malloc(sizeof(uint32_t) * (size_t)n);
+    if (!main_ticks || !xchg_ticks) return 1;
+    measure_timer(main_ticks, n);
+    bool all = strcmp(part, "all") == 0;
+    if (all || strcmp(part, "alone") == 0) run_alone();
+    if (all || strcmp(part, "pair") == 0) run_pair(main_ticks, xchg_ticks, n);
+    if (all || strcmp(part, "pool") == 0) run_pool(main_ticks, n);
     free(main_ticks);
     free(xchg_ticks);
     return 0;
