@@ -25,9 +25,9 @@
  *    run together. A run's figure is the mean of its jobs, the slowest 1%
  *    left out. Variants, nothing else different:
  *      shared  sleepers, main_asleep and spin_ns on one line (io_threads.c's
- *              idle struct as this benchmark was written)
+ *              idle struct until this benchmark's figures split it)
  *      split   sleepers alone on its line; main_asleep and spin_ns on
- *              another
+ *              another (io_threads.c's idle struct since)
  *      no-rmw  split, and main reads sleepers with a relaxed load instead
  *              of the add (not a correct hand-shake: the floor, the
  *              enqueue alone)

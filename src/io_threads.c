@@ -151,12 +151,17 @@ static struct {
 } finished;
 
 /*@ idle-line */
-/* Sleepers, and main's side of the sleeping hand-shake. Workers write
- * sleepers and main_asleep's wake; main reads sleepers for every job. */
+/* The sleeping hand-shakes' words, on two lines. sleepers: main adds 0
+ * for every job it submits, a worker writes it only as it falls asleep
+ * and wakes, so under load the line stays in main's cache. main_asleep:
+ * a worker exchanges it after every round that ran jobs, main only
+ * around its sleeps; idle workers read spin_ns beside it. On one line,
+ * every submit and every round would pull it from the other core
+ * (bench/idle_line.c). */
 static struct {
-    _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers; /* workers asleep or about to be */
-    _Atomic int main_asleep;                         /* main is (about to be) in epoll_wait */
-    int main_fd;                                     /* the eventfd that wakes it; -1 when none */
+    _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers;    /* workers asleep or about to be */
+    _Alignas(CACHE_LINE_SIZE) _Atomic int main_asleep; /* main is (about to be) in epoll_wait */
+    int main_fd;                                        /* the eventfd that wakes it; -1 when none */
     _Atomic uint64_t spin_ns; /* idle spin before sleeping; main sets it, relaxed: it orders nothing */
 } idle = {.main_fd = -1, .spin_ns = 20000};
 /*@ end */
