@@ -65,33 +65,146 @@
  * the core the clients or the main thread need. So a soloist worker
  * spins only for io-threads-idle-spin-us (by default a few tens of
  * microseconds, long enough to catch the next request of a busy client),
- * then sleeps in the kernel on a futex of its own. Main wakes sleepers
- * when it gives them work. The hand-shake is Dekker's: the worker says
- * "asleep", then looks at its inboxes once more; main publishes a job,
- * then looks for sleepers. A store followed by a load of another variable
- * is the one order release and acquire do not give, so both sides meet on
- * one variable instead: each does a sequentially consistent
- * read-modify-write of the sleepers count (main adds 0). Two RMWs of one
- * variable are totally ordered; whichever comes second reads the first's
- * value and, because an RMW both acquires and releases, sees everything
- * the other side did before it. So either main sees the sleeper, or the
- * worker sees the job, and a job is never left with every worker asleep.
- * (A fence would say it too, but ThreadSanitizer does not model fences;
- * this form it checks.)
+ * then sleeps in the kernel on a futex of its own (w->asleep). Main does
+ * the same while results are owed: Valkey's main spins round its loop
+ * until they come; soloist's spins as long as a worker would and then
+ * blocks in epoll_wait anyway, with an eventfd (idle.main_fd) in its
+ * epoll set that a worker writes to when it sends a result.
  *
- * Main sleeps the same way. While results are owed main must not block in
- * epoll_wait, so Valkey's main spins round its loop until they come. A
- * soloist main spins as long as a worker would and then blocks in
- * epoll_wait anyway, with an eventfd (main_wake) in its epoll set; a
- * worker that sends a result while main says it is asleep writes to the
- * eventfd, under the same hand-shake, met on the main_asleep flag (main
- * sets it by exchange, a worker takes it by exchange after sending).
+ * Whoever sleeps must not sleep through the one thing that would wake
+ * it. Three hand-shakes see to that, drawn below: (1) a job reaching a
+ * sleeping worker, (2) the stop flag reaching a sleeping worker, (3) a
+ * result reaching a sleeping main. Each has the same shape, Dekker's:
+ * the sleeper stores "I am asleep" and then looks for work; the waker
+ * publishes work and then looks for sleepers. Each side needs its store
+ * to be visible before its own load, and that store-then-load order is
+ * the one that release and acquire do not give: a store may wait in the
+ * core's store buffer while a later load of another variable goes ahead
+ * (x86 does this too). With release and acquire alone, both sides could
+ * load before either store is seen, and each would miss the other: a job
+ * left with every worker asleep, or a result with main blocked.
  *
- * Stopping. Shutdown sets the worker's stop flag and wakes it if it is
- * parked; the loop checks the flag between rounds, so a worker never stops
- * in the middle of a handler. (Valkey uses pthread_cancel with a cleanup
- * handler to the same end.)
+ * So the two sides meet on one variable instead, each with a sequentially
+ * consistent read-modify-write of it (the waker adds 0, or exchanges).
+ * Two read-modify-writes of one variable are totally ordered; whichever
+ * comes second reads the first's value and, since each both releases and
+ * acquires, sees everything the other side did before its own. That is
+ * all the diagrams need. It holds through any number of other
+ * read-modify-writes in between (they continue the first's release
+ * sequence), so every later write to idle.sleepers and idle.main_asleep
+ * is a read-modify-write too, relaxed where it orders nothing; a plain
+ * store would cut the chain. (A seq_cst fence on each side would say the
+ * same, but ThreadSanitizer does not model fences; this form it checks.)
+ * The futex word and the eventfd need no more than that: the kernel
+ * compares w->asleep with 1 under its own lock as the worker goes to
+ * sleep, and an eventfd that was written stays readable.
+ *
+ * What it costs. The hand-shakes cost something where nobody sleeps:
+ * main adds 0 to idle.sleepers after every job it puts on the shared
+ * inbox (and once for each worker whose private inbox a commit
+ * publishes), and a worker exchanges idle.main_asleep after every round
+ * that ran jobs. Each is a locked instruction on x86 (lock xadd, xchg), a
+ * few nanoseconds on a line no other core touches. But a locked
+ * instruction also waits until the core's earlier stores have reached its
+ * cache, and main's submit has just stored into a cell of the shared
+ * inbox that an idle worker is reading: that wait, not the add itself, is
+ * most of what the add costs a submit (bench/idle_line.c measures both).
+ * The two words have lines of their own (idle, below). idle.sleepers is
+ * written by main for every submit and by a worker only as it falls
+ * asleep or wakes, so under load its line stays in main's cache.
+ * idle.main_asleep, with idle.main_fd and idle.spin_ns beside it, is
+ * written by every productive round and by main only around its sleeps.
+ * When both shared one line, each submit and each round pulled it from
+ * the other core: the benchmark measured the worker's exchange at a line
+ * transfer then, against a local operation now.
+ *
+ * Stopping. Shutdown sets the worker's stop flag and wakes it: with the
+ * park mutex if it is parked, with the futex if it sleeps (hand-shake 2).
+ * The loop checks the flag between rounds, so a worker never stops in the
+ * middle of a handler. (Valkey uses pthread_cancel with a cleanup handler
+ * to the same end.)
+ *
+ * Every atomic operation in this file says, beside it, which operation it
+ * pairs with or why it may be relaxed. In the diagrams below, the left
+ * column is one thread and the right the other; STORE, LOAD, ADD
+ * (atomic_fetch_add) and XCHG (atomic_exchange) name the operations, the
+ * last two read-modify-writes, and sc, acq, rel and rlx their memory
+ * orders (seq_cst, acquire, release, relaxed); the letters name the steps
+ * in the text under each.
  */
+/*@ handshake-job */
+/* (1) A job reaches a sleeping worker w.
+ *
+ *   main: wake_for_job, after a submit   worker w: worker_sleep
+ *
+ *   [a] job into an inbox          rel   [c] STORE w->asleep, 1         rlx
+ *   [b] s = ADD idle.sleepers, 0    sc   [d] ADD idle.sleepers, 1        sc
+ *       s == 0: return                   [e] a job in w->inbox or
+ *       LOAD w->asleep             rlx       shared_inbox?              acq
+ *       1: XCHG w->asleep, 0       rlx       yes: run it, do not sleep
+ *          FUTEX_WAKE(&w->asleep)        [f] FUTEX_WAIT(&w->asleep, 1)
+ *
+ * Forbidden: [b] reads a count without w (from before [d]) AND [e] misses
+ * the job. [b] and [d] are read-modify-writes of idle.sleepers, so one of
+ * them comes first. [d] first: [b] reads a count that includes w and
+ * acquires [d], so its LOAD sees [c] and main wakes w (or reads 0: w is
+ * already awake). [b] first: [d] acquires [b], so [e] sees [a] and w runs
+ * the job instead of sleeping. Either way the job does not wait with w
+ * asleep, and that is enough: the futex adds nothing to undo it. If
+ * main's XCHG comes before [f], the kernel finds 0 and FUTEX_WAIT returns
+ * at once; if after, FUTEX_WAKE finds w waiting; and a wake-up that wakes
+ * a thread orders the waker's earlier stores before the woken thread's
+ * later loads (Linux's memory-barriers.txt, "Sleep and wake-up
+ * functions"), so w then finds the job.
+ */
+/*@ end */
+/*@ handshake-stop */
+/* (2) The stop flag reaches a sleeping worker w.
+ *
+ *   main: io_threads_shutdown            worker w: worker_sleep
+ *
+ *   [a] STORE w->stop, true        rlx   [c] STORE w->asleep, 1         rlx
+ *   [b] ADD idle.sleepers, 0        sc   [d] ADD idle.sleepers, 1        sc
+ *       (parked: unlock w->park)         [e] no job found;
+ *       LOAD w->asleep             rlx       LOAD w->stop               rlx
+ *       1: XCHG w->asleep, 0       rlx       true: do not sleep
+ *          FUTEX_WAKE(&w->asleep)        [f] FUTEX_WAIT(&w->asleep, 1)
+ *
+ * Forbidden: main's LOAD reads w->asleep from before [c] AND [e] reads
+ * w->stop from before [a]. The argument of (1): [d] first, main sees [c]
+ * and wakes w; [b] first, [e] sees [a] and w does not sleep. Either way
+ * w is not left asleep with the flag set, which is enough: its loop
+ * checks the flag after every sleep. Main does not need [b]'s value, only
+ * its place in the order. A parked worker needs no hand-shake: main
+ * unlocks w->park after [a], and the lock w then takes acquires it.
+ */
+/*@ end */
+/*@ handshake-result */
+/* (3) A result reaches a sleeping main.
+ *
+ *   worker: worker_main, wake_main       main: main_may_block (io_offload.c)
+ *
+ *   [a] results into shared_outbox rel   [c] XCHG idle.main_asleep, 1    sc
+ *   [b] m = XCHG idle.main_asleep, 0 sc  [d] a result in shared_outbox? acq
+ *       m == 1: write(idle.main_fd)          yes: do not block
+ *                                        [e] epoll_wait, with idle.main_fd
+ *                                        [f] woken: io_threads_main_sleep_end
+ *                                            XCHG idle.main_asleep, 0    sc
+ *                                            read(idle.main_fd)
+ *
+ * Forbidden: [b] reads 0 from before [c] AND [d] misses [a]. [c] first:
+ * [b] reads 1 and writes the eventfd, which ends [e] or makes it return
+ * at once. [b] first: [c] acquires [b], so [d] sees [a] and main does
+ * not block. Either way main is not left blocked with a result in the
+ * outbox, which is enough: main takes every result each turn. With several
+ * workers, one takes the 1 and another's [b] may read the 0 it left:
+ * then main wakes for the first one's write, and [f] comes either after
+ * the second [b] (and acquires it, so main sees its results once awake)
+ * or before it (and the next [c] meets that [b] as above). That is why
+ * [f] is an exchange and not a store: a store would cut the chain of
+ * read-modify-writes, and main could sleep on the second worker's result.
+ */
+/*@ end */
 #include "io_threads.h"
 
 #include "queue_mpsc.h"
@@ -115,9 +228,14 @@ typedef struct io_worker {
     spsc_queue inbox;     /* main -> this worker; first, so line-aligned */
     pthread_mutex_t park; /* held by main while the worker is inactive */
     pthread_t thread;
-    atomic_bool stop;     /* set by main at shutdown; relaxed both sides:
-                           * it orders nothing, the join does */
-    _Atomic uint32_t asleep; /* the futex word: 1 while the worker sleeps */
+    /* Set by main at shutdown, read by the worker between rounds and
+     * before it sleeps. Relaxed on both sides: it guards no data (the
+     * join orders the worker's last writes before main goes on). It
+     * reaches a parked worker through the park mutex main unlocks after
+     * setting it, a sleeping or falling-asleep one through hand-shake 2,
+     * and a spinning one within a round or two (coherence). */
+    atomic_bool stop;
+    _Atomic uint32_t asleep; /* the futex word: 1 while the worker sleeps (or is about to) */
     int id;
 } io_worker;
 
@@ -184,9 +302,11 @@ static uint64_t now_ns(void) {
 }
 
 /*@ wake-main */
-/* Worker: after sending results, wakes main if it says it is asleep. The
- * exchange meets main's in io_threads_main_sleep_begin (see the essay). */
+/* Worker: after sending results, wakes main if it says it is asleep
+ * (hand-shake 3, [b]). */
 static void wake_main(void) {
+    /* seq_cst RMW: meets main's exchanges in io_threads_main_sleep_begin
+     * ([c]) and io_threads_main_sleep_end ([f]). */
     if (atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst)) {
         uint64_t one = 1;
         ssize_t w = write(idle.main_fd, &one, sizeof one);
@@ -196,9 +316,14 @@ static void wake_main(void) {
 /*@ end */
 
 /*@ wake-for-job */
-/* Main: wakes worker w if it sleeps (the load first, so that a worker
- * that is awake does not have its line written). */
+/* Main: wakes worker w if it sleeps; true if it did. The load first, so
+ * that a worker that is awake does not have its line written. */
 static bool wake_if_asleep(io_worker *w) {
+    /* Relaxed, both: the word carries no data. After the ADD in
+     * wake_for_job or io_threads_shutdown, which acquired the worker's
+     * ADD, the load cannot miss the worker's STORE of 1 (hand-shakes 1
+     * and 2); the kernel orders the rest (the essay). The exchange, not a
+     * store, tells main whether this worker was the one asleep. */
     if (!atomic_load_explicit(&w->asleep, memory_order_relaxed) ||
         !atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed))
         return false;
@@ -207,9 +332,9 @@ static bool wake_if_asleep(io_worker *w) {
 }
 
 /* Main, after publishing a job: wakes worker tid if it sleeps, or, for a
- * shared-inbox job (tid 0), one sleeping active worker. The first
- * read-modify-write meets worker_sleep's (see the essay). */
+ * shared-inbox job (tid 0), one sleeping active worker (hand-shake 1, [b]). */
 static void wake_for_job(int tid) {
+    /* seq_cst RMW: meets the ADD in worker_sleep ([d]). */
     if (atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst) == 0) return;
     if (tid) {
         wake_if_asleep(&workers[tid]);
@@ -221,22 +346,30 @@ static void wake_for_job(int tid) {
 /*@ end */
 
 void io_threads_set_idle_spin_us(unsigned us) {
+    /* Relaxed: a tuning value that guards no data; workers read it for a
+     * heuristic and may use the old one for a while. */
     atomic_store_explicit(&idle.spin_ns, (uint64_t)us * 1000, memory_order_relaxed);
-    /* Sleepers go round once, so that a longer spin applies to them too. */
+    /* Sleepers go round once, so that a longer spin applies to them too.
+     * No hand-shake: one falling asleep just now keeps the old spin. */
     for (int tid = 1; tid < pool.num; tid++) wake_if_asleep(&workers[tid]);
 }
 
 int io_threads_main_wake_fd(void) { return idle.main_fd; }
 
 /*@ main-sleep-begin */
+/* Hand-shake 3, [c]: main says it is about to block. */
 bool io_threads_main_sleep_begin(void) {
     if (idle.main_fd == -1) return false;
-    atomic_exchange_explicit(&idle.main_asleep, 1, memory_order_seq_cst); /* meets wake_main's */
+    atomic_exchange_explicit(&idle.main_asleep, 1, memory_order_seq_cst); /* seq_cst RMW: meets wake_main's */
     return true;
 }
 
+/* Hand-shake 3, [f]: main is awake again. */
 void io_threads_main_sleep_end(void) {
-    atomic_store_explicit(&idle.main_asleep, 0, memory_order_relaxed);
+    /* seq_cst RMW, not a store: it continues the chain of exchanges, so a
+     * worker's exchange that read 0 before it is acquired here (the
+     * essay's diagram 3). */
+    atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst);
     uint64_t v;
     ssize_t r = read(idle.main_fd, &v, sizeof v); /* non-blocking: clears a wake, if any */
     (void)r;
@@ -290,13 +423,25 @@ static size_t worker_round(io_worker *w, job_word *batch) {
 }
 
 /* Idle past the spin: says so, looks once more, and sleeps unless that
- * found work (which it then ran) or main woke it meanwhile. */
+ * found work (which it then ran), the stop flag, or main's wake
+ * (hand-shakes 1 and 2, the worker's side: [c] to [f]). */
 static void worker_sleep(io_worker *w, job_word *batch) {
+    /* Relaxed: main reads it only after an ADD that acquired the one
+     * below, and the kernel compares it under its own lock. */
     atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst); /* meets wake_for_job's */
+    /* seq_cst RMW: meets the ADD of 0 in wake_for_job and in
+     * io_threads_shutdown ([d] against [b]). */
+    atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst);
+    /* Relaxed load of stop: the ADD above ordered it after main's store
+     * (hand-shake 2). */
     if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed))
         futex_wait(&w->asleep, 1);
+    /* Relaxed: awake again, it orders nothing; a main that still reads 1
+     * makes one futile FUTEX_WAKE. */
     atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
+    /* Relaxed: it announces nothing (an awake worker still counted costs
+     * main one look at its asleep word), but a read-modify-write, not a
+     * store, so that the chain of RMWs the hand-shakes meet on holds. */
     atomic_fetch_sub_explicit(&idle.sleepers, 1, memory_order_relaxed);
 }
 
@@ -306,7 +451,7 @@ static void *worker_main(void *arg) {
     job_word batch[IO_BATCH_SIZE];
     uint64_t idle_since = 0; /* 0: not idle */
     unsigned idle_rounds = 0;
-    while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+    while (!atomic_load_explicit(&w->stop, memory_order_relaxed)) { /* relaxed: see io_worker's stop */
         if (worker_round(w, batch) > 0) {
             idle_since = 0;
             wake_main();
@@ -323,9 +468,12 @@ static void *worker_main(void *arg) {
             if (idle_since == 0) {
                 idle_since = now_ns();
                 idle_rounds = 0;
-            } else if (++idle_rounds % 64 == 0 && now_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
-                worker_sleep(w, batch);
-                idle_since = 0;
+            } else if (++idle_rounds % 64 == 0) {
+                /* Relaxed: a heuristic; a stale value spins a little long or short. */
+                if (now_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
+                    worker_sleep(w, batch);
+                    idle_since = 0;
+                }
             }
         }
     }
@@ -345,11 +493,15 @@ void io_threads_init(int num) {
     assert(pool.num == 0 && num >= 1 && num <= IO_THREADS_MAX);
     spmc_init(&shared_inbox);
     mpsc_init(&shared_outbox);
-    atomic_store_explicit(&finished.count, 0, memory_order_relaxed); /* no worker exists */
+    /* Relaxed, these three and the stop flags below: no worker exists yet,
+     * and pthread_create orders them before anything a worker does. (So
+     * these stores are the only writes to sleepers and main_asleep that
+     * are not read-modify-writes: no chain is running to be cut.) */
+    atomic_store_explicit(&finished.count, 0, memory_order_relaxed);
     pool.submitted = 0;
     pool.active = 1;
     pool.num = num;
-    atomic_store_explicit(&idle.sleepers, 0, memory_order_relaxed); /* no worker exists */
+    atomic_store_explicit(&idle.sleepers, 0, memory_order_relaxed);
     atomic_store_explicit(&idle.main_asleep, 0, memory_order_relaxed);
     if (num > 1 && idle.main_fd == -1) idle.main_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     /* From the top down: main holds every parked worker's mutex, and
@@ -359,7 +511,7 @@ void io_threads_init(int num) {
     for (int id = num - 1; id >= 1; id--) {
         io_worker *w = &workers[id];
         spsc_init(&w->inbox);
-        atomic_init(&w->stop, false);
+        atomic_init(&w->stop, false); /* before its thread exists: see above */
         w->id = id;
         /* Born inactive: main holds the mutex before the thread exists. */
         if (pthread_mutex_init(&w->park, NULL) != 0 || pthread_mutex_lock(&w->park) != 0 ||
@@ -380,10 +532,14 @@ void io_threads_shutdown(void) {
     io_threads_drain();
     for (int id = 1; id < pool.num; id++) {
         io_worker *w = &workers[id];
+        /* Hand-shake 2, [a] and [b]. The flag is relaxed (io_worker says
+         * why); the seq_cst RMW meets the ADD in worker_sleep ([d]), so
+         * either w sees the flag before it sleeps or wake_if_asleep sees
+         * it asleep. */
         atomic_store_explicit(&w->stop, true, memory_order_relaxed);
-        atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst); /* the flag before the wake */
-        if (id >= pool.active) pthread_mutex_unlock(&w->park); /* wake it to see the flag */
-        wake_if_asleep(w); /* or from its sleep */
+        atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst);
+        if (id >= pool.active) pthread_mutex_unlock(&w->park); /* parked: the lock it takes sees the flag */
+        wake_if_asleep(w); /* asleep, or falling asleep: hand-shake 2 */
         pthread_join(w->thread, NULL);
         pthread_mutex_destroy(&w->park);
     }
