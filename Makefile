@@ -11,18 +11,26 @@
 SHELL := /bin/bash
 
 VARIANT ?= default
+# CHECKS: checks compiled into the debug and sanitizer builds only.
+# SOLOIST_ASSERT_THREADS makes ASSERT_MAIN_THREAD() (io_threads.h) check
+# that a main-only function runs on main; the -O2 build keeps assert()
+# but not this, and coverage measures the code as the -O2 build runs it.
+CHECKS :=
 ifeq ($(VARIANT),default)
   B := build
   VFLAGS := -O2
 else ifeq ($(VARIANT),o0)
   B := build/o0
   VFLAGS := -O0
+  CHECKS := -DSOLOIST_ASSERT_THREADS
 else ifeq ($(VARIANT),asan)
   B := build/asan
   VFLAGS := -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+  CHECKS := -DSOLOIST_ASSERT_THREADS
 else ifeq ($(VARIANT),tsan)
   B := build/tsan
   VFLAGS := -O1 -fsanitize=thread -fno-omit-frame-pointer
+  CHECKS := -DSOLOIST_ASSERT_THREADS
 else ifeq ($(VARIANT),coverage)
   B := build/coverage
   VFLAGS := -O0 --coverage
@@ -34,7 +42,7 @@ CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -pthread $(WARN) -Isrc
 CFLAGS ?=
-CFLAGS_ALL := $(CFLAGS_BASE) $(VFLAGS) $(CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL := $(CFLAGS_BASE) $(VFLAGS) $(CHECKS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := -pthread $(VFLAGS) $(LDFLAGS) -lm
 
 # SRC_OVERRIDE lets the grader build the server against a learner's copy

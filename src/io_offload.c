@@ -378,6 +378,7 @@ void io_offload_wait_write(const client *c) {
  * else is a bug: log it and abort), becomes IDLE, then main's half runs. */
 /*@ take-results */
 static void handle_result(job_word r) {
+    ASSERT_MAIN_THREAD();
     client *c = job_ptr(r);
     /*@ exercise: take-back */
     _Atomic uint8_t *state = job_type(r) == JOB_RES_READ_CLIENT ? &c->io_read_state : &c->io_write_state;
@@ -462,6 +463,7 @@ void io_offload_wait_poll(void) {
  * Refused: the flag goes back, the refusal is counted (queue_full) and main
  * polls itself this turn. */
 static void try_send_poll(void) {
+    ASSERT_MAIN_THREAD();
     /*@ exercise: poll-send */
     int active = io_threads_active();
     if (active < 2 || io.reads_pending + io.writes_pending == 0) return;

@@ -287,6 +287,14 @@ static struct {
 static _Thread_local int thread_id;                   /* 0 = main */
 static _Thread_local mpsc_producer outbox_producer;   /* a worker's outbox side */
 
+/* Which thread is main, for ASSERT_MAIN_THREAD: io_threads_init counts
+ * its calls in main_generation, and the caller keeps the count it made in
+ * main_seen; main is the thread whose count is the latest. 0: no call yet.
+ * A number, not a pthread_t, so that any thread may compare without a
+ * lock; a forked child keeps its parent's thread-local copy. */
+static _Atomic unsigned main_generation;
+static _Thread_local unsigned main_seen;
+
 static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
 }
@@ -378,6 +386,20 @@ void io_threads_main_sleep_end(void) {
 
 int io_thread_id(void) {
     return thread_id;
+}
+
+bool io_threads_on_main(void) {
+    /* Relaxed: main reads its own latest store, or a later one if another
+     * thread has since become main, so main never fails; another thread
+     * never passes unless it reads a stale count of its own. */
+    unsigned now = atomic_load_explicit(&main_generation, memory_order_relaxed);
+    return now == 0 || now == main_seen;
+}
+
+void io_threads_assert_main(const char *func) {
+    if (io_threads_on_main()) return;
+    fprintf(stderr, "io_threads: %s called off the main thread (io_thread_id %d)\n", func, thread_id);
+    abort();
 }
 
 void io_threads_set_handler(job_request type, io_job_proc *proc) {
@@ -491,6 +513,8 @@ void io_threads_set_exit_hook(void (*hook)(void)) {
 
 void io_threads_init(int num) {
     assert(pool.num == 0 && num >= 1 && num <= IO_THREADS_MAX);
+    /* Relaxed: only this thread's copy is compared with it (io_threads_on_main). */
+    main_seen = atomic_fetch_add_explicit(&main_generation, 1, memory_order_relaxed) + 1;
     spmc_init(&shared_inbox);
     mpsc_init(&shared_outbox);
     /* Relaxed, these three and the stop flags below: no worker exists yet,
@@ -557,6 +581,7 @@ int io_threads_active(void) {
 
 /*@ io-threads-set-active */
 bool io_threads_set_active(int active) {
+    ASSERT_MAIN_THREAD();
     assert(pool.num > 0 && active >= 1 && active <= pool.num);
     while (pool.active < active) {
         pthread_mutex_unlock(&workers[pool.active].park);
@@ -579,6 +604,7 @@ void (*io_threads_debug_submitted)(job_word job);
 
 /*@ io-threads-submit */
 bool io_threads_submit(job_word job) {
+    ASSERT_MAIN_THREAD();
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
     if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
     pool.submitted++;
@@ -589,6 +615,7 @@ bool io_threads_submit(job_word job) {
 /*@ end */
 
 bool io_threads_submit_to(int tid, job_word job) {
+    ASSERT_MAIN_THREAD();
     assert(JOB_PRIVATE_INBOX_TYPES & (1u << job_type(job)));
     if (tid < 1 || tid >= pool.active || !spsc_enqueue(&workers[tid].inbox, job)) return false;
     pool.submitted++;
@@ -598,6 +625,7 @@ bool io_threads_submit_to(int tid, job_word job) {
 
 /*@ io-threads-commit */
 void io_threads_commit(void) {
+    ASSERT_MAIN_THREAD();
     /* Parked workers have nothing uncommitted: parking requires an empty
      * private inbox, and submit_to refuses them. */
     for (int tid = 1; tid < pool.active; tid++) {
@@ -621,6 +649,7 @@ size_t io_threads_queued(void) {
 
 /*@ io-threads-drain */
 void io_threads_drain(void) {
+    ASSERT_MAIN_THREAD();
     io_threads_commit();
     /* Rare (reconfiguration, shutdown), so it yields while it waits, which
      * lets a worker that shares this core finish. */
@@ -629,6 +658,7 @@ void io_threads_drain(void) {
 /*@ end */
 
 size_t io_threads_take_results(job_word *out, size_t max) {
+    ASSERT_MAIN_THREAD();
     return mpsc_dequeue_batch(&shared_outbox, out, max);
 }
 

@@ -122,4 +122,23 @@ void io_threads_send_result(job_word result);
  * worker's number, 1 .. num - 1. */
 int io_thread_id(void);
 
+/* Any thread: whether the caller is main, the thread that last called
+ * io_threads_init (the server's main thread). True on every thread until
+ * the first call, when nothing has said which thread is main. */
+bool io_threads_on_main(void);
+
+/* The main-only entry points (submit, commit, set_active, drain, taking
+ * and handling results, the poll hand-off, client_free) begin with
+ * ASSERT_MAIN_THREAD(). It checks only where SOLOIST_ASSERT_THREADS is
+ * defined: the Makefile defines it for the debug and sanitizer builds
+ * (build/o0, build/asan, build/tsan), and the -O2 build, which keeps
+ * assert(), compiles it to nothing. A failure names the function and
+ * aborts. */
+#ifdef SOLOIST_ASSERT_THREADS
+#define ASSERT_MAIN_THREAD() io_threads_assert_main(__func__)
+#else
+#define ASSERT_MAIN_THREAD() ((void)0)
+#endif
+void io_threads_assert_main(const char *func);
+
 #endif

@@ -119,6 +119,7 @@
 #include "commands.h"
 #include "db.h"
 #include "io_offload.h"
+#include "io_threads.h"
 #include "memory_prefetch.h"
 #include "reply.h"
 #include "reply_block.h"
@@ -222,6 +223,7 @@ static void unlink_closing(client *c) {
  * worker owns either direction of its I/O: then the client is freed in
  * before_sleep once the worker has handed it back. */
 void client_free(client *c) {
+    ASSERT_MAIN_THREAD();
     if (server.current_client == c || client_io_owned(c)) {
         client_close_async(c);
         return;

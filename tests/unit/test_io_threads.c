@@ -8,7 +8,8 @@
  * and only after a commit; drain waits for every handler and makes its
  * writes visible; results come back once each, in each worker's order,
  * even past a full outbox (the spill path); parking is refused while it
- * would strand a job; a parked worker uses no CPU.
+ * would strand a job; a parked worker uses no CPU; main-only functions
+ * know which thread is main.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,8 +17,11 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include "io_threads.h"
@@ -373,6 +377,59 @@ static void test_restart(void **state) {
     free(r);
 }
 
+/* Main is the thread that started the pool: io_threads_on_main says so
+ * on main and not on another thread. Where the build checks callers
+ * (SOLOIST_ASSERT_THREADS: the debug and sanitizer builds), a main-only
+ * function called off main aborts. That runs in a child forked by a
+ * thread that is not main (so the child's one thread is not main, and no
+ * thread is started after the fork, which ThreadSanitizer does not
+ * support); the abort is the child's. */
+static void *on_main_elsewhere(void *out) {
+    *(bool *)out = io_threads_on_main();
+    return NULL;
+}
+
+static void *fork_and_commit(void *out) {
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int null = open("/dev/null", O_WRONLY);
+        if (null >= 0) dup2(null, 2); /* the abort's message is expected */
+        alarm(10);
+        io_threads_commit();
+        _exit(0);
+    }
+    *(pid_t *)out = pid;
+    return NULL;
+}
+
+static void test_main_only(void **state) {
+    (void)state;
+    io_threads_init(2);
+    assert_true(io_threads_on_main());
+    bool elsewhere = true;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, on_main_elsewhere, &elsewhere), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_false(elsewhere);
+#ifdef SOLOIST_ASSERT_THREADS
+    pid_t pid = -1;
+    assert_int_equal(pthread_create(&t, NULL, fork_and_commit, &pid), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(pid > 0);
+    int status;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGABRT)
+        fail_msg("io_threads_commit ran off the main thread and went on (the child %s %d): ASSERT_MAIN_THREAD "
+                 "must abort",
+                 WIFSIGNALED(status) ? "died of signal" : "exited with",
+                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+#else
+    (void)fork_and_commit;
+#endif
+    io_threads_shutdown();
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_job_word),
@@ -385,6 +442,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_park_refused_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parked_worker_costs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_main_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
