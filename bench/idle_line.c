@@ -364,7 +364,7 @@ static void spread(char *out, size_t len, const double *v) {
         if (v[i] < lo) lo = v[i];
         if (v[i] > hi) hi = v[i];
     }
-    snprintf(out, len, "runs %.1f-%.1f", lo, hi);
+    snprintf(out, len, "runs %.1f–%.1f", lo, hi);
 }
 
 /* In how many of the alternated runs a was above b. */
@@ -403,9 +403,9 @@ static void pair_rows(double lock[VARIANTS][RUNS], double xchg[VARIANTS][RUNS], 
     spread(s2, sizeof s2, lock[SPLIT]);
     spread(s3, sizeof s3, lock[NO_RMW]);
     double sh = median(lock[SHARED], RUNS), sp = median(lock[SPLIT], RUNS), no = median(lock[NO_RMW], RUNS);
-    snprintf(fig, sizeof fig, "shared **%.1f ns**, split **%.1f ns**, no RMW %.1f ns per submit (%s; %s; %s; shared "
-             "above split in %d of %d runs): shared - split %.1f ns, split - no RMW %.1f ns",
-             sh, sp, no, s1, s2, s3, runs_above(lock[SHARED], lock[SPLIT]), RUNS, sh - sp, sp - no);
+    snprintf(fig, sizeof fig, "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns per submit (%s; %s; %s): the add "
+             "after the enqueue %.1f ns; one line against two %.1f ns (shared above split in %d of %d runs)",
+             sp, sh, no, s2, s1, s3, sp - no, sh - sp, runs_above(lock[SHARED], lock[SPLIT]), RUNS);
     finding("F4.61", "main's submit (enqueue, then the add of 0 to sleepers) right after the worker's round, the idle "
                      "words on one line against two: ns per submit",
             fig, cfg);
@@ -421,9 +421,9 @@ static void pair_rows(double lock[VARIANTS][RUNS], double xchg[VARIANTS][RUNS], 
     spread(s2, sizeof s2, b2b[SPLIT]);
     spread(s3, sizeof s3, b2b[NO_RMW]);
     sh = median(b2b[SHARED], RUNS), sp = median(b2b[SPLIT], RUNS), no = median(b2b[NO_RMW], RUNS);
-    snprintf(fig, sizeof fig, "shared **%.1f ns**, split **%.1f ns**, no RMW %.1f ns of main's CPU per job (%s; %s; "
-             "%s; shared above split in %d of %d runs)",
-             sh, sp, no, s1, s2, s3, runs_above(b2b[SHARED], b2b[SPLIT]), RUNS);
+    snprintf(fig, sizeof fig, "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns of main's CPU per job (%s; %s; "
+             "%s): one line against two %.1f ns (shared above split in %d of %d runs)",
+             sp, sh, no, s2, s1, s3, sh - sp, runs_above(b2b[SHARED], b2b[SPLIT]), RUNS);
     finding("F4.63", "the hand-off back to back (no waiting: main may wait on a full inbox), the idle words on one "
                      "line against two: main's CPU per job",
             fig, "\"part\":\"back to back\",\"workers\":1,\"inbox\":\"spmc_queue (libsoloist.a)\","
