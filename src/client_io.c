@@ -55,6 +55,7 @@
  * (io_write_max 0) and writes until the socket is full.
  */
 #include "client_io.h"
+#include "client_io_test.h"
 
 #include <errno.h>
 #include <stdio.h>

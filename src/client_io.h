@@ -58,14 +58,6 @@ void client_io_mark_write(client *c);
  * frees blocks and drops references). */
 void client_io_write(client *c);
 
-/* Tests only; NULL in the server, which never sets it. When set, every
- * client_io_write calls it first, on whichever thread runs the write,
- * before it reads any of the output. test_watermark.c uses it to hold a
- * worker's write job while main runs the client's next commands, so the
- * overlap of a write with main's appends happens every time rather than
- * now and then. */
-extern void (*client_io_write_hook)(const client *c);
-
 /* A new connection's set-up, the part that is system calls on its own
  * socket: TCP_NODELAY, keepalive (c->io_keepalive seconds, 0: off), and
  * the two "ip:port" strings CLIENT LIST shows. The ACCEPT job runs it on a

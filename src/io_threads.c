@@ -93,6 +93,7 @@
  * handler to the same end.)
  */
 #include "io_threads.h"
+#include "io_threads_test.h"
 
 #include "queue_mpsc.h"
 #include "queue_spmc.h"

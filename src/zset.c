@@ -63,6 +63,7 @@
 #include "hashtable.h"
 #include "zmalloc.h"
 #include "zset_private.h"
+#include "zset_test.h"
 
 #define ZSL_MAX_LEVEL 32 /* enough for 2^64 members at p = 1/4 */
 #define ZSL_P 0.25
