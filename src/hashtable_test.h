@@ -1,6 +1,6 @@
 /* hashtable_test.h — the table's consistency check, for its tests.
  *
- * Keyspace layer. Only tests (tests/unit/test_hashtable.c) and
+ * Step 0 (keyspace layer). Only tests (tests/unit/test_hashtable.c) and
  * hashtable.c, which defines it, include this header.
  * Threads: main only, like the table.
  */

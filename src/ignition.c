@@ -309,6 +309,7 @@ static void count_change(ignition *ig, int active) {
 }
 /*@ end */
 
+/*@ ignition-note */
 /* ignition.h. The caller tells the policy of a move as soon as the pool
  * has made it (or refused it), so that INFO shows it then, not a sample
  * later; count_change then does what the next step would have done, and
@@ -328,6 +329,7 @@ void ignition_note_move(ignition *ig, int before, int after, uint64_t now_us) {
     }
     ig->last_change_us = now_us;
 }
+/*@ end */
 
 /*@ ignition-guard */
 /* Commands per second and CPU µs per command between two points, scaled
