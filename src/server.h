@@ -3,12 +3,13 @@
  * Step 0 (server-state layer). Owns: `server`, the one global:
  * configuration values (set by config.c), the event loop, the listening
  * sockets, the client lists, statistics and the main thread's phase
- * clock; and the log. The database is not here: it is db0 in db.h, so
+ * clock; the log; and client_close_async, the one way onto the list of
+ * clients to close. The database is not here: it is db0 in db.h, so
  * including this header does not bring the keyspace with it
  * (tools/layers.py checks that). Nothing that runs the server is here
  * either: server_loop.h starts and stops it, and commands.h dispatches a
- * command, so every layer above this one may read the state without
- * being able to reach the layers above itself.
+ * command, so a file that reads the state reaches, through this header,
+ * nothing above its own layer.
  * Threads: main thread only, except the fields whose comment names an
  * atomic (step 2 onwards).
  * Valkey: struct valkeyServer in src/server.h.
