@@ -1,6 +1,6 @@
 /* client_io.c — reading, parsing and writing one client, on any thread.
  *
- * Step 4 (worker I/O layer); step 5 adds the watermark, step 7 replies
+ * Step 4 (worker-io layer); step 5 adds the watermark, step 7 replies
  * by reference and the per-turn limit. client_io.h says
  * what it owns and who may call it; networking.c's essay gives the rules
  * of the query buffer and of the output (buf, sentlen, the block list).
@@ -55,6 +55,7 @@
  * (io_write_max 0) and writes until the socket is full.
  */
 #include "client_io.h"
+#include "client_io_test.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,13 +1,15 @@
 /* client_io.h — the half of a client's I/O that any thread may run.
  *
- * Step 4 (worker I/O layer). Owns: the system calls that move a client's
+ * Step 4 (worker-io layer). Owns: the system calls that move a client's
  * bytes (read into the query buffer, write from the reply buffers up to
  * the watermark), parsing what was read into the command queue, and each
  * thread's shared query buffer. It touches only the client's own fields
  * and the calling thread's shared buffer: no statistic, no configuration,
- * no list of clients, no event loop, no keyspace. tools/layers.py keeps
- * server.h, networking.h, reply.h and db.h out of its reach, so that rule
- * is checked, not hoped for.
+ * no list of clients, no event loop, no keyspace. In tools/layers.py's
+ * line the keyspace, server.h, reply.h and networking.h all sit above
+ * this layer, and ae.h is one header below it that it never may reach,
+ * so that rule is checked, not hoped for. (client_io_mark_write is main's
+ * alone, but it touches only the client's fields, like the rest.)
  * Threads: the main thread (inline, when no worker takes the job) or the
  * I/O thread that owns the direction (client.io_read_state or
  * io_write_state is PENDING). The same functions run in both cases; that
@@ -57,14 +59,6 @@ void client_io_mark_write(client *c);
  * nothing: it reports io_nwritten and main takes the bytes off (it alone
  * frees blocks and drops references). */
 void client_io_write(client *c);
-
-/* Tests only; NULL in the server, which never sets it. When set, every
- * client_io_write calls it first, on whichever thread runs the write,
- * before it reads any of the output. test_watermark.c uses it to hold a
- * worker's write job while main runs the client's next commands, so the
- * overlap of a write with main's appends happens every time rather than
- * now and then. */
-extern void (*client_io_write_hook)(const client *c);
 
 /* A new connection's set-up, the part that is system calls on its own
  * socket: TCP_NODELAY, keepalive (c->io_keepalive seconds, 0: off), and

@@ -24,6 +24,7 @@
 #include "object.h"
 #include "reply.h"
 #include "server.h"
+#include "server_loop.h"
 #include "util.h"
 #include "zmalloc.h"
 

@@ -26,6 +26,7 @@
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
+#include "server_loop.h"
 #include "util.h"
 #include "zmalloc.h"
 

@@ -1,25 +1,34 @@
-/* commands.c — the registry of every command soloist answers.
+/* commands.c — the registry of every command soloist answers, and the
+ * dispatcher that runs one.
  *
- * Step 0 (server layer). Owns: the index from a command's name to its entry in
- * one of the modules' tables (commands.h). Built once at start; read by
- * the dispatcher for every command.
+ * Step 0 (commands layer). Owns: the index from a command's name to its
+ * entry in one of the modules' tables (commands.h), built once at start;
+ * the dispatcher (process_command, call) that networking.c calls for
+ * every parsed command; the arity error; and the argument checks that
+ * more than one module shares (a database index, a scan cursor). The
+ * command modules' tables are above it in the layers (cmd_*.c): it knows
+ * them only as the extern arrays commands.h declares, which the linker
+ * resolves, as a handler table is filled in without an include.
  * Threads: main thread only.
- * Valkey: populateCommandTable / lookupCommand in src/server.c. Valkey
- * keeps commands in a dict; soloist's ~100 commands sit in a sorted array
- * searched by binary search, which is as fast at this size and needs
- * nothing but qsort and bsearch. Also the argument check that more than
- * one module shares (a database index, a scan cursor).
+ * Valkey: populateCommandTable / lookupCommand, processCommand and call
+ * in src/server.c. Valkey keeps commands in a dict; soloist's ~100
+ * commands sit in a sorted array searched by binary search, which is as
+ * fast at this size and needs nothing but qsort and bsearch.
  */
 #include "commands.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
+#include "client.h"
 #include "object.h"
 #include "reply.h"
+#include "server.h"
+#include "util.h"
 #include "zmalloc.h"
 
 static command **index_;
@@ -91,6 +100,87 @@ command *commands_lookup_subcommand(const command *parent, const char *name, siz
 command *commands_next(size_t *cursor) { return *cursor < index_len ? index_[(*cursor)++] : NULL; }
 
 size_t commands_count(void) { return index_len; }
+
+/* ------------------------------------------------------------ dispatch */
+
+/*@ process-command */
+void process_command(client *c) {
+    obj *name = c->argv[0];
+    command *cmd = commands_lookup(name->ptr, name->len);
+    c->cmd = cmd;
+    if (!cmd) {
+        /* Valkey: "unknown command '%.128s', with args beginning with: "
+         * followed by each argument quoted, up to 128 bytes in all. */
+        char args[256];
+        size_t used = 0;
+        args[0] = '\0';
+        for (int i = 1; i < c->argc && used < 128; i++) {
+            int n = snprintf(args + used, sizeof(args) - used, "'%.*s' ", (int)(128 - used),
+                             c->argv[i]->ptr);
+            if (n < 0) break;
+            used += (size_t)n < sizeof(args) - used ? (size_t)n : sizeof(args) - used - 1;
+        }
+        char msg[512];
+        snprintf(msg, sizeof(msg), "unknown command '%.128s', with args beginning with: %s", name->ptr, args);
+        reply_error(c, msg);
+        return;
+    }
+    int container = commands_subcommands(cmd) != NULL && c->argc >= 2;
+    command *sub = container ? commands_lookup_subcommand(cmd, c->argv[1]->ptr, c->argv[1]->len) : NULL;
+    if (container && !sub) {
+        /* Valkey: "unknown subcommand '%.128s'. Try %s HELP." with the
+         * container's name in capitals. */
+        char upper[32];
+        size_t i;
+        for (i = 0; cmd->name[i] && i < sizeof(upper) - 1; i++) upper[i] = (char)(cmd->name[i] & ~0x20);
+        upper[i] = '\0';
+        char msg[256];
+        snprintf(msg, sizeof(msg), "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1]->ptr, upper);
+        c->cmd = NULL;
+        reply_error(c, msg);
+        return;
+    }
+    if (sub) c->cmd = cmd = sub;
+    c->lastcmd = cmd;
+    if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity) {
+        cmd->rejected_calls++;
+        reply_error_arity(c);
+        c->cmd = NULL;
+        return;
+    }
+    if (!c->authenticated && !(cmd->flags & CMD_NOAUTH)) {
+        cmd->rejected_calls++;
+        c->cmd = NULL;
+        reply_error(c, "-NOAUTH Authentication required.");
+        return;
+    }
+    call(c);
+}
+/*@ end */
+
+/* A command's time is measured from the previous clock reading of the
+ * EXEC phase (its start, or the end of the command before it in the same
+ * batch) to the end of its proc: one clock read per command. The time to
+ * free the previous command's arguments is charged to the next command. */
+void call(client *c) {
+    command *cmd = c->cmd;
+    long long errors_before = server.stat_total_error_replies;
+    uint64_t start = server.exec_clock_ns;
+    cmd->proc(c);
+    uint64_t end = util_monotonic_ns();
+    uint64_t dur = end - start;
+    server.exec_clock_ns = end;
+    cmd->calls++;
+    cmd->usec += (long long)(dur / 1000);
+    if (server.stat_total_error_replies != errors_before) cmd->failed_calls++;
+    server.stat_numcommands++;
+    c->commands_processed++;
+    c->cmd = NULL;
+}
+
+void reply_error_arity(client *c) {
+    reply_error_format(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->name : "unknown");
+}
 
 /*@ db-index */
 int commands_db_index_or_reply(struct client *c, const obj *idx) {

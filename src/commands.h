@@ -1,8 +1,9 @@
 /* commands.h — the command table's shape.
  *
- * Step 0 (server layer). Owns: the description of a command (name, arity,
- * flags, key positions) that every command module exports in its own
- * table, and the registry that src/commands.c builds from them at start.
+ * Step 0 (commands layer). Owns: the description of a command (name,
+ * arity, flags, key positions) that every command module exports in its
+ * own table, the registry that src/commands.c builds from them at start,
+ * and the dispatcher that runs a parsed command.
  * Threads: main thread only — commands run on the soloist, always.
  * Valkey: struct serverCommand in src/server.h; the generated
  * src/commands.def. soloist's tables are hand-written, one per command
@@ -78,6 +79,14 @@ command *commands_lookup(const char *name, size_t len);
 /* Iterates all commands: call with *cursor = 0 until it returns NULL. */
 command *commands_next(size_t *cursor);
 size_t commands_count(void);
+
+/* Looks up, checks (arity, auth) and runs the command in c->argv
+ * (networking.c, for each parsed command). */
+void process_command(struct client *c);
+/* Runs c->cmd and accounts its time (Valkey: call()). */
+void call(struct client *c);
+/* "ERR wrong number of arguments for 'cmd' command", for c->cmd. */
+void reply_error_arity(struct client *c);
 
 /* A database index as SELECT and COPY ... DB take it (Valkey:
  * getIntFromObjectOrReply, then selectDb's range check). soloist serves

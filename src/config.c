@@ -265,7 +265,7 @@ const char *cfg_hook_missing(const cfg *c) {
 }
 
 /* hz is a hint: out-of-range values are accepted and clamped, as Valkey's
- * updateHZ does (server.c divides by it, so it must never be 0). */
+ * updateHZ does (server_loop.c's cron divides by it, so it must never be 0). */
 int cfg_apply_hz(const char **err) {
     (void)err;
     if (server.hz < CONFIG_MIN_HZ) server.hz = CONFIG_MIN_HZ;

@@ -103,8 +103,9 @@ int config_is_sensitive(const char *name);
 /* The usage text for -h / --help. */
 void config_usage(FILE *out, const char *progname);
 
-/* Apply hooks: set by the modules that own the work (server.c and, from
- * step 4, io_threads.c) before the first CONFIG SET. They run only for CONFIG
+/* Apply hooks: set by the module that owns the work (server_loop.c:
+ * the event loop's size, and from step 4 the I/O thread pool's, through
+ * io_offload.c) before the first CONFIG SET. They run only for CONFIG
  * SET (at load time the value is just stored and the server reads it when
  * it starts), after the new value is in server.*; returning 0 with *err
  * set makes CONFIG SET restore every option it changed and answer
@@ -127,8 +128,5 @@ void config_usage(FILE *out, const char *progname);
 extern int (*config_apply_io_threads)(int new_value, const char **err);
 extern int (*config_apply_listeners)(const char **err);
 extern int (*config_apply_maxclients)(const char **err);
-
-/* Provided by server.c: zero INFO's statistics (CONFIG RESETSTAT). */
-void server_reset_stats(void);
 
 #endif

@@ -14,6 +14,7 @@
  */
 #include "hashtable.h"
 #include "hashtable_private.h"
+#include "hashtable_test.h"
 
 #include "siphash.h"
 #include "util.h"

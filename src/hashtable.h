@@ -157,11 +157,4 @@ void hashtable_incremental_find_init(hashtable_incremental_find_state *s, hashta
 int hashtable_incremental_find_step(hashtable_incremental_find_state *s);
 int hashtable_incremental_find_get_result(hashtable_incremental_find_state *s, void **found);
 
-/* --- Tests and debugging --------------------------------------------------
- * Walks every bucket and checks the structure: presence vs used counts,
- * chained buckets, child counts, each entry in the bucket its hash selects
- * with the right secondary hash. Returns 1 if consistent, else prints what
- * is wrong to stderr and returns 0. O(n) and calls hash_key on every entry. */
-int hashtable_verify(hashtable *ht);
-
 #endif

@@ -1,6 +1,6 @@
 /* ignition.c — when to wake the I/O threads, and how many to keep awake.
  *
- * Step 5 (threads layer). Main thread only. See ignition.h for what the
+ * Step 5 (policy layer). Main thread only. See ignition.h for what the
  * caller samples.
  * Valkey: src/io_threads.c — IOThreadsBeforeSleep, IOThreadsAfterSleep;
  * src/server.c — trackInstantaneousMetric, getInstantaneousMetric.
@@ -178,6 +178,17 @@ void ignition_init(ignition *ig, ignition_rule rule) {
     ig->last_active = 1;
 }
 
+void ignition_restart(ignition *ig, ignition_rule rule) {
+    ignition kept = *ig;
+    ignition_init(ig, rule);
+    ig->ignitions = kept.ignitions;
+    ig->scale_ups = kept.scale_ups;
+    ig->scale_downs = kept.scale_downs;
+    ig->guard_reverts = kept.guard_reverts;
+    ig->parks = kept.parks;
+    ig->last_change_us = kept.last_change_us;
+}
+
 /*@ ignition-mean */
 /* Adds one sample of a cumulative value's rate since the last call
  * (Valkey's trackInstantaneousMetric with factor 1e6).
@@ -295,6 +306,28 @@ static void count_change(ignition *ig, int active) {
     ig->last_change_us = ig->asked_us;
     ig->asked = 0;
     /*@ end */
+}
+/*@ end */
+
+/*@ ignition-note */
+/* ignition.h. The caller tells the policy of a move as soon as the pool
+ * has made it (or refused it), so that INFO shows it then, not a sample
+ * later; count_change then does what the next step would have done, and
+ * the next step finds nothing asked. */
+void ignition_note_move(ignition *ig, int before, int after, uint64_t now_us) {
+    if (after < before) ig->parks += (uint64_t)(before - after);
+    bool asked = ig->asked && after == ig->asked;
+    count_change(ig, after);
+    if (asked || after == before) return;
+    if (after > before) {
+        if (before == 1)
+            ig->ignitions++;
+        else
+            ig->scale_ups++;
+    } else {
+        ig->scale_downs++;
+    }
+    ig->last_change_us = now_us;
 }
 /*@ end */
 

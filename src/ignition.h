@@ -1,11 +1,13 @@
 /* ignition.h — when to wake the I/O threads, and how many to keep awake.
  *
- * Step 5 (threads layer). Owns: the policy's state and its counters, and
- * nothing else: it reads numbers the caller samples (the main thread's
- * CPU, commands processed, the shared inbox's depth, the pool's size) and
- * answers with how many threads should be active. It moves no thread
- * and reads no clock: the caller does both, so the policy is a pure
- * function of the samples, and a test can replay a trace through it.
+ * Step 5 (policy layer: main only, above the threads it sizes). Owns:
+ * the policy's state and the counters of the pool's moves (the one set
+ * INFO iothreads shows), and nothing else: it reads numbers the caller
+ * samples (the main thread's CPU, commands processed, the shared inbox's
+ * depth, the pool's size) and answers with how many threads should be
+ * active. It moves no thread and reads no clock: the caller does both,
+ * so the policy is a pure function of the samples, and a test can replay
+ * a trace through it. No worker runs any of it.
  * Threads: main only (one ignition per pool, no locking).
  * Valkey: src/io_threads.c — IOThreadsBeforeSleep (the CPU sampling),
  * IOThreadsAfterSleep (ignition and scaling); src/server.c —
@@ -106,19 +108,36 @@ typedef struct ignition {
     int asked, asked_why;
     uint64_t asked_us;
 
-    /* Counters, for INFO iothreads. */
+    /* Counters, for INFO iothreads: every move of the pool, counted once,
+     * under why it was asked (ignition_note_move counts the moves nobody
+     * asked the policy for), and the workers parked. */
     uint64_t ignitions, scale_ups, scale_downs, guard_reverts;
+    uint64_t parks;          /* workers parked, by any move down */
     uint64_t last_change_us; /* when the pool last moved (monotonic µs) */
 } ignition;
 
 /* A fresh policy: main alone, nothing sampled yet. */
 void ignition_init(ignition *ig, ignition_rule rule);
 
+/* A fresh policy for a new pool or a new rule that keeps the counters and
+ * last_change_us: INFO's counters run from the server's start. */
+void ignition_restart(ignition *ig, ignition_rule rule);
+
 /* One step: takes the sample, answers the number of threads that should
  * be active, 1 .. s->num (1 when num < 1). The caller moves the pool
  * towards it; a scale-down the pool refuses shows in the next sample's
  * active, and the policy works from that. */
 int ignition_step(ignition *ig, const ignition_sample *s);
+
+/* The caller moved the pool from `before` to `after` threads active
+ * (before != after, or a move it tried and the pool refused: then they
+ * are equal), at now_us. The one place the pool's moves are counted: a
+ * move the last step asked for is counted now, under why it was asked,
+ * as the next step would count it; a move nobody asked the policy for
+ * (io-threads-always-active wakes and parks the whole pool itself) is
+ * counted by its direction: from main alone an ignition, else a scale-up
+ * or a scale-down. Every thread a move down parks is counted in parks. */
+void ignition_note_move(ignition *ig, int before, int after, uint64_t now_us);
 
 /* "guarded", "rusage", "active-time"; and back (any case; -1 if none). */
 const char *ignition_rule_name(ignition_rule r);

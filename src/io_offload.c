@@ -1,6 +1,8 @@
 /* io_offload.c — what the I/O threads do for the server, and when.
  *
- * Steps 4 and 5 (clients layer). io_offload.h lists what it owns.
+ * Steps 4 and 5 (clients layer, below networking.c, which it calls back
+ * only through the main halves it registered: io_offload.h says why).
+ * io_offload.h lists what it owns.
  * Threads: main only, except the four job handlers (worker_read,
  * worker_write, worker_free_argv, worker_poll), which run on workers and
  * touch only what their job hands them.
@@ -33,8 +35,8 @@
  *   worker: do the I/O, store COMPLETED with release after its last touch
  *           of the client, then send the result to the outbox.
  *   main:   take the result (an acquire), check COMPLETED, store IDLE,
- *           and do the main-thread half (networking.c: client_read_done,
- *           client_write_done).
+ *           and do the main-thread half (networking.c's client_read_done,
+ *           client_write_done, through the halves it registered).
  *
  * Were the token stored after the enqueue, a fast worker could finish and
  * store COMPLETED first; main's late PENDING would then overwrite it and
@@ -91,7 +93,7 @@
 #include "ignition.h"
 #include "io_threads.h"
 #include "memory_prefetch.h"
-#include "networking.h"
+#include "reply.h"
 #include "server.h"
 #include "util.h"
 #include "zmalloc.h"
@@ -101,8 +103,6 @@ static struct {
     uint64_t reads_pending, writes_pending; /* results owed by workers */
     uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees, accepts_done;
     uint64_t fallbacks[IO_FALLBACK_COUNT];
-    uint64_t ignitions, scale_ups, scale_downs, parks; /* what the pool did, whoever asked */
-    uint64_t last_change_us;
     int poll_rr; /* the next private inbox a POLL job goes to */
     uint64_t idle_since_us; /* main's turns have found nothing since (0: they found work) */
     bool main_asleep;       /* this turn's poll may block although results are owed */
@@ -123,6 +123,14 @@ static struct {
     job_word *taken;
     size_t taken_pos, taken_len, taken_cap;
 } io;
+
+/* networking.c's main halves (io_offload_set_main_halves). */
+static io_offload_main_halves halves;
+
+/* The policy that wakes and parks workers (ignition.c), and the one set
+ * of counters of the pool's moves: set_active tells it of every move,
+ * whoever asked for it (ignition_note_move). */
+static ignition policy;
 
 static void taken_reserve(size_t more) {
     if (io.taken_len + more <= io.taken_cap) return;
@@ -396,19 +404,19 @@ static void handle_result(job_word r) {
         if (c->io_accepting) {
             c->io_accepting = 0;
             io.accepts_done++;
-            if (!(c->flags & CLIENT_CLOSE_ASAP)) client_accept_done(c);
+            if (!(c->flags & CLIENT_CLOSE_ASAP)) halves.accept_done(c);
             return;
         }
         io.reads_done++;
         if (c->flags & CLIENT_CLOSE_ASAP) return; /* freed in before_sleep */
         server_phase(PHASE_READ);
-        client_read_done(c);
+        halves.read_done(c);
     } else {
         io.writes_pending--;
         io.writes_done++;
         if (c->flags & CLIENT_CLOSE_ASAP) return;
         server_phase(PHASE_WRITE);
-        client_write_done(c, 1);
+        halves.write_done(c, 1);
     }
 }
 
@@ -491,20 +499,16 @@ static void try_send_poll(void) {
 /* -------------------------------------------------------- the policy */
 
 /*@ pool-move */
+/* Every move of the pool, the policy's and io-threads-always-active's,
+ * goes through here, and is counted in one place: the policy's counters
+ * (ignition_note_move counts a move the policy asked for under why it
+ * asked, and any other by its direction). The pool may refuse part of a
+ * move down (io_threads_set_active); what it did is what is counted. */
 static void set_active(int target) {
     int before = io_threads_active();
     if (target == before) return;
     io_threads_set_active(target);
-    int after = io_threads_active();
-    if (after == before) return;
-    io.last_change_us = monotonic_us();
-    if (after > before) {
-        if (before == 1) io.ignitions++;
-        io.scale_ups++;
-    } else {
-        io.scale_downs++;
-        io.parks += (uint64_t)(before - after);
-    }
+    ignition_note_move(&policy, before, io_threads_active(), monotonic_us());
 }
 /*@ end */
 
@@ -528,13 +532,13 @@ static void always_active_before_sleep(void) {
  * IGNITION_SAMPLE_US at most: main's CPU from getrusage(RUSAGE_THREAD)
  * (a system call, so not every turn), its busy time from the phase
  * clock, the commands run and the shared inbox's depth. */
-static ignition policy;
 static uint64_t policy_last_us;
 
 static void policy_before_sleep(uint64_t now) {
     if (policy_last_us && now - policy_last_us < IGNITION_SAMPLE_US) return;
     policy_last_us = now;
-    if ((int)policy.rule != server.io_threads_ignition) ignition_init(&policy, (ignition_rule)server.io_threads_ignition);
+    if ((int)policy.rule != server.io_threads_ignition)
+        ignition_restart(&policy, (ignition_rule)server.io_threads_ignition);
     struct rusage ru;
     getrusage(RUSAGE_THREAD, &ru);
     phase_totals pt = server_phase_totals();
@@ -645,7 +649,13 @@ static void install_handlers(void) {
     io_threads_set_exit_hook(client_io_thread_exit);
 }
 
+void io_offload_set_main_halves(const io_offload_main_halves *h) { halves = *h; }
+
 void io_offload_init(void) {
+    if (!halves.accept_done || !halves.read_done || !halves.write_done) {
+        server_log(LL_WARNING, "io_offload_init: no main halves to hand clients back to (networking_init first)");
+        abort();
+    }
     install_handlers();
     db_value_release = release_value;
     io.spin_us = server.io_threads_idle_spin_us;
@@ -689,8 +699,10 @@ int io_offload_set_threads(int num, const char **err) {
     io_threads_shutdown();
     io_threads_init(num);
     add_wake_fd();
-    ignition_init(&policy, (ignition_rule)server.io_threads_ignition); /* a new pool starts alone */
-    io.last_change_us = monotonic_us();
+    /* A new pool starts alone: a fresh policy, the counters kept, and the
+     * change stamped. */
+    ignition_restart(&policy, (ignition_rule)server.io_threads_ignition);
+    policy.last_change_us = monotonic_us();
     return 1;
 }
 /*@ end */
@@ -725,12 +737,12 @@ void io_offload_get_stats(io_offload_stats *out) {
     out->active = io_threads_active() ? io_threads_active() : 1;
     out->ignition_rule = server.io_threads_always_active ? "always-active"
                                                          : ignition_rule_name((ignition_rule)server.io_threads_ignition);
-    out->ignitions = io.ignitions;
-    out->scale_ups = io.scale_ups;
-    out->scale_downs = io.scale_downs;
+    out->ignitions = policy.ignitions;
+    out->scale_ups = policy.ignitions + policy.scale_ups;
+    out->scale_downs = policy.scale_downs + policy.guard_reverts;
     out->guard_reverts = policy.guard_reverts;
-    out->parks = io.parks;
-    out->last_change_us = io.last_change_us;
+    out->parks = policy.parks;
+    out->last_change_us = policy.last_change_us;
     out->queued = io_threads_num() ? io_threads_queued() : 0;
     out->pending = io_threads_num() ? io_threads_pending() : 0;
     out->reads_done = io.reads_done;

@@ -1,11 +1,12 @@
 /* io_offload.h — step 4's offload decision and step 5's ignition, for the
  * server's main thread.
  *
- * Steps 4 and 5 (clients layer). Owns: the job handlers the I/O threads
- * run for the server, the decision at each call site whether a piece of
- * work goes to a worker or stays on main (with the reason counted when it
- * stays), taking the workers' results back, the poll offload, the argv
- * frees, the policy that wakes and parks workers, and the io-threads
+ * Steps 4 and 5 (clients layer, below networking). Owns: the job handlers
+ * the I/O threads run for the server, the decision at each call site
+ * whether a piece of work goes to a worker or stays on main (with the
+ * reason counted when it stays), taking the workers' results back, the
+ * poll offload, the argv frees, moving the pool as the policy
+ * (ignition.c) or io-threads-always-active asks, and the io-threads
  * setting at run time. io_offload.c opens with the design.
  * Threads: main only, except the handlers inside io_offload.c, which run
  * on workers.
@@ -32,8 +33,35 @@ enum io_fallback {
     IO_FALLBACK_COUNT
 };
 
+/* What main runs for a client a worker hands back: networking.c's main
+ * halves, which networking_init registers before io_offload_init.
+ *
+ * Why pointers, and why this direction. networking.c owns a client's
+ * life and asks this module, at each read, write and accept, who does
+ * the I/O; this module hands the job to a worker, takes the result back,
+ * and must then give the client to networking.c's main half. Including
+ * networking.h for that would make the two files a circle. The layers put
+ * the decision below the lifecycle it serves: networking.c calls down
+ * into io_offload.h by name, and io_offload.c calls up only through
+ * these three pointers, registered once at start, exactly as io_threads.c
+ * (below this module) calls up into the job handlers only through the
+ * table io_offload_init fills (io_threads_set_handler). The opposite
+ * choice would put networking.c below and make every hand-off it asks
+ * for (read, write, accept, free_argv, the waits) a call through a
+ * pointer, where this one makes three results so.
+ * Main only. accept_done and read_done may free c; write_done returns -1
+ * when it did. */
+typedef struct io_offload_main_halves {
+    void (*accept_done)(client *c);          /* an ACCEPT job's set-up is done: client_accept_done */
+    void (*read_done)(client *c);            /* a read job is done: client_read_done */
+    int (*write_done)(client *c, int offloaded); /* a write job is done: client_write_done(c, 1) */
+} io_offload_main_halves;
+/* Sets the halves (copied). Only while no pool is running. */
+void io_offload_set_main_halves(const io_offload_main_halves *halves);
+
 /* Starts the pool with server.io_threads_num threads (none when 1) and
- * installs the handlers. Once, from server_init. */
+ * installs the handlers. Once, from server_init, after the main halves
+ * are set (it aborts without them). */
 void io_offload_init(void);
 /* Takes every owed result back, then stops the pool. */
 void io_offload_shutdown(void);
@@ -73,7 +101,10 @@ void io_offload_wait_poll(void);
  * time (Valkey's "Can't update IO threads under load"). */
 int io_offload_set_threads(int num, const char **err);
 
-/* For INFO iothreads. */
+/* For INFO iothreads. The pool's moves are counted once, in the policy's
+ * counters (ignition.h), whoever asked for them; scale_ups and
+ * scale_downs are every move up and down (an ignition, a revert
+ * included), as INFO has always shown them. */
 typedef struct io_offload_stats {
     int num, active;
     const char *ignition_rule;

@@ -206,6 +206,7 @@
  */
 /*@ end */
 #include "io_threads.h"
+#include "io_threads_test.h"
 
 #include "queue_mpsc.h"
 #include "queue_spmc.h"

@@ -68,12 +68,6 @@ bool io_threads_set_active(int active);
  * inbox is full. job's type must be one of JOB_SHARED_INBOX_TYPES. */
 bool io_threads_submit(job_word job);
 
-/* Tests only; NULL in the server. Called on main after each job a submit
- * accepted. tests/unit/test_handoff.c waits there until the job has run,
- * the fastest worker there can be, so that a hand-off whose order is
- * wrong fails every time instead of once in a while. */
-extern void (*io_threads_debug_submitted)(job_word job);
-
 /* Puts a request on worker tid's private inbox, unpublished until the
  * next io_threads_commit. False (do it on main) when tid is not active or
  * its inbox is full. job's type must be one of JOB_PRIVATE_INBOX_TYPES. */

@@ -36,7 +36,8 @@
  * READ_CLIENT or WRITE_CLIENT until main dequeues the matching result,
  * main does not touch the client, and afterwards the worker does not.
  * The layering check (tools/layers.py) keeps this file, the queues and
- * io_threads from even including the keyspace's headers.
+ * io_threads from even including the keyspace's headers or client.h:
+ * both sit above the threads layer in the line.
  *
  * Why one word
  * ------------

@@ -1,9 +1,10 @@
 /* main.c — soloist-server's entry point.
  *
- * Step 0 (server layer). Owns nothing but the order of start-up: configuration
- * (file, then flags, as Valkey), the server's init, the event loop, and
- * an orderly exit. Kept apart from server.c so the unit tests can link
- * every module without a second main().
+ * Step 0 (server layer, the top of the line). Owns nothing but the order
+ * of start-up: configuration (file, then flags, as Valkey), the server's
+ * init, the event loop, and an orderly exit. Kept apart from
+ * server_loop.c so the unit tests can link every module without a second
+ * main().
  * Valkey: main() in src/server.c.
  */
 #include <stdio.h>
@@ -12,6 +13,7 @@
 
 #include "config.h"
 #include "server.h"
+#include "server_loop.h"
 #include "zmalloc.h"
 
 int main(int argc, char **argv) {

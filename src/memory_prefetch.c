@@ -72,6 +72,7 @@
  * here both batches share this file's walk.
  */
 #include "memory_prefetch.h"
+#include "memory_prefetch_test.h"
 
 #include <stdatomic.h>
 #include <string.h>

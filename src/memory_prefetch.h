@@ -40,27 +40,4 @@ typedef struct memory_prefetch_stats {
 } memory_prefetch_stats;
 void memory_prefetch_get_stats(memory_prefetch_stats *out);
 
-/* --- For the unit tests: the batch itself ------------------------------- */
-
-void memory_prefetch_reset(void);             /* empty the batch, cursor back to 0 */
-int memory_prefetch_add_client(client *c);    /* 0: the batch is full, c not added */
-void memory_prefetch_run(void);               /* the phases, on what was added */
-/* What the last batch held and what its walk did. found[i] is only for
- * comparing with a plain find: nothing dereferences it after the walk. */
-typedef struct memory_prefetch_probe {
-    int clients, keys;
-    int cursor; /* where the walk's cursor ended */
-    int visits; /* steps the walk took (0: no walk) */
-    int trace[PREFETCH_BATCH_LIMIT]; /* the keys its first steps went to, in order */
-    int end[PREFETCH_BATCH_LIMIT];   /* per client: cmdq index after its last covered command */
-    int steps[PREFETCH_BATCH_LIMIT]; /* per key: hashtable_incremental_find_step calls */
-    void *found[PREFETCH_BATCH_LIMIT];
-} memory_prefetch_probe;
-void memory_prefetch_get_probe(memory_prefetch_probe *out);
-/* The walk alone, over n keys of d (n <= PREFETCH_BATCH_LIMIT): steps[i]
- * and found[i] (the db_entry, or NULL) as in the probe. Returns the total
- * number of find steps taken. */
-struct db;
-int memory_prefetch_walk_keys(struct db *d, obj **keys, int n, int *steps, void **found);
-
 #endif

@@ -1,10 +1,13 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
- * Step 0; steps 4 and 5 cut its handlers in two. Owns the client
- * lifecycle and the main thread's half of the flow of bytes between a
- * socket and the command dispatcher; client_io.c owns the other half (the
- * system calls and the parsing, which a worker may run), reply.c how
- * replies are appended, io_offload.c who does the I/O.
+ * Step 0 (clients layer, its top); steps 4 and 5 cut its handlers in
+ * two. Owns the client lifecycle and the main thread's half of the flow
+ * of bytes between a socket and the command dispatcher; client_io.c owns
+ * the other half (the system calls and the parsing, which a worker may
+ * run), reply.c how replies are appended and what is pending,
+ * io_offload.c who does the I/O. Every one of them is below this file:
+ * it calls them, and io_offload.c calls back only through the main halves
+ * networking_init registers.
  * Threads: main only; see "Who may touch a client" below.
  * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
  * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
@@ -122,7 +125,6 @@
 #include "io_threads.h"
 #include "memory_prefetch.h"
 #include "reply.h"
-#include "reply_block.h"
 #include "resp.h"
 #include "server.h"
 #include "util.h"
@@ -130,10 +132,6 @@
 
 static void client_read_handler(ae_loop *el, int fd, void *data, int mask);
 static void client_write_handler(ae_loop *el, int fd, void *data, int mask);
-
-/* Clients flagged CLOSE_ASAP wait here until before_sleep frees them. */
-static client **closing;
-static size_t closing_len, closing_cap;
 
 /* A client with no buffers yet: they come with its first read and its
  * first reply. fd -1 makes a client with no connection (tests). */
@@ -176,6 +174,16 @@ client *client_create(int fd) {
     return client_register(c) == 0 ? c : NULL;
 }
 
+void networking_init(void) {
+    /* io_offload is below this file in the layers: it hands a client back
+     * through these, never by including networking.h (io_offload.h). */
+    io_offload_set_main_halves(&(io_offload_main_halves){
+        .accept_done = client_accept_done,
+        .read_done = client_read_done,
+        .write_done = client_write_done,
+    });
+}
+
 /*@ accept-done */
 void client_accept_done(client *c) {
     if (client_register(c) == 0) server.stat_numconnections++;
@@ -210,9 +218,9 @@ static void unlink_pending_write(client *c) {
 /* Takes c out of the closing list, so a client freed directly (EOF, a
  * write error) after being flagged CLOSE_ASAP is not freed twice. */
 static void unlink_closing(client *c) {
-    for (size_t i = 0; i < closing_len; i++) {
-        if (closing[i] == c) {
-            closing[i] = closing[--closing_len];
+    for (size_t i = 0; i < server.clients_to_close_len; i++) {
+        if (server.clients_to_close[i] == c) {
+            server.clients_to_close[i] = server.clients_to_close[--server.clients_to_close_len];
             return;
         }
     }
@@ -253,78 +261,20 @@ void client_free(client *c) {
     zfree(c);
 }
 
-void client_close_async(client *c) {
-    if (c->flags & CLIENT_CLOSE_ASAP) return;
-    c->flags |= CLIENT_CLOSE_ASAP;
-    if (closing_len == closing_cap) {
-        closing_cap = closing_cap ? closing_cap * 2 : 16;
-        closing = zrealloc(closing, closing_cap * sizeof(*closing));
-    }
-    closing[closing_len++] = c;
-}
-
 void networking_free_closed_clients(void) {
     /* A client freed here may not be current: before_sleep runs between
      * commands, never inside one. One a worker still owns goes back on
      * the list (client_free defers it again) until its job is done. */
-    client **list = closing;
-    size_t n = closing_len;
+    client **list = server.clients_to_close;
+    size_t n = server.clients_to_close_len;
     if (!n) return;
-    closing = NULL;
-    closing_len = closing_cap = 0;
+    server.clients_to_close = NULL;
+    server.clients_to_close_len = server.clients_to_close_cap = 0;
     for (size_t i = 0; i < n; i++) {
         list[i]->flags &= ~CLIENT_CLOSE_ASAP;
         client_free(list[i]);
     }
     zfree(list);
-}
-/*@ end */
-
-int client_has_pending_replies(const client *c) {
-    if (c->bufpos > c->sentlen) return 1;
-    for (reply_block *b = c->reply_head; b; b = b->next)
-        if (b->used) return 1;
-    return 0;
-}
-
-size_t client_output_bytes(const client *c) { return c->reply_bytes; }
-
-/* Joins c to the list before_sleep writes (LIFO, as Valkey's); the write
- * itself happens there. */
-void client_queue_pending_write(client *c) {
-    if (c->fd == -1 || (c->flags & CLIENT_PENDING_WRITE)) return;
-    c->flags |= CLIENT_PENDING_WRITE;
-    c->next_pending_write = server.clients_pending_write;
-    server.clients_pending_write = c;
-}
-
-/*@ obuf-limit */
-int client_check_output_limits(client *c) {
-    /* Valkey's checkClientOutputBufferLimits for the "normal" class: the
-     * hard limit closes at once; the soft limit only after it has been
-     * exceeded continuously for soft_seconds. 0 disables a limit. */
-    const obuf_limit *l = &server.obuf_normal;
-    size_t used = client_output_bytes(c);
-    int hard = l->hard_bytes && used >= (size_t)l->hard_bytes;
-    int soft = l->soft_bytes && used >= (size_t)l->soft_bytes;
-    if (soft) {
-        long long now = util_mstime();
-        if (!c->obuf_soft_limit_reached_time) {
-            c->obuf_soft_limit_reached_time = now;
-            soft = l->soft_seconds == 0;
-        } else {
-            soft = (now - c->obuf_soft_limit_reached_time) / 1000 >= l->soft_seconds;
-        }
-    } else {
-        c->obuf_soft_limit_reached_time = 0;
-    }
-    if (!hard && !soft) return 0;
-    if (c->flags & CLIENT_CLOSE_ASAP) return 1;
-    server_log(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
-               (unsigned long long)c->id, c->addr);
-    server.stat_client_outbuf_limit_disconnections++;
-    client_close_async(c);
-    return 1;
 }
 /*@ end */
 

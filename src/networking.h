@@ -1,7 +1,7 @@
 /* networking.h — connections: accept, read, parse, run, write, close.
  *
- * Step 0; steps 4 and 5 route reads and writes through the I/O threads
- * from here. Owns the client lifecycle and the flow of bytes between a
+ * Step 0 (clients layer); steps 4 and 5 route reads and writes through
+ * the I/O threads from here. Owns the client lifecycle and the flow of bytes between a
  * socket and the command dispatcher (networking.c opens with the rules).
  * Threads: main only in step 0.
  * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
@@ -15,19 +15,13 @@
 #include "client.h"
 #include "client_io.h"
 
+/* Registers the main halves below (client_accept_done, client_read_done,
+ * client_write_done) with io_offload, which calls them when a worker
+ * hands a client back. Once, from server_init, before io_offload_init. */
+void networking_init(void);
 
 client *client_create(int fd);
 void client_free(client *c);
-/* Marks the client to be closed at the next safe point (before sleep). */
-void client_close_async(client *c);
-/* Queues the client for the write pass in before_sleep (idempotent). */
-void client_queue_pending_write(client *c);
-/* Closes the client (async) when its output buffer passed
- * client-output-buffer-limit; returns 1 if it did. */
-int client_check_output_limits(client *c);
-int client_has_pending_replies(const client *c);
-/* Bytes held in reply blocks (client-output-buffer-limit, INFO, CLIENT LIST). */
-size_t client_output_bytes(const client *c);
 
 /* The main-thread halves of a read and a write (the I/O halves are in
  * client_io.c, run here or by a worker). client_read_prepare copies the

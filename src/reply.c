@@ -1,13 +1,19 @@
 /* reply.c — building replies in RESP2 or RESP3.
  *
- * Step 0; steps 5 and 7 build on it. Owns how reply bytes are appended to
- * a client (its reply buffer buf and the block list after it) and the
- * encoding of every reply type for the protocol the client chose with
- * HELLO. networking.c owns sending them.
+ * Step 0 (commands layer); steps 5 and 7 build on it. Owns how reply
+ * bytes are appended to a client (its reply buffer buf and the block list
+ * after it), the encoding of every reply type for the protocol the client
+ * chose with HELLO, and the bookkeeping of what is pending: the client's
+ * place in the write pass's queue, client-output-buffer-limit, and the
+ * freeing of a block. networking.c owns sending them; it sits above this
+ * file in the layers, so nothing here calls it: a client over its limit
+ * is only flagged (client_close_async, server.c) for before_sleep to free.
  * Threads: main only, while it owns the client (from step 4: while the
  * client's io state is idle).
  * Valkey: src/networking.c _addReplyToBuffer, _addReplyProtoToList,
- * addReplyDeferredLen; Redis 7 src/server.c clientsCronResizeOutputBuffer.
+ * addReplyDeferredLen, putClientInPendingWriteQueue,
+ * checkClientOutputBufferLimits, releaseBufReferences; Redis 7
+ * src/server.c clientsCronResizeOutputBuffer.
  *
  * WHERE REPLY BYTES GO
  *
@@ -47,7 +53,7 @@
  * rules make that safe with a worker writing the block:
  *
  *   - main raises the value's count when it appends the block and drops
- *     it in reply_block_free (reply_block.c), which runs only once no
+ *     it in reply_block_free (below), which runs only once no
  *     write job can be reading the block (fully written, or its client
  *     freed while idle); counts are touched by main alone, so they need
  *     no atomics;
@@ -72,8 +78,6 @@
 #include <string.h>
 
 #include "client.h"
-#include "commands.h"
-#include "networking.h"
 #include "object.h"
 #include "server.h"
 #include "util.h"
@@ -208,6 +212,61 @@ void reply_buffer_cron(client *c, long long now) {
 }
 /*@ end */
 
+/* --------------------------------------------- the client's pending output */
+
+/* What the write pass, the offload decision and the output limit ask of a
+ * client's output. Main only: the write direction's fields are read here
+ * only while no worker owns them (io_offload_write asks before the
+ * hand-off; client_write_done after the result is back). */
+
+int client_has_pending_replies(const client *c) {
+    if (c->bufpos > c->sentlen) return 1;
+    for (reply_block *b = c->reply_head; b; b = b->next)
+        if (b->used) return 1;
+    return 0;
+}
+
+size_t client_output_bytes(const client *c) { return c->reply_bytes; }
+
+/* Joins c to the list before_sleep writes (LIFO, as Valkey's); the write
+ * itself happens there. */
+void client_queue_pending_write(client *c) {
+    if (c->fd == -1 || (c->flags & CLIENT_PENDING_WRITE)) return;
+    c->flags |= CLIENT_PENDING_WRITE;
+    c->next_pending_write = server.clients_pending_write;
+    server.clients_pending_write = c;
+}
+
+/*@ obuf-limit */
+int client_check_output_limits(client *c) {
+    /* Valkey's checkClientOutputBufferLimits for the "normal" class: the
+     * hard limit closes at once; the soft limit only after it has been
+     * exceeded continuously for soft_seconds. 0 disables a limit. */
+    const obuf_limit *l = &server.obuf_normal;
+    size_t used = client_output_bytes(c);
+    int hard = l->hard_bytes && used >= (size_t)l->hard_bytes;
+    int soft = l->soft_bytes && used >= (size_t)l->soft_bytes;
+    if (soft) {
+        long long now = util_mstime();
+        if (!c->obuf_soft_limit_reached_time) {
+            c->obuf_soft_limit_reached_time = now;
+            soft = l->soft_seconds == 0;
+        } else {
+            soft = (now - c->obuf_soft_limit_reached_time) / 1000 >= l->soft_seconds;
+        }
+    } else {
+        c->obuf_soft_limit_reached_time = 0;
+    }
+    if (!hard && !soft) return 0;
+    if (c->flags & CLIENT_CLOSE_ASAP) return 1;
+    server_log(LL_WARNING, "Client id=%llu addr=%s scheduled to be closed ASAP for overcoming of output buffer limits.",
+               (unsigned long long)c->id, c->addr);
+    server.stat_client_outbuf_limit_disconnections++;
+    client_close_async(c);
+    return 1;
+}
+/*@ end */
+
 static void reply_cstr(client *c, const char *s) { reply_proto(c, s, strlen(s)); }
 
 void reply_ok(client *c) { reply_proto(c, "+OK\r\n", 5); }
@@ -254,10 +313,6 @@ void reply_error_format(client *c, const char *fmt, ...) {
     vsnprintf(buf, sizeof(buf), fmt, ap);
     va_end(ap);
     reply_error(c, buf);
-}
-
-void reply_error_arity(client *c) {
-    reply_error_format(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->name : "unknown");
 }
 
 /* Appends one header line: prefix, decimal, CRLF. */
@@ -312,6 +367,17 @@ void reply_bulk(client *c, obj *o) {
     client_queue_pending_write(c);
     append_reference(c, o);
     client_check_output_limits(c);
+}
+/*@ end */
+
+/* Frees a reply block (reply.h): the other half of append_reference's
+ * count. */
+/*@ block-release */
+void reply_block_free(reply_block *b) {
+    /*@ exercise: ref-release */
+    if (b->ref) obj_decr_ref(b->ref); /* the count append_reference raised */
+    zfree(b);
+    /*@ end */
 }
 /*@ end */
 

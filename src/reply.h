@@ -1,9 +1,10 @@
 /* reply.h — building replies in RESP2 or RESP3.
  *
- * Step 0; steps 5 and 7 build on it. Owns how reply bytes are appended to
- * a client (buf, then the block list) and the encoding of every reply
- * type for the client's protocol (c->resp, 2 or 3). reply.c opens with
- * the rules.
+ * Step 0 (commands layer); steps 5 and 7 build on it. Owns how reply
+ * bytes are appended to a client (buf, then the block list), the encoding
+ * of every reply type for the client's protocol (c->resp, 2 or 3), and
+ * the bookkeeping of a client's pending output. reply.c opens with the
+ * rules.
  * Threads: main only, while it owns the client.
  * Valkey: src/networking.c addReply*, _addReplyToBufferOrList.
  */
@@ -14,6 +15,7 @@
 
 struct client;
 struct obj;
+struct reply_block;
 
 /* Step 7: a bulk string of at least this many bytes goes into the reply
  * by reference instead of being copied (reply.c, "Large replies"): from
@@ -36,8 +38,6 @@ void reply_error(struct client *c, const char *msg);
 void reply_error_len(struct client *c, const char *msg, size_t len);
 void reply_error_format(struct client *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
-/* "ERR wrong number of arguments for 'cmd' command" */
-void reply_error_arity(struct client *c);
 void reply_long_long(struct client *c, long long v);      /* :v */
 void reply_bulk(struct client *c, struct obj *o);         /* $len bytes */
 void reply_bulk_buf(struct client *c, const void *p, size_t len);
@@ -75,6 +75,24 @@ void reply_set_deferred_map_len(struct client *c, void *node, long n);
 /* The cron's look at one client's reply buffer: resize it to its recent
  * peak, or free it once the client is idle (see reply.c). */
 void reply_buffer_cron(struct client *c, long long now_ms);
+
+/* --- The client's pending output (main only) ----------------------------- */
+
+/* Joins c to the list before_sleep writes (idempotent; LIFO, as
+ * Valkey's). Every append calls it; the write happens in the write pass. */
+void client_queue_pending_write(struct client *c);
+/* Whether c has output not yet written: buf's, or a block's. */
+int client_has_pending_replies(const struct client *c);
+/* Bytes held in reply blocks (client-output-buffer-limit, INFO, CLIENT LIST). */
+size_t client_output_bytes(const struct client *c);
+/* Closes the client (async) when its output buffer passed
+ * client-output-buffer-limit; returns 1 if it did. */
+int client_check_output_limits(struct client *c);
+
+/* Frees a block no write job can be reading (fully written, or its
+ * client being freed), dropping a reference block's count on its value.
+ * Main only: counts are main's alone. */
+void reply_block_free(struct reply_block *b);
 
 /* Common replies with Valkey's exact texts. */
 extern const char *const ERR_WRONGTYPE;   /* "-WRONGTYPE Operation against a key holding the wrong kind of value" */

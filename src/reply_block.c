@@ -1,22 +1,19 @@
-/* reply_block.c — a reply block's bytes as iovecs, and its release.
+/* reply_block.c — a reply block's bytes as iovecs.
  *
- * Step 7 (worker I/O layer). Owns the layout of one chunk of a client's
+ * Step 7 (worker-io layer). Owns the layout of one chunk of a client's
  * pending output — buf, a plain block, or a reference block (client.h:
  * a "$<len>\r\n" header and a CRLF of its own around a stored value's
  * bytes) — as the iovecs writev sends, from any offset a partial write
- * left; and the freeing of a block, which drops a reference block's
- * count on its value. reply.c's essay ("Large replies by reference")
- * gives the rules that make a reference safe.
- * Threads: reply_block_iov runs on whichever thread writes the client
- * (a worker, over the output below the watermark, or main);
- * reply_block_free on main only, once no write job can be reading the
- * block, since counts are main's alone.
+ * left. reply.c's essay ("Large replies by reference") gives the rules
+ * that make a reference safe; the freeing of a block, which drops a
+ * reference block's count, is main's and lives there (reply_block_free).
+ * Threads: whichever thread writes the client (a worker, over the output
+ * below the watermark, or main). It reads the block and the value's
+ * bytes and writes nothing but the caller's iovecs.
  * Valkey: src/networking.c writevToClient (the three iovecs of a
- * bulkStrRef) and releaseBufReferences.
+ * bulkStrRef).
  */
 #include "reply_block.h"
-
-#include "zmalloc.h"
 
 /*@ block-iov */
 int reply_block_iov(const char *buf, const reply_block *b, size_t from, size_t to, struct iovec *iov, int room) {
@@ -44,15 +41,6 @@ int reply_block_iov(const char *buf, const reply_block *b, size_t from, size_t t
         iov[n++].iov_len = e - s;
     }
     return n;
-    /*@ end */
-}
-/*@ end */
-
-/*@ block-release */
-void reply_block_free(reply_block *b) {
-    /*@ exercise: ref-release */
-    if (b->ref) obj_decr_ref(b->ref); /* the count append_reference raised */
-    zfree(b);
     /*@ end */
 }
 /*@ end */

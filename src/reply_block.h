@@ -1,7 +1,9 @@
-/* reply_block.h — a reply block's bytes as iovecs, and its release.
+/* reply_block.h — a reply block's bytes as iovecs.
  *
- * Step 7 (worker I/O layer); reply_block.c says who may call what.
- * Valkey: src/networking.c writevToClient, releaseBufReferences.
+ * Step 7 (worker-io layer); reply_block.c says who may call it. A
+ * block's release drops a count on its value, which only main may do, so
+ * it is main's: reply_block_free in reply.h.
+ * Valkey: src/networking.c writevToClient.
  */
 #ifndef SOLOIST_REPLY_BLOCK_H
 #define SOLOIST_REPLY_BLOCK_H
@@ -16,10 +18,5 @@
  * room of them. Returns how many, or 0 when they do not fit. Any thread
  * that may read the chunk. */
 int reply_block_iov(const char *buf, const reply_block *b, size_t from, size_t to, struct iovec *iov, int room);
-
-/* Frees a block no write job can be reading (fully written, or its
- * client being freed), dropping a reference block's count on its value.
- * Main only. */
-void reply_block_free(reply_block *b);
 
 #endif

@@ -79,6 +79,7 @@
  * size, without the caller's buffer ever growing to 512 MB.
  */
 #include "resp.h"
+#include "resp_test.h"
 
 #include <assert.h>
 #include <limits.h>

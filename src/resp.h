@@ -110,12 +110,4 @@ size_t resp_parser_pending_bulk(const resp_parser *p);
 char *resp_parser_bulk_window(resp_parser *p, size_t *room);
 void resp_parser_bulk_advance(resp_parser *p, size_t n);
 
-/* The two line readers resp_parse is built on, declared here for their
- * unit tests (tests/unit/test_resp.c); resp.c states their contracts. They
- * touch only p's error text, never its parse state. */
-int resp_read_multibulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
-                               long long *count);
-int resp_read_bulk_header(resp_parser *p, const char *buf, size_t len, const resp_limits *lim, size_t *used,
-                          long long *bulk_len);
-
 #endif

@@ -1,10 +1,15 @@
 /* server.h — the server's global state and its configuration.
  *
- * Step 0 (server). Owns: `server`, the one global: configuration values
- * (set by config.c), the event loop, the listening sockets, the client
- * list, statistics and the main thread's phase clock. The database is
- * not here: it is db0 in db.h, so including this header does not bring
- * the keyspace with it (tools/layers.py checks that).
+ * Step 0 (server-state layer). Owns: `server`, the one global:
+ * configuration values (set by config.c), the event loop, the listening
+ * sockets, the client lists, statistics and the main thread's phase
+ * clock; the log; and client_close_async, the one way onto the list of
+ * clients to close. The database is not here: it is db0 in db.h, so
+ * including this header does not bring the keyspace with it
+ * (tools/layers.py checks that). Nothing that runs the server is here
+ * either: server_loop.h starts and stops it, and commands.h dispatches a
+ * command, so a file that reads the state reaches, through this header,
+ * nothing above its own layer.
  * Threads: main thread only, except the fields whose comment names an
  * atomic (step 2 onwards).
  * Valkey: struct valkeyServer in src/server.h.
@@ -87,7 +92,10 @@ struct server {
     uint64_t next_client_id;
     client *clients;           /* doubly linked list, newest first */
     long clients_count;
-    client *clients_pending_write;
+    client *clients_pending_write; /* reply.c's client_queue_pending_write */
+    /* Flagged CLOSE_ASAP, freed in before_sleep (client_close_async). */
+    client **clients_to_close;
+    size_t clients_to_close_len, clients_to_close_cap;
     client *current_client;
     long long cronloops;
     volatile sig_atomic_t shutdown_asap; /* set by the signal handler only */
@@ -130,13 +138,6 @@ struct server {
 
 extern struct server server;
 
-/* Start-up and tear-down, in main.c's order: init (after the config is
- * loaded), run (until SHUTDOWN or a signal), destroy (frees everything so
- * leak checkers stay quiet). */
-int server_init(void);
-void server_run(void);
-void server_destroy(void);
-
 /* The main thread's phase clock: charges the time since the last switch
  * to the phase that was running and starts `p`. Cheap enough to stay on:
  * one clock_gettime through the vDSO, a few per request, plus two reads
@@ -144,13 +145,6 @@ void server_destroy(void);
  * POLL_CPU_SAMPLE. */
 #define POLL_CPU_SAMPLE 16
 void server_phase(enum phase p);
-/* server_phase with the clock readings given: now_ns (monotonic) and
- * cpu_ns (this thread's CPU clock), which counts only where POLL begins
- * or ends with weight > 0: the poll's CPU between a reading where it
- * begins and one where it ends is counted weight times (server_phase
- * passes POLL_CPU_SAMPLE on sampled turns and 0 on the others). Tests
- * drive it with made-up readings. */
-void server_phase_at(enum phase p, uint64_t now_ns, uint64_t cpu_ns, unsigned weight);
 
 /* The phase clock's totals, defined once for INFO and the benchmarks.
  *   poll_wait = POLL's wall time the thread was off CPU (idle, waiting);
@@ -165,16 +159,9 @@ typedef struct phase_totals {
 } phase_totals;
 phase_totals server_phase_totals(void);
 
-/* Looks up, checks (arity, auth) and runs the command in c->argv. */
-void process_command(struct client *c);
-/* Runs c->cmd and accounts its time (Valkey: call()). */
-void call(struct client *c);
-void server_reset_stats(void);
-/* Average per-second rate of instantaneous metric i (0 commands, 1 input
- * bytes, 2 output bytes) over its samples. */
-long long server_instantaneous_metric(int i);
-/* Starts an orderly shutdown from a command or a signal. */
-void server_prepare_shutdown(void);
+/* Marks the client to be closed at the next safe point: before_sleep
+ * frees it (networking_free_closed_clients). Idempotent. */
+void client_close_async(client *c);
 
 /* Logging with Valkey's levels. */
 #define LL_DEBUG 0

@@ -63,6 +63,7 @@
 #include "hashtable.h"
 #include "zmalloc.h"
 #include "zset_private.h"
+#include "zset_test.h"
 
 struct zset_level {
     zset_node *forward;

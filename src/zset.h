@@ -136,11 +136,4 @@ zset_node *zset_random(zset *z);
 typedef void (*zset_scan_fn)(void *privdata, const zset_node *n);
 size_t zset_scan(zset *z, size_t cursor, zset_scan_fn fn, void *privdata);
 
-/* --- Tests --------------------------------------------------------------------
- * Checks every invariant in zset.c's essay (order, spans, levels, backward
- * pointers, tail, length, the index agreeing with the list). 1 when all
- * hold; otherwise prints the first broken one to stderr and returns 0.
- * O(n * levels). */
-int zset_verify(zset *z);
-
 #endif

@@ -20,6 +20,7 @@
 
 #include "ae.h"
 #include "config.h"
+#include "server_loop.h"
 #include "util.h"
 #include "zmalloc.h"
 

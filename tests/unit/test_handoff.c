@@ -48,6 +48,7 @@
 #include "client.h"
 #include "io_offload.h"
 #include "io_threads.h"
+#include "io_threads_test.h"
 #include "networking.h"
 #include "object.h"
 #include "reply.h"

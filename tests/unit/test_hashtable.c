@@ -22,6 +22,7 @@
 #include <cmocka.h>
 
 #include "hashtable.h"
+#include "hashtable_test.h"
 #include "siphash.h"
 #include "zmalloc.h"
 

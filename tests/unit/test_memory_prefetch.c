@@ -21,6 +21,7 @@
 #include "db.h"
 #include "hashtable.h"
 #include "memory_prefetch.h"
+#include "memory_prefetch_test.h"
 #include "networking.h"
 #include "server.h"
 #include "util.h"

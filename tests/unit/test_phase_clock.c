@@ -21,6 +21,8 @@
 #include <time.h>
 
 #include "server.h"
+#include "server_loop.h"
+#include "server_test.h"
 #include "util.h"
 
 /* A fresh clock at wall time 0, in OTHER. */

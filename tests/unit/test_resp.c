@@ -29,6 +29,7 @@
 
 #include "object.h"
 #include "resp.h"
+#include "resp_test.h"
 #include "zmalloc.h"
 
 /* ---- a growable byte buffer (libc memory, invisible to zmalloc) ---- */

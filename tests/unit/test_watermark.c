@@ -46,6 +46,7 @@
 
 #include "client.h"
 #include "client_io.h"
+#include "client_io_test.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"

@@ -22,6 +22,7 @@
 
 #include "zmalloc.h"
 #include "zset.h"
+#include "zset_test.h"
 
 /* ---- the reference model --------------------------------------------------- */
 

@@ -25,6 +25,7 @@
 
 #include "zmalloc.h"
 #include "zset.h"
+#include "zset_test.h"
 
 static unsigned seed;
 
