@@ -153,8 +153,6 @@ static void count_job(job_request type) {
     atomic_fetch_add_explicit(&worker_stats[io_thread_id()].jobs[type], 1, memory_order_relaxed);
 }
 
-static uint64_t monotonic_us(void) { return util_monotonic_ns() / 1000; }
-
 /* ------------------------------------------------------ on a worker */
 
 /*@ worker-read */
@@ -374,10 +372,10 @@ void io_offload_wait_read(const client *c) {
 /*@ end */
 
 void io_offload_wait_write(const client *c) {
-    uint64_t t0 = monotonic_us();
+    uint64_t t0 = util_monotonic_us();
     while (atomic_load_explicit(&c->io_write_state, memory_order_acquire) == CLIENT_IO_PENDING) sched_yield();
     io.write_waits++;
-    io.write_wait_us += monotonic_us() - t0;
+    io.write_wait_us += util_monotonic_us() - t0;
 }
 
 /* ------------------------------------------------------------ results */
@@ -508,7 +506,7 @@ static void set_active(int target) {
     int before = io_threads_active();
     if (target == before) return;
     io_threads_set_active(target);
-    ignition_note_move(&policy, before, io_threads_active(), monotonic_us());
+    ignition_note_move(&policy, before, io_threads_active(), util_monotonic_us());
 }
 /*@ end */
 
@@ -603,7 +601,7 @@ void io_offload_before_sleep(void) {
         io_threads_set_idle_spin_us((unsigned)io.spin_us);
     }
     io_threads_commit();
-    uint64_t now = monotonic_us(); /* one clock reading for the policy, the sleep and the spin */
+    uint64_t now = util_monotonic_us(); /* one clock reading for the policy, the sleep and the spin */
     if (server.io_threads_always_active)
         always_active_before_sleep();
     else
@@ -631,7 +629,7 @@ void io_offload_after_sleep(int numevents) {
 
 void io_offload_take_results(void) {
     if (io.spin_from_us) {
-        if (io.idle_since_us) io.main_spin_us += monotonic_us() - io.spin_from_us;
+        if (io.idle_since_us) io.main_spin_us += util_monotonic_us() - io.spin_from_us;
         io.spin_from_us = 0;
     }
     take_results();
@@ -702,7 +700,7 @@ int io_offload_set_threads(int num, const char **err) {
     /* A new pool starts alone: a fresh policy, the counters kept, and the
      * change stamped. */
     ignition_restart(&policy, (ignition_rule)server.io_threads_ignition);
-    policy.last_change_us = monotonic_us();
+    policy.last_change_us = util_monotonic_us();
     return 1;
 }
 /*@ end */

@@ -211,6 +211,7 @@
 #include "queue_mpsc.h"
 #include "queue_spmc.h"
 #include "queue_spsc.h"
+#include "util.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -302,12 +303,6 @@ static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
 
 static void futex_wake(_Atomic uint32_t *word) {
     syscall(SYS_futex, (uint32_t *)word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-}
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /*@ wake-main */
@@ -489,11 +484,11 @@ static void *worker_main(void *arg) {
             pthread_mutex_lock(&w->park);
             pthread_mutex_unlock(&w->park);
             if (idle_since == 0) {
-                idle_since = now_ns();
+                idle_since = util_monotonic_ns();
                 idle_rounds = 0;
             } else if (++idle_rounds % 64 == 0) {
                 /* Relaxed: a heuristic; a stale value spins a little long or short. */
-                if (now_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
+                if (util_monotonic_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
                     worker_sleep(w, batch);
                     idle_since = 0;
                 }
