@@ -6,14 +6,21 @@ reply-ref, src/client_io.c write-iov): one soloist binary switched by
 CONFIG SET reply-copy-avoidance yes|no (a soloist switch, not a Valkey
 option), beside Debian's redis-server 7.0, in one run.
 
-(a) Bandwidth. One connection, one request at a time: GET of a stored
-    1, 8 and 64 MB value (the reply read into a reused buffer, not
-    checked but for the first reply of each cell), and SET of the same
-    sizes. Beside them the ceiling: a raw loopback sender and receiver
+(a) Bandwidth and the large requests' own latency. One connection, one
+    request at a time: GET of a stored value of 1, 2, 4, 8, 16, 32 and
+    64 MB (the reply read into a reused buffer), and SET of the same
+    sizes. Each cell starts with one untimed exchange whose reply is
+    checked (the GET's bytes against the value, the SET's +OK), then
+    times every request from the first byte sent to the last byte of its
+    reply. Beside them the ceiling: a raw loopback sender and receiver
     doing the same exchange (a small request answered by the value's
     bytes, or the value's bytes answered by 5 bytes) between two
-    processes, with no server logic at all. MB/s per cell, each cell run
-    for a fixed time (RUN_S), settings alternated within each size.
+    processes, with no server logic at all. Per cell MB/s and the p50
+    and p99 of the per-request latencies (a server's run line keeps them
+    all, in µs; the ceiling's keeps its p50, p99 and max). A cell runs
+    for a time that grows with the size (cell_s(): RUN_S at 64 MB, a
+    quarter of it at 1 MB) and for at least MIN_REQS timed requests;
+    settings alternated within each size.
 (b) The noisy neighbour, scaled to 2 cores: soloist-bench in open loop,
     1 KB GETs at SMALL_RATE/s on SMALL_CONNS connections, with and without
     10 MB GETs at BIG_RATE/s on 2 connections beside them; the small
@@ -26,8 +33,9 @@ option), beside Debian's redis-server 7.0, in one run.
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
 generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
-(about a minute; full about 3 minutes), RUN_S, SMALL_RATE, BIG_RATE,
-NOISE_S, SOLOIST_BIN, REDIS_BIN, SOLOIST_BENCH_BIN.
+(about a minute, one run per cell; full about 4 minutes, three), RUN_S,
+SMALL_RATE, BIG_RATE, NOISE_S, SOLOIST_BIN, REDIS_BIN, SOLOIST_BENCH_BIN.
+bench/run.py stops it at 300 s (120 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
 writevToClient, _postWriteToClient; Valkey pull request #2078, 9.0) and
@@ -35,6 +43,7 @@ the figures of Valkey's blog post on reply copy avoidance, measured, not
 mirrored.
 """
 
+import math
 import os
 import socket
 import subprocess
@@ -45,7 +54,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 MB = 1024 * 1024
-SIZES_MB = [1, 8, 64]
+SIZES_MB = [1, 2, 4, 8, 16, 32, 64]
+OLD_SIZES_MB = [1, 8, 64]  # F7.1-F7.6, as chapter 07 cites them
+MIN_REQS = 3
 
 # The raw loopback peer, a process of its own as a server is: per
 # exchange it reads an 8-byte request length and an 8-byte reply length,
@@ -101,13 +112,16 @@ def bulk_len(s):
 
 
 def run_cell(kind, port, size, value, run_s, buf):
-    """(exchanges, seconds, first reply ok) for one cell: GET or SET of
-    `size` bytes against a server, or the raw peer doing the same."""
+    """One cell: GET or SET of `size` bytes against a server, or the raw
+    peer doing the same. One untimed exchange first, its reply checked;
+    then exchanges for run_s seconds and at least MIN_REQS of them, each
+    timed from its first byte sent to its reply's last byte read.
+    -> (timed exchanges, seconds, first reply ok, latencies in s)."""
     s = socket.create_connection(("127.0.0.1", port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    ok, n, t0 = True, 0, time.monotonic()
     setreq = [b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % size, value, b"\r\n"]
-    while time.monotonic() - t0 < run_s or n == 0:
+
+    def exchange(check):
         if kind == "raw-get":
             s.sendall((0).to_bytes(8, "little") + size.to_bytes(8, "little"))
             recv_n(s, size, buf)
@@ -119,17 +133,39 @@ def run_cell(kind, port, size, value, run_s, buf):
             s.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
             line, ln = bulk_len(s)
             got = recv_n(s, ln + 2, buf)
-            if n == 0:
-                ok = ln == size and bytes(got[:ln]) == value
+            if check:
+                return ln == size and got[:ln] == value
         else:
             s.sendmsg(setreq)
             r = recv_n(s, 5, buf)
-            if n == 0:
-                ok = bytes(r) == b"+OK\r\n"
-        n += 1
-    secs = time.monotonic() - t0
+            if check:
+                return bytes(r) == b"+OK\r\n"
+        return True
+
+    ok = exchange(True)
+    lats, clock = [], time.perf_counter
+    t0 = clock()
+    while clock() - t0 < run_s or len(lats) < MIN_REQS:
+        a = clock()
+        exchange(False)
+        lats.append(clock() - a)
+    secs = clock() - t0
     s.close()
-    return n, secs, ok
+    return len(lats), secs, ok, lats
+
+
+def pct(xs, q):
+    """The q-quantile of xs by nearest rank: the ceil(q * n)-th smallest
+    (q=0.99 of 50 values is the largest)."""
+    xs = sorted(xs)
+    return xs[max(0, math.ceil(q * len(xs) - 1e-9) - 1)] if xs else None
+
+
+def cell_s(mb, run_s):
+    """Seconds of one cell: run_s at 64 MB, down to a quarter of it at
+    1 MB, linear in log2 of the size (1 MB cells hold hundreds of
+    requests in that time; 64 MB cells tens)."""
+    return run_s * (0.25 + 0.75 * (mb.bit_length() - 1) / 6)
 
 
 def set_value(srv, value):
@@ -146,7 +182,7 @@ def copied(srv):
 
 
 def bandwidth(quick, base):
-    run_s = float(os.environ.get("RUN_S", "0.4" if quick else "1.5"))
+    run_s = float(os.environ.get("RUN_S", "0.4" if quick else "1.0"))
     runs = 1 if quick else 3
     soloist = bl.Server("soloist", bl.servers()[0][1], "soloist", ["--io-threads", "1"])
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
@@ -163,12 +199,14 @@ def bandwidth(quick, base):
             for _ in range(runs):
                 for setting in ("raw", "on", "off", "redis"):
                     for test in ("GET", "SET"):
-                        cfg = dict(base, part="bandwidth", setting=setting, test=test, value_mb=mb)
+                        cfg = dict(base, part="bandwidth", setting=setting, test=test, value_mb=mb,
+                                   cell_s=round(cell_s(mb, run_s), 3), min_reqs=MIN_REQS)
                         if setting == "raw":
                             if peer.poll() is not None:
                                 bl.emit(dict(cfg, kind="skipped", why="raw peer exited"))
                                 continue
-                            n, secs, ok = run_cell("raw-" + test.lower(), raw_port, size, value, run_s, buf)
+                            n, secs, ok, lats = run_cell("raw-" + test.lower(), raw_port, size, value,
+                                                         cell_s(mb, run_s), buf)
                             extra = {}
                         else:
                             srv = redis if setting == "redis" else soloist
@@ -181,13 +219,18 @@ def bandwidth(quick, base):
                                 # counts: read it twice to take that off.
                                 c0 = copied(srv)
                                 c0b = copied(srv)
-                                n, secs, ok = run_cell(test.lower(), srv.port, size, value, run_s, buf)
+                                n, secs, ok, lats = run_cell(test.lower(), srv.port, size, value,
+                                                             cell_s(mb, run_s), buf)
                                 c1 = copied(srv)
                             extra = {}
                             if c0 is not None and test == "GET":
-                                extra["bytes_copied_per_get"] = (c1 - c0b - (c0b - c0)) / n
+                                # n timed GETs and the untimed checked one.
+                                extra["bytes_copied_per_get"] = (c1 - c0b - (c0b - c0)) / (n + 1)
+                        if setting != "raw":  # the rows pool the servers' latencies
+                            extra["latency_us"] = [round(x * 1e6) for x in lats]
                         line = dict(cfg, kind="run", exchanges=n, seconds=secs, ok=ok,
-                                    mb_per_s=n * mb / secs, **extra)
+                                    mb_per_s=n * mb / secs, p50_ms=pct(lats, 0.5) * 1e3,
+                                    p99_ms=pct(lats, 0.99) * 1e3, max_ms=max(lats) * 1e3, **extra)
                         bl.emit(line)
                         lines.append(line)
     finally:
@@ -248,6 +291,74 @@ def med(xs):
     return bl.median(xs) if xs else None
 
 
+def ms(x):
+    """Milliseconds to three significant figures or so."""
+    return "%.3g" % x if x < 100 else "%.0f" % x
+
+
+def sweep(bw, row, quick):
+    """F7.10-F7.17 (GET) and F7.28-F7.35 (SET): per size, the three
+    servers' MB/s and their large requests' p50 and p99 (pooled over the
+    cell's runs); per operation, where copy avoidance starts to pay."""
+    def cell(setting, test, mb):
+        return [ln for ln in bw if ln["setting"] == setting and ln["test"] == test and ln["value_mb"] == mb]
+
+    def mbps(setting, test, mb):
+        return med([ln["mb_per_s"] for ln in cell(setting, test, mb)])
+
+    def lats(setting, test, mb):
+        return [x / 1e3 for ln in cell(setting, test, mb) for x in ln["latency_us"]]
+
+    sizes = [mb for mb in SIZES_MB if any(ln["value_mb"] == mb for ln in bw)]
+    runs = max([len(cell("on", "GET", mb)) for mb in sizes] or [0])
+    for test, first, summary in (("GET", 10, 17), ("SET", 28, 35)):
+        for mb in sizes:
+            ceil, on, off, red = (mbps(k, test, mb) for k in ("raw", "on", "off", "redis"))
+            lt = {k: lats(k, test, mb) for k in ("on", "off", "redis")}
+            if None in (ceil, on, off, red) or not all(lt.values()):
+                continue
+            row(first + SIZES_MB.index(mb),
+                "%s bandwidth, %d MB values, one connection, one request at a time, and each %s's latency "
+                "from its first byte sent to its reply's last byte (p50, p99 of every timed %s of the cell's "
+                "runs): soloist copy avoidance on / off, redis-server 7.0, raw loopback ceiling"
+                % (test, mb, test, test),
+                "on %.0f, off %.0f, redis %.0f MB/s (ceiling %.0f): on/redis = %.2f×, on/off = %.2f×, "
+                "on/ceiling = %.2f×; on p50 %s ms, on p99 %s ms; off p50 %s ms, off p99 %s ms; "
+                "redis p50 %s ms, redis p99 %s ms (%d, %d, %d requests)"
+                % (on, off, red, ceil, on / red, on / off, on / ceil,
+                   ms(pct(lt["on"], 0.5)), ms(pct(lt["on"], 0.99)), ms(pct(lt["off"], 0.5)),
+                   ms(pct(lt["off"], 0.99)), ms(pct(lt["redis"], 0.5)), ms(pct(lt["redis"], 0.99)),
+                   len(lt["on"]), len(lt["off"]), len(lt["redis"])),
+                test=test, value_mb=mb, runs=len(cell("on", test, mb)))
+        got = [(mb, mbps("on", test, mb), mbps("off", test, mb), mbps("redis", test, mb)) for mb in sizes]
+        got = [g for g in got if None not in g]
+        if not got:
+            continue
+        vs_off = [(mb, on / off) for mb, on, off, _ in got]
+        vs_red = [(mb, on / red) for mb, on, _, red in got]
+        # Ahead in every run: every run of on faster than every run of off.
+        apart = {mb: min(ln["mb_per_s"] for ln in cell("on", test, mb))
+                 > max(ln["mb_per_s"] for ln in cell("off", test, mb)) for mb, *_ in got}
+        pays = None
+        for mb, *_ in reversed(got):
+            if not apart[mb]:
+                break
+            pays = mb
+        lo, hi = min(vs_off, key=lambda x: x[1]), max(vs_off, key=lambda x: x[1])
+        rlo, rhi = min(vs_red, key=lambda x: x[1]), max(vs_red, key=lambda x: x[1])
+        row(summary, "where copy avoidance starts to pay, %s: soloist copy avoidance on / off, median MB/s of "
+            "each size's runs, %s MB values, one connection, one request at a time; on ahead = every run "
+            "of on faster than every run of off" % (test, ", ".join(str(mb) for mb in sizes)),
+            "on/off lowest %.2f× (at %d MB), highest %.2f× (at %d MB); by size %s; on ahead of off at %s; "
+            "%s; on/redis lowest %.2f× (at %d MB), highest %.2f× (at %d MB)%s"
+            % (lo[1], lo[0], hi[1], hi[0], ", ".join("%d MB: %.2f×" % r for r in vs_off),
+               ", ".join("%d" % mb for mb in sizes if apart[mb]) + " MB" if any(apart.values()) else "no size",
+               "pays from %d MB: on ahead there and at every larger size" % pays if pays is not None
+               else "pays at no size: on is not ahead at %d MB" % got[-1][0],
+               rlo[1], rlo[0], rhi[1], rhi[0], " (one run per cell)" if runs < 2 else ""),
+            test=test, sizes_mb=",".join(str(mb) for mb in sizes), runs=runs)
+
+
 def findings(bw, nz, quick):
     cmd = "make findings BENCH=big_values" + (" QUICK=1" if quick else "")
     base = {"quick": quick, "peer": "redis-server 7.0", "io_threads": 1}
@@ -262,7 +373,7 @@ def findings(bw, nz, quick):
 
     rid = 1
     for test in ("GET", "SET"):
-        for i, mb in enumerate(SIZES_MB):  # GET: F7.1-F7.3, SET: F7.4-F7.6
+        for i, mb in enumerate(OLD_SIZES_MB):  # GET: F7.1-F7.3, SET: F7.4-F7.6
             ceil, on, off, red = (mbps(s, test, mb) for s in ("raw", "on", "off", "redis"))
             if None in (ceil, on, off, red):
                 continue
@@ -286,6 +397,8 @@ def findings(bw, nz, quick):
         row(8 + j, "bytes the main thread copies into reply buffers per large GET, copy avoidance %s "
             "(INFO reply_bytes_copied)%s" % (setting, "; target zero" if setting == "on" else ""),
             ", ".join("%d MB: %.0f B" % (mb, per[mb]) for mb in SIZES_MB), test="GET")
+
+    sweep(bw, row, quick)
 
     def p(setting, noise, key):
         return med([ln[key] for ln in nz if ln["setting"] == setting and ln["noise"] == noise
