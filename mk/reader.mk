@@ -67,8 +67,23 @@ reader-print-cflags:
 	@echo '$(CFLAGS_ALL)'
 
 # The grader's copies of the unit tests: the same test file, linked with
-# tools/exercise_filter.c so one test can run alone (see that file).
-$(B)/grade-tests/test_%: tests/unit/test_%.c tools/exercise_filter.c $(LIB)
+# tools/exercise_filter.c so one test can run alone (see that file). The
+# grader builds once per candidate (starter, reference, each mutant), and
+# a candidate changes the module, not the tests: compiled apart, a test's
+# object is rebuilt only when a file it includes changed (its .d says
+# which), and the binary is relinked against the candidate's library.
+GRADE_OBJ := $(B)/grade-obj
+
+$(GRADE_OBJ)/%.o: tests/unit/%.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< tools/exercise_filter.c $(LIB) \
-	  $(CMOCKA_LIBS) $(LDFLAGS_ALL) -Wl,--wrap=_cmocka_run_group_tests
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -MMD -MP -c $< -o $@
+
+$(GRADE_OBJ)/exercise_filter.o: tools/exercise_filter.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -MMD -MP -c $< -o $@
+
+$(B)/grade-tests/test_%: $(GRADE_OBJ)/test_%.o $(GRADE_OBJ)/exercise_filter.o $(LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(CMOCKA_LIBS) $(LDFLAGS_ALL) -Wl,--wrap=_cmocka_run_group_tests
+
+-include $(wildcard $(GRADE_OBJ)/*.d)

@@ -3,7 +3,8 @@
 #   make fuzz-build   build build/fuzz/fuzz_resp (clang, libFuzzer+ASan+UBSan)
 #   make fuzz         fuzz the RESP parser for FUZZ_TIME seconds (default 600)
 #   make stress       the randomized client run against the ASan+UBSan server
-# Suite 36 runs both, bounded (a 20 s fuzz, a few dozen stress rounds).
+# Suite 36 runs both, bounded: in `make test` a 20 s fuzz beside 25 s of
+# stress rounds, in `make check-long` 120 s and up to 40 rounds.
 # tests/stress/README.md says what each checks and how to replay a failure.
 #
 # The fuzz target is built apart from the variants: libFuzzer needs clang,

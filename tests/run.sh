@@ -5,13 +5,52 @@
 # "N passed, M failed". Its whole output goes to build/test-logs/NAME.log;
 # a suite that exits non-zero without failing a test, or prints no count,
 # counts as one failure, so a crash can never look like a pass.
-# SOLOIST_FAST=1 asks suites to skip their slow variants (sanitizers, browser).
-# SOLOIST_SUITES="10 20" runs only suites whose names start with those prefixes.
+#   --build              first build everything `make all` builds (one
+#                        line, timed like a suite; what `make test` does)
+#   SOLOIST_FAST=1       asks suites to skip their slow variants (sanitizers, browser)
+#   SOLOIST_LONG=1       asks suites for their long runs only: the repetitions
+#                        and lengths `make test` leaves out (`make check-long`)
+#   SOLOIST_SUITES="10 20" runs only suites whose names start with those prefixes
+# The last lines are the elapsed time of the whole run (build included) and
+# the total "N passed, M failed".
 set -u
 cd "$(dirname "$0")/.."
 mkdir -p build/test-logs
-total_p=0; total_f=0; failed_suites=()
 start=$(date +%s)
+
+# Every build uses both cores: the suites build three variants of the
+# server and the graders build it again per exercise and per handout.
+export SOLOIST_JOBS=${SOLOIST_JOBS:-$(nproc)}
+# Those builds compile the same sources with the same flags over and over
+# (each exercise's grader builds the whole server in a tree of its own):
+# ccache makes every build after the first a copy. The cache lives in
+# build/, so a fresh clone starts cold; NOHASHDIR lets two trees share it.
+# A CC given by the caller is kept.
+if [ -z "${CC:-}" ] && command -v ccache >/dev/null; then
+  export CC="ccache cc" CCACHE_DIR=$PWD/build/ccache CCACHE_NOHASHDIR=1 CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-2G}
+fi
+
+# A suite's long runs (every mutant, every handout end to end) take longer
+# than the 15 minutes one suite of `make test` may.
+limit=900
+[ "${SOLOIST_LONG:-0}" = 1 ] && limit=5400
+
+row() { printf '%-28s %-40s %4ss\n' "$1" "$2" "$3"; }
+total_p=0; total_f=0; failed_suites=()
+
+if [ "${1:-}" = --build ]; then
+  t0=$(date +%s)
+  if make --no-print-directory -s -j"$SOLOIST_JOBS" all >build/test-logs/build.log 2>&1; then
+    row build "built" "$(( $(date +%s) - t0 ))"
+  else
+    row build "FAILED (build/test-logs/build.log)" "$(( $(date +%s) - t0 ))"
+    tail -30 build/test-logs/build.log | sed 's/^/    | /'
+    echo "elapsed $(( $(date +%s) - start ))s; logs in build/test-logs/"
+    echo "0 passed, 1 failed"
+    exit 1
+  fi
+fi
+
 for s in tests/suites/*; do
   [ -x "$s" ] || continue
   name=$(basename "$s"); name=${name%.*}
@@ -20,8 +59,9 @@ for s in tests/suites/*; do
     [ $ok = 1 ] || continue
   fi
   log=build/test-logs/$name.log
+  [ "${SOLOIST_LONG:-0}" = 1 ] && log=build/test-logs/$name-long.log
   t0=$(date +%s)
-  timeout 900 "$s" >"$log" 2>&1; rc=$?
+  timeout $limit "$s" >"$log" 2>&1; rc=$?
   line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
   p=0; f=0
   if [ -n "$line" ]; then
@@ -31,7 +71,7 @@ for s in tests/suites/*; do
   if [ -z "$line" ] || { [ $rc != 0 ] && [ "$f" = 0 ]; }; then
     f=$((f + 1)); line="${line:-no count line} (exit $rc)"
   fi
-  printf '%-28s %-40s %4ss\n' "$name" "$line" "$(( $(date +%s) - t0 ))"
+  row "$name" "$line" "$(( $(date +%s) - t0 ))"
   if [ "$f" != 0 ]; then
     failed_suites+=("$name"); sed 's/^/    | /' "$log" | grep -E -i 'fail|error|assert|FAILED|mismatch' | head -20
   fi

@@ -11,6 +11,9 @@ neither way and is listed), each cmocka test of the C client is one, and
 with --sanitizer each server log holding a sanitizer report is one more
 failure.
 
+The transcripts run in a thread beside the unittests (both mostly wait
+on their servers); each part's output is printed whole, transcripts first.
+
 Owns: build/integration-logs/<name>/ (server logs of this run, emptied at
 start). Valkey anchor: none — this is the test plumbing.
 
@@ -24,6 +27,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 import unittest
 
@@ -114,23 +118,44 @@ def main():
 
     passed = failed = 0
     t0 = time.monotonic()
-    if "diff" in only:
+    # The transcripts and the unittests each start servers of their own
+    # and spend most of their time waiting on them (replies that must not
+    # come, idle timeouts, expiry), so the transcripts run in a thread
+    # beside the unittests; each part's output is kept and printed whole,
+    # in the usual order.
+    diff_out, diff_res = io.StringIO(), []
+
+    def transcripts():
         import difftest
-        out.write("== differential transcripts\n")
-        p, f, _ = difftest.run_transcripts(target, a.oracle, log_dir=logs,
-                                           verbose=a.verbose, out=out)
-        out.write("-- transcripts: %d passed / %d failed (%.0fs)\n"
-                  % (p, f, time.monotonic() - t0))
+        t = time.monotonic()
+        try:
+            p, f, _ = difftest.run_transcripts(target, a.oracle, log_dir=logs,
+                                               verbose=a.verbose, out=diff_out)
+        except Exception as e:  # counted, never lost with the thread
+            diff_out.write("FAIL the transcripts did not run: %r\n" % e)
+            p, f = 0, 1
+        diff_res[:] = [p, f, time.monotonic() - t]
+
+    diff = threading.Thread(target=transcripts) if "diff" in only else None
+    if diff:
+        diff.start()
+    tests_out = io.StringIO()
+    if "tests" in only:
+        t1 = time.monotonic()
+        p, f, sk = run_unittests(tests_out, a.tests)
+        tests_out.write("-- tests: %d passed / %d failed / %d skipped (%.0fs)\n"
+                        % (p, f, sk, time.monotonic() - t1))
+        passed += p
+        failed += f
+    if diff:
+        diff.join()
+        p, f, secs = diff_res
+        out.write("== differential transcripts\n" + diff_out.getvalue())
+        out.write("-- transcripts: %d passed / %d failed (%.0fs)\n" % (p, f, secs))
         passed += p
         failed += f
     if "tests" in only:
-        t1 = time.monotonic()
-        out.write("== integration tests\n")
-        p, f, sk = run_unittests(out, a.tests)
-        out.write("-- tests: %d passed / %d failed / %d skipped (%.0fs)\n"
-                  % (p, f, sk, time.monotonic() - t1))
-        passed += p
-        failed += f
+        out.write("== integration tests\n" + tests_out.getvalue())
     if "c" in only and a.c_client:
         t1 = time.monotonic()
         out.write("== C client\n")

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
 # cmocka unit tests of every module, -O2 build.
 cd "$(dirname "$0")/../.."
-make --no-print-directory -s unit >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
+make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" unit >/dev/null || { echo "build failed"; echo "0 passed, 1 failed"; exit 1; }
 exec tests/cmocka-run.sh build/tests/test_*

@@ -13,6 +13,6 @@ TESTS="test_ae test_zmalloc"
 bins=()
 for t in $TESTS; do bins+=("build/tsan/tests/$t"); done
 export TSAN_OPTIONS="halt_on_error=1 exitcode=66 second_deadlock_stack=1"
-make --no-print-directory -s VARIANT=tsan "${bins[@]}" >/dev/null ||
+make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" VARIANT=tsan "${bins[@]}" >/dev/null ||
   { echo "tsan build failed"; echo "0 passed, 1 failed"; exit 1; }
 exec tests/cmocka-run.sh "${bins[@]}"

@@ -5,7 +5,8 @@
 # thread can wait forever. Each model also names mutations (#ifdef BUG_*)
 # that break the protocol; Spin must find an error in every one, which
 # shows the checks can fail. Prints one verdict a model or mutation, then
-# "N passed, M failed".
+# "N passed, M failed". Each verification is a search of its own, so they
+# run side by side, one a core; the verdicts are printed in order.
 cd "$(dirname "$0")/../.."
 if ! command -v spin >/dev/null; then
   echo "spin is not installed (tools/deps.sh installs Debian's spin)"
@@ -39,10 +40,24 @@ verify() {
   echo "FAIL $name: the mutation went unnoticed ($states states)"; return 1
 }
 
+checks=()
 for model in tests/spin/*.pml; do
   for bug in "" $(grep -oE '^#ifn?def BUG_[A-Z_]+' "$model" | awk '{print $2}' | sort -u); do
-    if verify "$model" "$bug"; then p=$((p + 1)); else f=$((f + 1)); fi
+    checks+=("$model $bug")
   done
+done
+i=0
+for job in "${checks[@]}"; do
+  [ "$(jobs -rp | wc -l)" -ge "${SOLOIST_JOBS:-$(nproc)}" ] && wait -n
+  # $job is "MODEL [BUG]": split on purpose
+  # shellcheck disable=SC2086
+  { verify $job >"$work/verdict-$i" 2>&1; echo $? >"$work/rc-$i"; } &
+  i=$((i + 1))
+done
+wait
+for i in "${!checks[@]}"; do
+  cat "$work/verdict-$i"
+  if [ "$(cat "$work/rc-$i" 2>/dev/null)" = 0 ]; then p=$((p + 1)); else f=$((f + 1)); fi
 done
 echo "$p passed, $f failed"
 [ $f = 0 ]

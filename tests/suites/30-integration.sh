@@ -5,7 +5,9 @@
 # against build/soloist-server. One count per transcript file, per
 # unittest test and per cmocka test; see tests/integration/README.md.
 cd "$(dirname "$0")/../.."
-if ! make --no-print-directory -s all >/dev/null || ! make --no-print-directory -s integration-client >/dev/null; then
+J=-j${SOLOIST_JOBS:-$(nproc)}
+if ! make --no-print-directory -s "$J" all >/dev/null ||
+   ! make --no-print-directory -s "$J" integration-client >/dev/null; then
   echo "build failed"; echo "0 passed, 1 failed"; exit 1
 fi
 exec timeout 600 python3 tests/integration/run_all.py --name default \

@@ -5,33 +5,48 @@
 #   2. every reproducer in tests/stress/repro/ (one count each): a server
 #      bug found here stays a failing check until src/ is fixed;
 #   3. stress.py against the ASan+UBSan server: random pipelines, garbage,
-#      slow readers and vanishing clients for at most 40 rounds / 45 s with
+#      slow readers and vanishing clients for at most 40 rounds / 25 s with
 #      a printed seed (SOLOIST_STRESS_SEED replays one), then PING, SIGTERM
 #      exit 0 and no sanitizer report: one count per check it prints.
+# The fuzzer keeps one core busy while the reproducers and stress.py
+# mostly wait on sockets, so 1 runs beside 2 and 3; its output is printed
+# after theirs.
+# `make test` runs the lengths above: every phase of stress.py, the
+# unauthenticated one included, within the first three rounds, so 25 s
+# runs each several times. The long run (SOLOIST_LONG=1, `make
+# check-long`) is the same at length: 120 s of fuzzing and 40 rounds of
+# stress in up to 240 s, where rarer inputs and interleavings turn up.
 # Skipped (nothing counted) with SOLOIST_FAST=1.
 cd "$(dirname "$0")/../.."
 if [ "${SOLOIST_FAST:-0}" = 1 ]; then
   echo "SOLOIST_FAST=1: fuzzing and stress skipped"; echo "0 passed, 0 failed"; exit 0
 fi
+fuzz_s=${SOLOIST_FUZZ_SECONDS:-20}; budget=25
+if [ "${SOLOIST_LONG:-0}" = 1 ]; then fuzz_s=${SOLOIST_FUZZ_SECONDS:-120}; budget=240; fi
+J=-j${SOLOIST_JOBS:-$(nproc)}
 p=0; f=0
 rm -rf build/stress-logs  # this run's server logs and failing inputs only
+mkdir -p build/stress-logs
 pass() { p=$((p + 1)); }
 fail() { f=$((f + 1)); }
 
-echo "== 1. fuzz_resp (libFuzzer, ${SOLOIST_FUZZ_SECONDS:-20}s)"
-if out=$(make --no-print-directory -s fuzz-build 2>&1); then
-  if tests/stress/fuzz.sh "${SOLOIST_FUZZ_SECONDS:-20}" 4096; then pass; else fail; fi
+fuzz_log=build/stress-logs/suite-36-fuzz.out
+if out=$(make --no-print-directory -s "$J" fuzz-build 2>&1); then
+  tests/stress/fuzz.sh "$fuzz_s" 4096 >"$fuzz_log" 2>&1 &
+  fuzz_pid=$!
 else
-  echo "$out" | tail -20
-  echo "fuzz_resp: FAIL (build failed; it needs clang and libclang-rt-14-dev: make deps)"
-  fail
+  { echo "$out" | tail -20
+    echo "fuzz_resp: FAIL (build failed; it needs clang and libclang-rt-14-dev: make deps)"; } >"$fuzz_log"
+  fuzz_pid=
+fi
+
+export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+if ! make --no-print-directory -s "$J" VARIANT=asan server >/dev/null; then
+  [ -n "$fuzz_pid" ] && kill "$fuzz_pid" 2>/dev/null
+  echo "asan build failed"; echo "$p passed, $((f + 1)) failed"; exit 1
 fi
 
 echo "== 2. reproducers of server bugs found by fuzzing/stress (tests/stress/repro/)"
-export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-if ! make --no-print-directory -s VARIANT=asan server >/dev/null; then
-  echo "asan build failed"; echo "$p passed, $((f + 1)) failed"; exit 1
-fi
 if ls tests/stress/repro/*.txt >/dev/null 2>&1; then
   while read -r line; do
     echo "$line"
@@ -43,9 +58,8 @@ fi
 
 echo "== 3. stress.py against build/asan/soloist-server"
 log=build/stress-logs/suite-36.out
-mkdir -p build/stress-logs
-timeout 240 python3 tests/stress/stress.py --server build/asan/soloist-server --rounds 40 --time-budget 45 \
-  ${SOLOIST_STRESS_SEED:+--seed "$SOLOIST_STRESS_SEED"} 2>&1 | tee "$log"
+timeout $((budget + 200)) python3 tests/stress/stress.py --server build/asan/soloist-server --rounds 40 \
+  --time-budget "$budget" ${SOLOIST_STRESS_SEED:+--seed "$SOLOIST_STRESS_SEED"} 2>&1 | tee "$log"
 rc=${PIPESTATUS[0]}
 line=$(grep -E '^stress: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
 if [ -z "$line" ]; then
@@ -55,5 +69,9 @@ else
   sf=$(sed -E 's/^stress: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
   p=$((p + sp)); f=$((f + sf))
 fi
+
+echo "== 1. fuzz_resp (libFuzzer, ${fuzz_s}s)"
+if [ -n "$fuzz_pid" ] && wait "$fuzz_pid"; then pass; else fail; fi
+cat "$fuzz_log"
 echo "$p passed, $f failed"
 [ "$f" = 0 ]

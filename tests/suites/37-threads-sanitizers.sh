@@ -7,41 +7,66 @@
 #      readers, clients vanishing mid-read and mid-write while a worker owns
 #      them, CLIENT KILL, output limits, idle timeouts, connection storms)
 #      with io-threads changed by CONFIG SET at random moments throughout,
-#      against the TSan server and then the ASan server, each for at most
-#      6 rounds / 25 s with a printed seed. `make stress-threads` runs it
-#      long.
+#      against the TSan server and the ASan server, with a printed seed.
+# 1 and 2 run side by side, then the two chaos runs side by side: each
+# spends most of its time waiting on sockets and timers, against servers
+# of its own on ports of their own; each one's output is printed whole
+# once both are done.
+# `make test` runs the chaos for 3 rounds (rounds 0-2 between them run
+# every phase, the unauthenticated one and the SCAN walk included);
+# the long run (SOLOIST_LONG=1, `make check-long`) is the chaos alone at
+# length, 40 rounds in up to 300 s under each sanitizer. `make
+# stress-threads` runs it longer still.
 # Skipped (nothing counted) with SOLOIST_FAST=1.
 cd "$(dirname "$0")/../.."
 if [ "${SOLOIST_FAST:-0}" = 1 ]; then
   echo "SOLOIST_FAST=1: threaded sanitizer runs skipped"; echo "0 passed, 0 failed"; exit 0
 fi
-if ! make --no-print-directory -s VARIANT=tsan server >/dev/null || ! make --no-print-directory -s VARIANT=asan server >/dev/null ||
-   ! make --no-print-directory -s integration-client >/dev/null; then
+J=-j${SOLOIST_JOBS:-$(nproc)}
+if ! make --no-print-directory -s "$J" VARIANT=tsan server >/dev/null ||
+   ! make --no-print-directory -s "$J" VARIANT=asan server >/dev/null ||
+   ! make --no-print-directory -s "$J" integration-client >/dev/null; then
   echo "sanitizer build failed"; echo "0 passed, 1 failed"; exit 1
 fi
 export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+rounds=3; budget=25
+if [ "${SOLOIST_LONG:-0}" = 1 ]; then rounds=40; budget=300; fi
+out=build/test-logs/37-runs
+rm -rf "$out"; mkdir -p "$out"
 p=0; f=0
 count() { # adds a "N passed, M failed" line to the totals
   if [ -z "$1" ]; then f=$((f + 1)); return; fi
   echo "$1"
   p=$((p + $(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$1"))); f=$((f + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$1")))
 }
-for run in "tsan 3" "asan 4"; do
-  set -- $run
-  echo "== integration, build/$1/soloist-server --io-threads $2 --io-threads-always-active yes"
-  out=$(SOLOIST_SERVER_ARGS="--io-threads $2 --io-threads-always-active yes" timeout 600 python3 tests/integration/run_all.py \
-        --name "$1-threads" --sanitizer --target "build/$1/soloist-server" --c-client build/tests-integration/c_client 2>&1)
-  echo "$out" | grep -E '^(FAIL|ERROR)|MISMATCH|sanitizer:' | head -40
-  count "$(echo "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed$' | tail -1)"
-done
+
+if [ "${SOLOIST_LONG:-0}" != 1 ]; then
+  for run in "tsan 3" "asan 4"; do
+    set -- $run
+    SOLOIST_SERVER_ARGS="--io-threads $2 --io-threads-always-active yes" timeout 600 python3 tests/integration/run_all.py \
+      --name "$1-threads" --sanitizer --target "build/$1/soloist-server" --c-client build/tests-integration/c_client \
+      >"$out/integration-$1.log" 2>&1 &
+  done
+  wait
+  for run in "tsan 3" "asan 4"; do
+    set -- $run
+    echo "== integration, build/$1/soloist-server --io-threads $2 --io-threads-always-active yes ($out/integration-$1.log)"
+    grep -E '^(FAIL|ERROR)|MISMATCH|sanitizer:' "$out/integration-$1.log" | head -40
+    count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/integration-$1.log" | tail -1)"
+  done
+fi
+
 for v in tsan asan; do
-  echo "== chaos: stress.py against build/$v/soloist-server, io-threads flipped 1..4"
-  out=$(timeout 300 python3 tests/stress/stress.py --server "build/$v/soloist-server" --rounds 6 --time-budget 25 \
-        --server-arg "--io-threads 3 --io-threads-always-active yes" --flip-io-threads 4 \
-        ${SOLOIST_STRESS_SEED:+--seed "$SOLOIST_STRESS_SEED"} 2>&1)
-  echo "$out" | grep -E '^(stress: seed|PASS|FAIL|SKIP|    |io-threads changed|seed)' | head -40
-  count "$(echo "$out" | grep -E '^stress: [0-9]+ passed, [0-9]+ failed' | tail -1)"
+  timeout $((budget + 300)) python3 tests/stress/stress.py --server "build/$v/soloist-server" --rounds $rounds \
+    --time-budget $budget --server-arg "--io-threads 3 --io-threads-always-active yes" --flip-io-threads 4 \
+    ${SOLOIST_STRESS_SEED:+--seed "$SOLOIST_STRESS_SEED"} >"$out/chaos-$v.log" 2>&1 &
+done
+wait
+for v in tsan asan; do
+  echo "== chaos: stress.py against build/$v/soloist-server, io-threads flipped 1..4 ($out/chaos-$v.log)"
+  grep -E '^(stress: seed|PASS|FAIL|SKIP|    |io-threads changed|seed)' "$out/chaos-$v.log" | head -40
+  count "$(grep -E '^stress: [0-9]+ passed, [0-9]+ failed' "$out/chaos-$v.log" | tail -1)"
 done
 echo "$p passed, $f failed"
 [ "$f" = 0 ]

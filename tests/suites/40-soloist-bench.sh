@@ -21,7 +21,7 @@ bad() { echo "FAIL $1"; fail=$((fail + 1)); }
 finish() { echo "$pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
 
 BENCH=build/soloist-bench
-make --no-print-directory -s "$BENCH" soloist-bench-tests >/dev/null 2>build/test-logs/40-build.err || {
+make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" "$BENCH" soloist-bench-tests >/dev/null 2>build/test-logs/40-build.err || {
   cat build/test-logs/40-build.err; bad "build soloist-bench"; finish; }
 
 # --- 1. unit tests ---------------------------------------------------------
@@ -184,7 +184,7 @@ err=$(timeout 10 "$BENCH" -q -p "$CP" -d 1s 2>&1); rc=$?
 
 # --- ASan+UBSan: the unit tests and checked runs (skipped with SOLOIST_FAST) --
 if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
-  if make --no-print-directory -s VARIANT=asan build/asan/soloist-bench soloist-bench-tests >/dev/null 2>build/test-logs/40-asan-build.err; then
+  if make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" VARIANT=asan build/asan/soloist-bench soloist-bench-tests >/dev/null 2>build/test-logs/40-asan-build.err; then
     out=$(tests/cmocka-run.sh build/asan/tests-bench/test_*)
     line=$(tail -1 <<<"$out")
     [ "${line#* passed, }" = "0 failed" ] && ok "asan: unit tests ($line)" || { bad "asan: unit tests"; echo "$out" | grep -E 'FAIL|ERROR|runtime error|AddressSanitizer' | head; }
@@ -215,7 +215,7 @@ fi
 # the run's start/stop flags and the per-thread results merged at the end.
 # A multi-threaded closed run and a mixed open-loop run must be race-free.
 if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
-  if make --no-print-directory -s VARIANT=tsan build/tsan/soloist-bench >/dev/null 2>build/test-logs/40-tsan-build.err; then
+  if make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" VARIANT=tsan build/tsan/soloist-bench >/dev/null 2>build/test-logs/40-tsan-build.err; then
     TSAN_ERR=build/test-logs/40-tsan-runs.err; : >"$TSAN_ERR"
     export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
     t1=$(timeout 90 build/tsan/soloist-bench -q --json -p "$RP" -t 3 -c 6 -P 4 -n 200 -r 1:1 --prefill --count 3000 2>>"$TSAN_ERR"); r1=$?

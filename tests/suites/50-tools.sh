@@ -2,7 +2,8 @@
 # The reader's tools: Python unittests of pinned-source, anchors, layers,
 # the book build and check, and exercise/grading, each on fixtures made in
 # a temp dir (a git repository standing in for Valkey, fixture chapters, a
-# fixture project built with the real Makefile). No network.
+# fixture project built with the real Makefile). No network. The tests
+# run side by side, one per core (tests/tools/run.py says why it may).
 cd "$(dirname "$0")/../.."
 export SOLOIST_OFFLINE=1
 exec timeout 600 python3 tests/tools/run.py

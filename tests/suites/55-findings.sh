@@ -28,7 +28,7 @@ p=$((p + ${rp:-0})); f=$((f + ${rf:-0}))
 
 # write_cost smoke: built by mk/bench.mk, 7 summary lines, all valid JSON.
 wc_bin=build/bench/write_cost
-if make --no-print-directory -s "$wc_bin" >/dev/null 2>&1 &&
+if make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" "$wc_bin" >/dev/null 2>&1 &&
    timeout 20 "$wc_bin" --ms 5 --runs 1 >build/test-logs/55-write_cost.jsonl 2>&1 &&
    python3 - build/test-logs/55-write_cost.jsonl <<'PY'
 import json, sys
