@@ -206,11 +206,18 @@ static void test_resize_with_jobs_in_flight(void **state) {
 static void test_fallback_when_inactive(void **state) {
     (void)state;
     server.io_threads_always_active = 0;
-    while (io_threads_active() > 1) io_threads_set_active(1);
     conn k = open_conn();
-    io_offload_stats before = stats();
-    roundtrip(&k, "PING\r\n", "+PONG\r\n");
-    io_offload_stats after = stats();
+    io_offload_stats before, after;
+    /* The policy may wake a worker during the round trip when the
+     * machine is loaded (main's CPU looks busy): such a trial proves
+     * nothing, and is run again. */
+    for (int tries = 0;; tries++) {
+        while (io_threads_active() > 1) io_threads_set_active(1);
+        before = stats();
+        roundtrip(&k, "PING\r\n", "+PONG\r\n");
+        after = stats();
+        if (after.scale_ups == before.scale_ups || tries == 9) break;
+    }
     assert_true(after.fallbacks[IO_FALLBACK_INACTIVE] > before.fallbacks[IO_FALLBACK_INACTIVE]);
     assert_int_equal(after.reads_done, before.reads_done);
     close_conn(&k);
