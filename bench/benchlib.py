@@ -570,6 +570,7 @@ def switch_run(srv, cell, requests=None, seconds=None):
     return {"rps": row["rps"], "p50_ms": row.get("p50_latency_ms"), "requests": requests,
             "main_cpu_us_per_req": round((d["main_cpu_s"] - d["spin_s"]) * 1e6 / cmds, 4),
             "main_cpu_us_per_req_with_spin": round(d["main_cpu_s"] * 1e6 / cmds, 4),
+            "idle_turns_us_per_req": round(d["spin_s"] * 1e6 / cmds, 4),
             "process_cpu_us_per_req": round(d["process_cpu_s"] * 1e6 / cmds, 4),
             "polls_per_req": round(d["polls"] / cmds, 5),
             "during_write_share": round(d["during_write"] / cmds, 5),
@@ -614,9 +615,14 @@ def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run
     return lines
 
 
+def switch_runs(lines, cell, setting, field):
+    """One field of a cell's runs under one setting."""
+    return [ln[field] for ln in lines if ln["setting"] == setting and ln.get(field) is not None
+            and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))]
+
+
 def switch_median(lines, cell, setting, field):
-    return median([ln[field] for ln in lines if ln["setting"] == setting and ln.get(field) is not None
-                   and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))])
+    return median(switch_runs(lines, cell, setting, field))
 
 
 def switch_spread(lines, cell, field, names=("on", "off"), fmt="%.0f", lower=False, settings=("on", "off")):
@@ -626,9 +632,7 @@ def switch_spread(lines, cell, field, names=("on", "off"), fmt="%.0f", lower=Fal
     every run' (with lower, for a cost: 'NAME lower in every run') when
     every run of one side beats every run of the other, 'run ranges
     overlap' when they do not."""
-    sides = [[ln[field] for ln in lines if ln["setting"] == s and ln.get(field) is not None
-              and all(ln[k] == cell[k] for k in ("threads", "test", "pipeline", "size"))] for s in settings]
-    a, b = sides
+    a, b = (switch_runs(lines, cell, s, field) for s in settings)
     if len(a) < 2 or len(b) < 2:
         return " (one run)"
     span = lambda v: "%s–%s" % (fmt % min(v), fmt % max(v))  # noqa: E731
