@@ -68,7 +68,7 @@ CMOCKA_LIBS = $(shell pkg-config --libs cmocka 2>/dev/null || echo -lcmocka)
 # The override's directory comes first so its file wins over src/'s.
 vpath %.c $(if $(SRC_OVERRIDE),$(dir $(SRC_OVERRIDE))) src
 
-.PHONY: all server unit help deps test check-all check-long test-fast run clean
+.PHONY: all server unit help deps test format format-check check-all check-long test-fast run clean
 all: deps-check $(SERVER) $(UNIT_BINS) ## build the server, the tools and the unit tests
 
 server: $(SERVER) ## build build/soloist-server only
@@ -105,6 +105,14 @@ deps: ## install the Debian packages soloist needs (as root), or print the apt-g
 
 deps-check:
 	@tools/deps.sh check-build
+
+# The C style is .clang-format's (Debian's clang-format 14); src/ and the
+# C files beside it (tests, bench, tools) are kept in it. make test checks.
+FORMAT_FILES = $(wildcard src/*.[ch] tests/unit/*.[ch] bench/*.[ch] tools/*.[ch] tests/integration/*.c tests/stress/*.c)
+format: ## rewrite the C sources in the project's style (.clang-format)
+	@clang-format -i $(FORMAT_FILES)
+format-check: ## fail, naming the files, where a C source is not in the project's style
+	@tools/format-check.sh $(FORMAT_FILES)
 
 test: deps ## build everything and run every suite; prints each suite's time, the total, and "N passed, M failed"
 	@tests/run.sh --build

@@ -45,9 +45,9 @@
  *
  * Output: JSON lines on stdout with BENCH_RUN_ID (kind "run" and
  * "summary"), then generic finding rows F4.60-F4.64. --quick: fewer
- * jobs; --part alone, pair (parts 2 and 3) or pool runs one part. A few seconds on a quiet machine; an alarm ends it after 28 s
- * (15 s with --quick). Timing is x86's time-stamp counter, calibrated
- * against CLOCK_MONOTONIC; elsewhere the monotonic clock itself.
+ * jobs; --part alone, pair (parts 2 and 3) or pool runs one part. A few seconds on a quiet machine; an alarm ends it
+ * after 28 s (15 s with --quick). Timing is x86's time-stamp counter, calibrated against CLOCK_MONOTONIC; elsewhere the
+ * monotonic clock itself.
  *
  * Valkey anchor: none: Valkey's workers spin and never sleep, so it has
  * no such hand-shake (chapter 04, "Where soloist parts from Valkey").
@@ -163,9 +163,7 @@ static double mean_ns(uint32_t *ticks, long n) {
     return mean;
 }
 
-static uint32_t span(uint64_t t0, uint64_t t1) {
-    return t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0);
-}
+static uint32_t span(uint64_t t0, uint64_t t1) { return t1 - t0 > UINT32_MAX ? UINT32_MAX : (uint32_t)(t1 - t0); }
 
 static void measure_timer(uint32_t *ticks, long n) {
     for (long i = 0; i < n; i++) {
@@ -177,9 +175,7 @@ static void measure_timer(uint32_t *ticks, long n) {
 
 /* ------------------------------------------------------------ 1. alone */
 
-static struct {
-    _Alignas(CACHE_LINE_SIZE) _Atomic int word;
-} solo;
+static struct { _Alignas(CACHE_LINE_SIZE) _Atomic int word; } solo;
 
 enum solo_op { SOLO_LOAD, SOLO_ADD0, SOLO_XCHG, SOLO_OPS };
 static const char *solo_name[] = {"relaxed load", "seq_cst add of 0", "seq_cst exchange"};
@@ -295,9 +291,7 @@ static double pair_run(const pair_cfg *cfg, uint32_t *main_ticks) {
 
 static char payload[64] __attribute__((aligned(64)));
 
-static void pool_job(void *p) {
-    (void)p;
-}
+static void pool_job(void *p) { (void)p; }
 
 /* Puts the pool's worker (the thread named io_thd_1) on the second CPU,
  * as part 2 does its worker. */
@@ -341,8 +335,8 @@ static double pool_run(uint32_t *ticks, long n) {
 /* -------------------------------------------------------------- output */
 
 /* One run's line; p50 and p90 (of a timed part's samples) when p50 >= -1e9. */
-static void print_run(const char *part, const char *variant, const char *what, int run, long n, double ns,
-                      double p50, double p90) {
+static void print_run(const char *part, const char *variant, const char *what, int run, long n, double ns, double p50,
+                      double p90) {
     char pct[96] = "";
     if (p50 >= -1e9) snprintf(pct, sizeof pct, "\"p50_ns\":%.3f,\"p90_ns\":%.3f,", p50, p90);
     printf("{\"bench\":\"idle_line\",\"kind\":\"run\",\"run_id\":\"%s\",\"part\":\"%s\",\"variant\":\"%s\","
@@ -403,31 +397,39 @@ static void pair_rows(double lock[VARIANTS][RUNS], double xchg[VARIANTS][RUNS], 
     spread(s2, sizeof s2, lock[SPLIT]);
     spread(s3, sizeof s3, lock[NO_RMW]);
     double sh = median(lock[SHARED], RUNS), sp = median(lock[SPLIT], RUNS), no = median(lock[NO_RMW], RUNS);
-    snprintf(fig, sizeof fig, "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns per submit (%s; %s; %s): the add "
+    snprintf(fig, sizeof fig,
+             "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns per submit (%s; %s; %s): the add "
              "after the enqueue %.1f ns; one line against two %.1f ns (shared above split in %d of %d runs)",
              sp, sh, no, s2, s1, s3, sp - no, sh - sp, runs_above(lock[SHARED], lock[SPLIT]), RUNS);
-    finding("F4.61", "main's submit (enqueue, then the add of 0 to sleepers) right after the worker's round, the idle "
-                     "words on one line against two: ns per submit",
+    finding("F4.61",
+            "main's submit (enqueue, then the add of 0 to sleepers) right after the worker's round, the idle "
+            "words on one line against two: ns per submit",
             fig, cfg);
     spread(s1, sizeof s1, xchg[SHARED]);
     spread(s2, sizeof s2, xchg[SPLIT]);
     sh = median(xchg[SHARED], RUNS), sp = median(xchg[SPLIT], RUNS);
-    snprintf(fig, sizeof fig, "shared **%.1f ns**, split **%.1f ns** per exchange (%s; %s; shared above split in %d "
-             "of %d runs)", sh, sp, s1, s2, runs_above(xchg[SHARED], xchg[SPLIT]), RUNS);
-    finding("F4.62", "the worker's exchange on main_asleep after a round, right after main's submit, the idle words on "
-                     "one line against two: ns per exchange",
+    snprintf(fig, sizeof fig,
+             "shared **%.1f ns**, split **%.1f ns** per exchange (%s; %s; shared above split in %d "
+             "of %d runs)",
+             sh, sp, s1, s2, runs_above(xchg[SHARED], xchg[SPLIT]), RUNS);
+    finding("F4.62",
+            "the worker's exchange on main_asleep after a round, right after main's submit, the idle words on "
+            "one line against two: ns per exchange",
             fig, cfg);
     spread(s1, sizeof s1, b2b[SHARED]);
     spread(s2, sizeof s2, b2b[SPLIT]);
     spread(s3, sizeof s3, b2b[NO_RMW]);
     sh = median(b2b[SHARED], RUNS), sp = median(b2b[SPLIT], RUNS), no = median(b2b[NO_RMW], RUNS);
-    snprintf(fig, sizeof fig, "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns of main's CPU per job (%s; %s; "
+    snprintf(fig, sizeof fig,
+             "split **%.1f ns**, shared **%.1f ns**, no RMW %.1f ns of main's CPU per job (%s; %s; "
              "%s): one line against two %.1f ns (shared above split in %d of %d runs)",
              sp, sh, no, s2, s1, s3, sh - sp, runs_above(b2b[SHARED], b2b[SPLIT]), RUNS);
-    finding("F4.63", "the hand-off back to back (no waiting: main may wait on a full inbox), the idle words on one "
-                     "line against two: main's CPU per job",
-            fig, "\"part\":\"back to back\",\"workers\":1,\"inbox\":\"spmc_queue (libsoloist.a)\","
-                 "\"timing\":\"the thread's CPU time over the run\"");
+    finding("F4.63",
+            "the hand-off back to back (no waiting: main may wait on a full inbox), the idle words on one "
+            "line against two: main's CPU per job",
+            fig,
+            "\"part\":\"back to back\",\"workers\":1,\"inbox\":\"spmc_queue (libsoloist.a)\","
+            "\"timing\":\"the thread's CPU time over the run\"");
 }
 
 /* Part 1 and its row. */
@@ -444,9 +446,11 @@ static void run_alone(void) {
     char fig[512], s1[48], s2[48];
     spread(s1, sizeof s1, solo_ns[SOLO_ADD0]);
     spread(s2, sizeof s2, solo_ns[SOLO_LOAD]);
-    snprintf(fig, sizeof fig, "**%.1f ns** per seq_cst add of 0 (%s), %.1f ns per seq_cst exchange, against %.2f "
-             "ns per relaxed load (%s)", median(solo_ns[SOLO_ADD0], RUNS), s1, median(solo_ns[SOLO_XCHG], RUNS),
-             median(solo_ns[SOLO_LOAD], RUNS), s2);
+    snprintf(fig, sizeof fig,
+             "**%.1f ns** per seq_cst add of 0 (%s), %.1f ns per seq_cst exchange, against %.2f "
+             "ns per relaxed load (%s)",
+             median(solo_ns[SOLO_ADD0], RUNS), s1, median(solo_ns[SOLO_XCHG], RUNS), median(solo_ns[SOLO_LOAD], RUNS),
+             s2);
     finding("F4.60", "the hand-shakes' read-modify-writes on a line no other core touches: ns per operation", fig,
             "\"part\":\"alone\",\"threads\":1,\"timing\":\"the thread's CPU time over the run\"");
 }
@@ -493,9 +497,10 @@ static void run_pool(uint32_t *ticks, long n) {
     char fig[256], s1[48];
     spread(s1, sizeof s1, pool_ns);
     snprintf(fig, sizeof fig, "**%.1f ns** per submit (%s)", median(pool_ns, RUNS), s1);
-    finding("F4.64", "a real io_threads_submit right after the worker's round, io-threads 2, io_threads.c as built: "
-                     "ns per submit", fig,
-            "\"part\":\"pool\",\"threads\":2,\"handler\":\"empty\",\"timing\":\"" TIMED "\"");
+    finding("F4.64",
+            "a real io_threads_submit right after the worker's round, io-threads 2, io_threads.c as built: "
+            "ns per submit",
+            fig, "\"part\":\"pool\",\"threads\":2,\"handler\":\"empty\",\"timing\":\"" TIMED "\"");
 }
 
 /* idle_line [--quick] [--part alone|pair|pool] */

@@ -70,7 +70,7 @@
 static const char *run_id = "adhoc";
 static int quick;
 static long l2_bytes, l3_bytes;
-static volatile pid_t child; /* the table pass running now, for on_alarm */
+static volatile pid_t child;   /* the table pass running now, for on_alarm */
 static volatile uint64_t sink; /* keeps the walks' sums alive */
 
 static uint64_t now_ns(void) {
@@ -106,8 +106,10 @@ static long cache_size(int index) {
     if (fgets(buf, sizeof buf, f)) {
         char *end;
         v = strtol(buf, &end, 10);
-        if (*end == 'K') v <<= 10;
-        else if (*end == 'M') v <<= 20;
+        if (*end == 'K')
+            v <<= 10;
+        else if (*end == 'M')
+            v <<= 20;
     }
     fclose(f);
     return v;
@@ -247,9 +249,11 @@ static void chains_pass(size_t nodes, int huge, const int *ks, int nk) {
                 printf("\"method\":\"%s\",\"chains\":%d,\"nodes\":%zu,\"arena_bytes\":%zu,\"sets\":%d,"
                        "\"pages\":\"%s\",\"madvise_ok\":%s,\"anon_huge_kb\":%ld,\"run\":%d,"
                        "\"ns_per_node\":%.3f}\n",
-                       i < 0 ? "sequential" : m ? "prefetch" : "interleaved", i < 0 ? 1 : ks[i], per_set,
-                       bytes, SETS, huge ? "2M" : "4K", advised ? "true" : "false", huge_kb, r,
-                       (double)dt / (double)per_set);
+                       i < 0 ? "sequential"
+                       : m   ? "prefetch"
+                             : "interleaved",
+                       i < 0 ? 1 : ks[i], per_set, bytes, SETS, huge ? "2M" : "4K", advised ? "true" : "false", huge_kb,
+                       r, (double)dt / (double)per_set);
                 fflush(stdout);
             }
         }
@@ -310,8 +314,10 @@ static uint64_t lookup_batched(hashtable *ht, const query *q, size_t n, int b, i
                 if (live[i] && !hashtable_incremental_find_step(&st[i])) live[i] = 0, left--;
         for (int i = 0; i < m; i++) {
             void *e;
-            if (then_find) hits += (uint64_t)hashtable_find(ht, &q[base + (size_t)i].k, &e);
-            else hits += (uint64_t)hashtable_incremental_find_get_result(&st[i], &e);
+            if (then_find)
+                hits += (uint64_t)hashtable_find(ht, &q[base + (size_t)i].k, &e);
+            else
+                hits += (uint64_t)hashtable_incremental_find_get_result(&st[i], &e);
         }
     }
     return hits;
@@ -351,9 +357,9 @@ static void table_pass(const char *thp, const size_t *sizes, int ns, size_t look
             /* method -1: find; 0..nb-1: batch; nb: prefetch+find at 16. */
             for (int m = -1; m <= nb; m++) {
                 uint64_t t0 = now_ns();
-                uint64_t hits = m < 0 ? lookup_find(ht, q, lookups)
-                                      : m < nb ? lookup_batched(ht, q, lookups, batches[m], 0)
-                                               : lookup_batched(ht, q, lookups, 16, 1);
+                uint64_t hits = m < 0    ? lookup_find(ht, q, lookups)
+                                : m < nb ? lookup_batched(ht, q, lookups, batches[m], 0)
+                                         : lookup_batched(ht, q, lookups, 16, 1);
                 uint64_t dt = now_ns() - t0;
                 if (hits != lookups) {
                     fprintf(stderr, "prefetch_micro: %" PRIu64 " hits of %zu lookups\n", hits, lookups);
@@ -363,10 +369,14 @@ static void table_pass(const char *thp, const size_t *sizes, int ns, size_t look
                 printf("\"method\":\"%s\",\"batch\":%d,\"keys\":%zu,\"table_bytes\":%zu,"
                        "\"buckets\":%zu,\"child_buckets\":%zu,\"lookups\":%zu,\"thp\":\"%s\","
                        "\"thp_mode\":\"%s\",\"anon_huge_kb\":%ld,\"run\":%d,\"ns_per_lookup\":%.3f}\n",
-                       m < 0 ? "find" : m < nb ? "batch" : "prefetch_find",
-                       m < 0 ? 0 : m < nb ? batches[m] : 16, keys, table_bytes, hashtable_buckets(ht),
-                       hashtable_child_buckets(ht), lookups, thp, mode, huge_kb, r,
-                       (double)dt / (double)lookups);
+                       m < 0    ? "find"
+                       : m < nb ? "batch"
+                                : "prefetch_find",
+                       m < 0    ? 0
+                       : m < nb ? batches[m]
+                                : 16,
+                       keys, table_bytes, hashtable_buckets(ht), hashtable_child_buckets(ht), lookups, thp, mode,
+                       huge_kb, r, (double)dt / (double)lookups);
                 fflush(stdout);
             }
         }
@@ -391,7 +401,8 @@ static int table_child(const char *self, const char *thp) {
     }
     child = p;
     int st;
-    while (waitpid(p, &st, 0) < 0 && errno == EINTR) {}
+    while (waitpid(p, &st, 0) < 0 && errno == EINTR) {
+    }
     child = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
@@ -409,9 +420,12 @@ int main(int argc, char **argv) {
     quick = q && *q && strcmp(q, "0") != 0;
     const char *table_thp = NULL, *part = "all";
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
-        else if (!strcmp(argv[i], "--table") && i + 1 < argc) table_thp = argv[++i];
-        else if (!strcmp(argv[i], "--part") && i + 1 < argc) part = argv[++i];
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
+        else if (!strcmp(argv[i], "--table") && i + 1 < argc)
+            table_thp = argv[++i];
+        else if (!strcmp(argv[i], "--part") && i + 1 < argc)
+            part = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--quick] [--part chains|table]\n", argv[0]);
             return 2;
@@ -427,8 +441,10 @@ int main(int argc, char **argv) {
     static const size_t quick_sizes[] = {1u << 11, 1u << 14, 1u << 17, 1u << 20, 1u << 23};
     static const size_t full_sizes[] = {1u << 11, 1u << 14, 1u << 17, 1u << 20, 1u << 23, 1u << 25};
     if (table_thp) {
-        if (quick) table_pass(table_thp, quick_sizes, 5, 1u << 17);
-        else table_pass(table_thp, full_sizes, 6, 1u << 19);
+        if (quick)
+            table_pass(table_thp, quick_sizes, 5, 1u << 17);
+        else
+            table_pass(table_thp, full_sizes, 6, 1u << 19);
         return 0;
     }
 
@@ -452,7 +468,8 @@ int main(int argc, char **argv) {
     if (rc != 0) return rc;
     if (!strcmp(mode, "never")) {
         printf("{\"bench\":\"prefetch_micro\",\"kind\":\"skipped\",\"run_id\":\"%s\",\"part\":\"table\","
-               "\"thp\":\"on\",\"why\":\"transparent huge pages are set to never\"}\n", run_id);
+               "\"thp\":\"on\",\"why\":\"transparent huge pages are set to never\"}\n",
+               run_id);
         return 0;
     }
     return table_child("/proc/self/exe", "on");

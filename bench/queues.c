@@ -100,22 +100,22 @@ enum kind { SPSC, CK_SPSC, MUTEX, SPMC, CK_SPMC, MPSC, CK_MPSC, SLOT8, SLOT16, O
 typedef struct trial {
     enum kind kind;
     int producers, consumers;
-    size_t batch;       /* SPSC and slots: commit every `batch` items */
+    size_t batch; /* SPSC and slots: commit every `batch` items */
     uint64_t items;
-    bool count_lines;   /* SPSC: count what crosses between the cores */
-    atomic_int ready;   /* threads at the gate */
-    atomic_bool go;     /* main's start signal */
+    bool count_lines; /* SPSC: count what crosses between the cores */
+    atomic_int ready; /* threads at the gate */
+    atomic_bool go;   /* main's start signal */
 } trial;
 
 typedef struct worker {
     trial *t;
-    int idx;            /* producers first, then consumers */
-    uint64_t first, n;  /* a producer's items: first .. first + n - 1 */
-    uint64_t got, sum;  /* a consumer's items and their sum */
-    uint64_t end_ns;    /* when a consumer took its last item */
+    int idx;                                   /* producers first, then consumers */
+    uint64_t first, n;                         /* a producer's items: first .. first + n - 1 */
+    uint64_t got, sum;                         /* a consumer's items and their sum */
+    uint64_t end_ns;                           /* when a consumer took its last item */
     uint64_t tail_seen, head_seen, slot_lines; /* count_lines only */
-    long long hw_misses; /* L1D read misses, -1: no counter */
-    long preempted;     /* involuntary context switches during the run */
+    long long hw_misses;                       /* L1D read misses, -1: no counter */
+    long preempted;                            /* involuntary context switches during the run */
 } worker;
 
 /* Waits for the rest of a run's threads: each announces itself, then all
@@ -145,8 +145,7 @@ static int hw_counter_open(void) {
     memset(&a, 0, sizeof a);
     a.size = sizeof a;
     a.type = PERF_TYPE_HW_CACHE;
-    a.config = PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) |
-               (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
+    a.config = PERF_COUNT_HW_CACHE_L1D | (PERF_COUNT_HW_CACHE_OP_READ << 8) | (PERF_COUNT_HW_CACHE_RESULT_MISS << 16);
     a.disabled = 1;
     a.exclude_kernel = 1;
     a.exclude_hv = 1;
@@ -349,8 +348,10 @@ static void consume(worker *w) {
         case SPMC:
         case CK_SPMC: {
             uintptr_t item = 0;
-            if (t->kind == SPMC) item = spmc_dequeue(&pq);
-            else if (ck_ring_dequeue_spmc(&ckr, ckbuf, &v)) item = (uintptr_t)v;
+            if (t->kind == SPMC)
+                item = spmc_dequeue(&pq);
+            else if (ck_ring_dequeue_spmc(&ckr, ckbuf, &v))
+                item = (uintptr_t)v;
             if (item == STOP_ITEM) {
                 w->end_ns = now_ns();
                 return;
@@ -366,12 +367,8 @@ static void consume(worker *w) {
             if (ck_ring_dequeue_mpsc(&ckr, ckbuf, &v)) w->sum += (uintptr_t)v, n = 1;
             break;
         case SLOT8:
-        case ONE_LINE:
-            n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 1);
-            break;
-        case SLOT16:
-            n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 2);
-            break;
+        case ONE_LINE: n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 1); break;
+        case SLOT16: n = wide_dequeue(&wq, IO_BATCH_SIZE, &w->sum, 2); break;
         }
         if (n == 0) {
             backoff(&spins);
@@ -401,8 +398,10 @@ static void *thread_main(void *arg) {
     getrusage(RUSAGE_THREAD, &ru0);
     if (fd >= 0) ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
     if (w->idx < w->t->producers) {
-        if (w->t->count_lines) produce_counting(w);
-        else produce(w);
+        if (w->t->count_lines)
+            produce_counting(w);
+        else
+            produce(w);
     } else {
         consume(w);
     }
@@ -426,10 +425,13 @@ typedef struct result {
 } result;
 
 /* Runs one trial: empties its queue, starts its threads, times them. */
-static result run_trial(enum kind kind, int producers, int consumers, size_t batch, uint64_t items,
-                        bool count_lines) {
-    trial t = {.kind = kind, .producers = producers, .consumers = consumers, .batch = batch,
-               .items = items, .count_lines = count_lines};
+static result run_trial(enum kind kind, int producers, int consumers, size_t batch, uint64_t items, bool count_lines) {
+    trial t = {.kind = kind,
+               .producers = producers,
+               .consumers = consumers,
+               .batch = batch,
+               .items = items,
+               .count_lines = count_lines};
     atomic_init(&t.ready, 0);
     atomic_init(&t.go, false);
     switch (kind) {
@@ -470,12 +472,14 @@ static result run_trial(enum kind kind, int producers, int consumers, size_t bat
         r.head_seen += w[i].head_seen;
         r.slot_lines += w[i].slot_lines;
         r.preempted += w[i].preempted;
-        if (w[i].hw_misses < 0 || r.hw_misses < 0) r.hw_misses = -1;
-        else r.hw_misses += w[i].hw_misses;
+        if (w[i].hw_misses < 0 || r.hw_misses < 0)
+            r.hw_misses = -1;
+        else
+            r.hw_misses += w[i].hw_misses;
     }
     if (got != items || sum != items * (items + 1) / 2) {
-        fprintf(stderr, "queues: kind %d moved %llu items summing %llu; expected %llu summing %llu\n",
-                (int)kind, (unsigned long long)got, (unsigned long long)sum, (unsigned long long)items,
+        fprintf(stderr, "queues: kind %d moved %llu items summing %llu; expected %llu summing %llu\n", (int)kind,
+                (unsigned long long)got, (unsigned long long)sum, (unsigned long long)items,
                 (unsigned long long)(items * (items + 1) / 2));
         exit(1);
     }
@@ -487,7 +491,9 @@ static result run_trial(enum kind kind, int producers, int consumers, size_t bat
 
 static const char *impl_name(enum kind k) {
     switch (k) {
-    case CK_SPSC: case CK_SPMC: case CK_MPSC: return "ck_ring";
+    case CK_SPSC:
+    case CK_SPMC:
+    case CK_MPSC: return "ck_ring";
     case MUTEX: return "mutex_condvar";
     default: return "soloist";
     }
@@ -495,9 +501,13 @@ static const char *impl_name(enum kind k) {
 
 static const char *test_name(enum kind k) {
     switch (k) {
-    case SPSC: case CK_SPSC: case MUTEX: return "spsc";
-    case SPMC: case CK_SPMC: return "spmc";
-    case MPSC: case CK_MPSC: return "mpsc";
+    case SPSC:
+    case CK_SPSC:
+    case MUTEX: return "spsc";
+    case SPMC:
+    case CK_SPMC: return "spmc";
+    case MPSC:
+    case CK_MPSC: return "mpsc";
     default: return "slots";
     }
 }
@@ -507,31 +517,31 @@ static size_t capacity(enum kind k) {
     case SPMC: return SPMC_QUEUE_SIZE;
     case MPSC: return MPSC_QUEUE_SIZE;
     case CK_MPSC: return MPSC_QUEUE_SIZE - 1; /* ck_ring keeps one slot empty */
-    case CK_SPSC: case CK_SPMC: return SPSC_QUEUE_SIZE - 1;
+    case CK_SPSC:
+    case CK_SPMC: return SPSC_QUEUE_SIZE - 1;
     default: return SPSC_QUEUE_SIZE;
     }
 }
 
-static void print_run(const char *test, enum kind k, int producers, int consumers, size_t batch,
-                      uint64_t items, int run, const result *r) {
+static void print_run(const char *test, enum kind k, int producers, int consumers, size_t batch, uint64_t items,
+                      int run, const result *r) {
     int threads = producers + consumers;
     printf("{\"bench\":\"queues\",\"kind\":\"run\",\"run_id\":\"%s\",\"test\":\"%s\",\"impl\":\"%s\","
            "\"producers\":%d,\"consumers\":%d,\"threads\":%d,\"cores\":%d,\"oversubscribed\":%s,"
-           "\"pinning\":\"thread i on allowed cpu i mod %d\",\"wait\":\"spin, yield after 64 failed tries\",\"capacity\":%zu,\"slot_bytes\":%d,"
+           "\"pinning\":\"thread i on allowed cpu i mod %d\",\"wait\":\"spin, yield after 64 failed "
+           "tries\",\"capacity\":%zu,\"slot_bytes\":%d,"
            "\"commit_batch\":%zu,\"dequeue_batch\":%d,\"items\":%llu,\"run\":%d,\"quick\":%s,"
            "\"ns_per_item\":%.3f,\"items_per_s\":%.0f,\"preempted\":%ld",
-           run_id, test, impl_name(k), producers, consumers, threads, ncpus,
-           threads > ncpus ? "true" : "false", ncpus, capacity(k), k == SLOT16 ? 16 : 8, batch,
+           run_id, test, impl_name(k), producers, consumers, threads, ncpus, threads > ncpus ? "true" : "false", ncpus,
+           capacity(k), k == SLOT16 ? 16 : 8, batch,
            (k == SPSC || k == MPSC || k == SLOT8 || k == SLOT16 || k == ONE_LINE) ? IO_BATCH_SIZE : 1,
-           (unsigned long long)items, run, quick ? "true" : "false", r->ns_per_item,
-           1e9 / r->ns_per_item, r->preempted);
-    if (!strcmp(test, "layout"))
-        printf(",\"producer_fields\":\"%s\"", k == ONE_LINE ? "beside tail" : "own line");
+           (unsigned long long)items, run, quick ? "true" : "false", r->ns_per_item, 1e9 / r->ns_per_item,
+           r->preempted);
+    if (!strcmp(test, "layout")) printf(",\"producer_fields\":\"%s\"", k == ONE_LINE ? "beside tail" : "own line");
     if (!strcmp(test, "lines")) {
         printf(",\"slot_lines\":%llu,\"tail_loads_new\":%llu,\"head_loads_new\":%llu,"
                "\"computed_lines_per_item\":%.4f",
-               (unsigned long long)r->slot_lines, (unsigned long long)r->tail_seen,
-               (unsigned long long)r->head_seen,
+               (unsigned long long)r->slot_lines, (unsigned long long)r->tail_seen, (unsigned long long)r->head_seen,
                (double)(r->slot_lines + r->tail_seen + r->head_seen) / (double)items);
         if (r->hw_misses >= 0)
             printf(",\"hw_l1d_read_misses_per_item\":%.4f", (double)r->hw_misses / (double)items);
@@ -721,9 +731,8 @@ static void pool_bench(int workers) {
                    "\"cores\":%d,\"oversubscribed\":%s,\"wall_ms\":%.1f,\"run\":%d,\"quick\":%s,"
                    "\"clock\":\"/proc/self/task/*/schedstat of io_thd_* threads\","
                    "\"cpu_pct_per_worker\":%.3f}\n",
-                   run_id, states[k].state, states[k].spin_us, workers, n, ncpus,
-                   workers > ncpus ? "true" : "false", (double)(t1 - t0) / 1e6, r,
-                   quick ? "true" : "false", pct);
+                   run_id, states[k].state, states[k].spin_us, workers, n, ncpus, workers > ncpus ? "true" : "false",
+                   (double)(t1 - t0) / 1e6, r, quick ? "true" : "false", pct);
             fflush(stdout);
         }
     }
@@ -742,7 +751,8 @@ int main(int argc, char **argv) {
     const char *q = getenv("QUICK");
     quick = q && *q && strcmp(q, "0") != 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--quick")) quick = 1;
+        if (!strcmp(argv[i], "--quick"))
+            quick = 1;
         else {
             fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
             return 2;

@@ -45,9 +45,9 @@
 
 struct reader {
     int fd;
-    int cpu;              /* -1: not pinned */
-    atomic_int stop;      /* set by the writer (release), read here (acquire) */
-    uint64_t bytes;       /* owned by the reader until joined */
+    int cpu;         /* -1: not pinned */
+    atomic_int stop; /* set by the writer (release), read here (acquire) */
+    uint64_t bytes;  /* owned by the reader until joined */
 };
 
 static uint64_t now_ns(clockid_t clk) {
@@ -72,17 +72,19 @@ static void *reader_main(void *arg) {
      * has shut its side down, so read() returns 0 and we leave. */
     while (!atomic_load_explicit(&r->stop, memory_order_acquire)) {
         ssize_t n = read(r->fd, buf, sizeof buf);
-        if (n > 0) r->bytes += (uint64_t)n;
-        else if (n == 0) break;
-        else if (errno != EINTR) break;
+        if (n > 0)
+            r->bytes += (uint64_t)n;
+        else if (n == 0)
+            break;
+        else if (errno != EINTR)
+            break;
     }
     return NULL;
 }
 
 /* A connected pair: fds[0] for the writer, fds[1] for the reader. */
 static int make_pair(const char *transport, int fds[2]) {
-    if (strcmp(transport, "unix") == 0)
-        return socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
+    if (strcmp(transport, "unix") == 0) return socketpair(AF_UNIX, SOCK_STREAM, 0, fds);
     int ls = socket(AF_INET, SOCK_STREAM, 0);
     if (ls < 0) return -1;
     struct sockaddr_in a;
@@ -190,10 +192,14 @@ static double median(double *v, int n) {
 int main(int argc, char **argv) {
     int ms = 200, runs = 5, pin = 0;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--ms") && i + 1 < argc) ms = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--runs") && i + 1 < argc) runs = atoi(argv[++i]);
-        else if (!strcmp(argv[i], "--quick")) ms = 50, runs = 3;
-        else if (!strcmp(argv[i], "--pin")) pin = 1;
+        if (!strcmp(argv[i], "--ms") && i + 1 < argc)
+            ms = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--runs") && i + 1 < argc)
+            runs = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--quick"))
+            ms = 50, runs = 3;
+        else if (!strcmp(argv[i], "--pin"))
+            pin = 1;
         else {
             fprintf(stderr, "usage: %s [--ms N] [--runs N] [--quick] [--pin]\n", argv[0]);
             return 2;
@@ -228,8 +234,7 @@ int main(int argc, char **argv) {
                        "\"ms\":%d,\"calls\":%llu,\"wall_ns_per_call\":%.1f,"
                        "\"cpu_ns_per_call\":%.1f,\"pinned\":%s,\"cores\":%ld}\n",
                        run_id, transports[t], t == 0 ? "true" : "false", sizes[s], r + 1, ms,
-                       (unsigned long long)res.calls, res.wall_ns, res.cpu_ns,
-                       pin ? "true" : "false", cores);
+                       (unsigned long long)res.calls, res.wall_ns, res.cpu_ns, pin ? "true" : "false", cores);
             }
             double mw = median(wall, runs), mc = median(cpu, runs);
             printf("{\"bench\":\"write_cost\",\"kind\":\"summary\",\"run_id\":\"%s\","
@@ -237,9 +242,8 @@ int main(int argc, char **argv) {
                    "\"median_wall_ns_per_call\":%.1f,\"median_cpu_ns_per_call\":%.1f,"
                    "\"min_wall_ns_per_call\":%.1f,\"max_wall_ns_per_call\":%.1f,"
                    "\"gbit_s\":%.2f,\"pinned\":%s,\"cores\":%ld}\n",
-                   run_id, transports[t], t == 0 ? "true" : "false", sizes[s], runs, ms, mw, mc,
-                   wall[0], wall[runs - 1], (double)sizes[s] * 8.0 / mw, pin ? "true" : "false",
-                   cores);
+                   run_id, transports[t], t == 0 ? "true" : "false", sizes[s], runs, ms, mw, mc, wall[0],
+                   wall[runs - 1], (double)sizes[s] * 8.0 / mw, pin ? "true" : "false", cores);
             fflush(stdout);
         }
     }

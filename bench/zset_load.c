@@ -50,11 +50,8 @@ static size_t reply_size(const char *p, size_t n) {
     long v = strtol(p + 1, NULL, 10);
     switch (p[0]) {
     case '+':
-    case ':':
-        return head;
-    case '-':
-        fprintf(stderr, "zset_load: error reply %.*s\n", (int)head, p);
-        exit(1);
+    case ':': return head;
+    case '-': fprintf(stderr, "zset_load: error reply %.*s\n", (int)head, p); exit(1);
     case '$':
         if (v < 0) return head;
         return n >= head + (size_t)v + 2 ? head + (size_t)v + 2 : 0;
@@ -67,8 +64,7 @@ static size_t reply_size(const char *p, size_t n) {
         }
         return at;
     }
-    default:
-        die("unexpected reply");
+    default: die("unexpected reply");
     }
     return 0;
 }

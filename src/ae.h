@@ -42,9 +42,9 @@
 #define AE_FILE_EVENTS (1 << 0)
 #define AE_TIME_EVENTS (1 << 1)
 #define AE_ALL_EVENTS (AE_FILE_EVENTS | AE_TIME_EVENTS)
-#define AE_DONT_WAIT (1 << 2)          /* poll with a zero timeout */
-#define AE_CALL_BEFORE_SLEEP (1 << 3)  /* run the before-sleep hook first */
-#define AE_CALL_AFTER_SLEEP (1 << 4)   /* run the after-sleep hook after polling */
+#define AE_DONT_WAIT (1 << 2)         /* poll with a zero timeout */
+#define AE_CALL_BEFORE_SLEEP (1 << 3) /* run the before-sleep hook first */
+#define AE_CALL_AFTER_SLEEP (1 << 4)  /* run the after-sleep hook after polling */
 
 /* A timer proc returns this to stop, or the ms until it runs again. */
 #define AE_NOMORE -1

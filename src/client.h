@@ -51,9 +51,9 @@ struct command;
  * the block is freed, always on main. */
 typedef struct reply_block {
     struct reply_block *next;
-    size_t size; /* capacity of buf (a reference block: its output length) */
-    size_t used; /* bytes written into buf (a reference block: its output length) */
-    obj *ref;    /* step 7: the referenced string, or NULL for plain bytes */
+    size_t size;      /* capacity of buf (a reference block: its output length) */
+    size_t used;      /* bytes written into buf (a reference block: its output length) */
+    obj *ref;         /* step 7: the referenced string, or NULL for plain bytes */
     uint32_t hdr_len; /* step 7: header bytes at the start of buf */
     char buf[];
 } reply_block;
@@ -96,13 +96,13 @@ typedef struct client {
     uint64_t id;
     int fd;
     uint32_t flags;
-    int resp;           /* 2 or 3, set by HELLO */
-    int authenticated;  /* 1 when no password is set or AUTH succeeded */
+    int resp;          /* 2 or 3, set by HELLO */
+    int authenticated; /* 1 when no password is set or AUTH succeeded */
     struct db *db;
-    char *name;         /* CLIENT SETNAME, or NULL */
-    char *lib_name, *lib_ver; /* CLIENT SETINFO LIB-NAME / LIB-VER, or NULL */
-    char addr[64];      /* "ip:port" of the peer */
-    char laddr[64];     /* "ip:port" of our end */
+    char *name;                 /* CLIENT SETNAME, or NULL */
+    char *lib_name, *lib_ver;   /* CLIENT SETINFO LIB-NAME / LIB-VER, or NULL */
+    char addr[64];              /* "ip:port" of the peer */
+    char laddr[64];             /* "ip:port" of our end */
     long long ctime;            /* ms, when connected */
     long long last_interaction; /* ms, last read or write */
 
@@ -135,13 +135,13 @@ typedef struct client {
     char *buf;
     size_t buf_size;
     size_t bufpos;
-    size_t buf_peak;                 /* most bytes buf held since buf_peak_since */
-    long long buf_peak_since;        /* ms */
-    size_t sentlen; /* bytes of the first pending chunk already written */
+    size_t buf_peak;          /* most bytes buf held since buf_peak_since */
+    long long buf_peak_since; /* ms */
+    size_t sentlen;           /* bytes of the first pending chunk already written */
     reply_block *reply_head, *reply_tail;
     size_t reply_bytes;
     long reply_blocks;
-    unsigned long long reply_appended; /* every byte ever appended (step 5's A/B measure) */
+    unsigned long long reply_appended;      /* every byte ever appended (step 5's A/B measure) */
     long long obuf_soft_limit_reached_time; /* ms, 0 when under the soft limit */
 
     /* Steps 4 and 5: the I/O hand-off (client_io.c does the I/O; io_offload.c
@@ -153,7 +153,7 @@ typedef struct client {
      * directions use disjoint fields, so one read and one write job may
      * run for the same client at once. */
     _Atomic uint8_t io_read_state, io_write_state;
-    int cur_tid; /* the worker whose read allocated the queued argvs (0: main) */
+    int cur_tid;      /* the worker whose read allocated the queued argvs (0: main) */
     int io_accepting; /* main's: the read job in flight is the ACCEPT's (set and cleared by main) */
     int io_keepalive; /* tcp-keepalive for the ACCEPT job (a worker reads no configuration) */
     /* Read job: the limits main copies in before the hand-off (a worker
@@ -173,8 +173,8 @@ typedef struct client {
     reply_block *io_last_reply_block;
     size_t io_last_bufpos;
     size_t io_write_max; /* step 7: stop after this many bytes (0: until the socket is full) */
-    size_t io_nwritten; /* bytes the job wrote; main consumes them */
-    int io_write_calls; /* write()/writev() calls it made (INFO stats) */
+    size_t io_nwritten;  /* bytes the job wrote; main consumes them */
+    int io_write_calls;  /* write()/writev() calls it made (INFO stats) */
     int io_write_errno;
     unsigned io_write_flags;
 

@@ -138,8 +138,7 @@ int client_io_parse(client *c, const char **err) {
         size_t consumed = 0;
         int argc = 0;
         obj **argv = NULL;
-        rc = resp_parse(&c->parser, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos, &lim, &consumed, &argc, &argv,
-                        err);
+        rc = resp_parse(&c->parser, c->querybuf + c->qb_pos, c->qb_len - c->qb_pos, &lim, &consumed, &argc, &argv, err);
         c->qb_pos += consumed;
         if (rc != RESP_OK) break;
         cmdq_push(c, argc, argv);
@@ -244,8 +243,10 @@ static void cursor_next(const client *c, out_cursor *cur) {
     /*@ exercise: cursor-next */
     cur->off = 0;
     if (cur->b == NULL) {
-        if (c->io_last_reply_block) cur->b = c->reply_head;
-        else cur->done = true;
+        if (c->io_last_reply_block)
+            cur->b = c->reply_head;
+        else
+            cur->done = true;
     } else if (cur->b == c->io_last_reply_block) {
         cur->done = true;
     } else {

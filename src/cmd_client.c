@@ -194,9 +194,9 @@ static void client_command(client *c) {
     } else if (arg_is(sub, "setinfo") && c->argc == 4) {
         /* Client libraries (redis-py, go-redis, valkey-glide) send these
          * on connect; CLIENT LIST shows them. */
-        char **field = arg_is(c->argv[2], "lib-name") ? &c->lib_name
+        char **field = arg_is(c->argv[2], "lib-name")  ? &c->lib_name
                        : arg_is(c->argv[2], "lib-ver") ? &c->lib_ver
-                                                        : NULL;
+                                                       : NULL;
         if (!field) {
             reply_error_format(c, "Unrecognized option '%s'", c->argv[2]->ptr);
             return;
@@ -230,19 +230,30 @@ static void client_command(client *c) {
             reply_error(c, ERR_SYNTAX);
     } else if (arg_is(sub, "help") && c->argc == 2) {
         static const char *const help[] = {
-            "GETNAME", "    Return the name of the current connection.",
-            "ID", "    Return the ID of the current connection.",
-            "INFO", "    Return information about the current client connection.",
-            "KILL <ip:port>", "    Kill connection made from <ip:port>.",
+            "GETNAME",
+            "    Return the name of the current connection.",
+            "ID",
+            "    Return the ID of the current connection.",
+            "INFO",
+            "    Return information about the current client connection.",
+            "KILL <ip:port>",
+            "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
             "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
-            "LIST [TYPE normal]", "    Return information about client connections.",
-            "REPLY (ON|OFF|SKIP)", "    Control the replies sent to the current connection.",
-            "SETNAME <name>", "    Assign the name <name> to the current connection.",
-            "SETINFO <option> <value>", "    Set client meta attr. Options are:",
-            "    * LIB-NAME: the client lib name.", "    * LIB-VER: the client lib version.",
-            "NO-EVICT (ON|OFF)", "    Protect current client connection from eviction.",
-            "NO-TOUCH (ON|OFF)", "    Will not touch LRU/LFU stats when this mode is on.",
+            "LIST [TYPE normal]",
+            "    Return information about client connections.",
+            "REPLY (ON|OFF|SKIP)",
+            "    Control the replies sent to the current connection.",
+            "SETNAME <name>",
+            "    Assign the name <name> to the current connection.",
+            "SETINFO <option> <value>",
+            "    Set client meta attr. Options are:",
+            "    * LIB-NAME: the client lib name.",
+            "    * LIB-VER: the client lib version.",
+            "NO-EVICT (ON|OFF)",
+            "    Protect current client connection from eviction.",
+            "NO-TOUCH (ON|OFF)",
+            "    Will not touch LRU/LFU stats when this mode is on.",
             NULL,
         };
         reply_help(c, help);
@@ -254,22 +265,33 @@ static void client_command(client *c) {
 /* Subcommands: name, proc (the container's), arity, flags, summary. */
 #define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "connection", summary)
 command client_subcommands[] = {
-    SUB("client|id", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the unique client ID of the connection."),
-    SUB("client|getname", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns the name of the connection."),
+    SUB("client|id", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Returns the unique client ID of the connection."),
+    SUB("client|getname", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Returns the name of the connection."),
     SUB("client|setname", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the connection name."),
-    SUB("client|list", client_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Lists open connections."),
-    SUB("client|info", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Returns information about the connection."),
-    SUB("client|reply", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Instructs the server whether to reply to commands."),
-    SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Terminates open connections."),
-    SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets information specific to the client or connection."),
-    SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the client eviction mode of the connection."),
-    SUB("client|no-touch", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
-    SUB("client|help", client_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
+    SUB("client|list", client_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Lists open connections."),
+    SUB("client|info", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Returns information about the connection."),
+    SUB("client|reply", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Instructs the server whether to reply to commands."),
+    SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Terminates open connections."),
+    SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Sets information specific to the client or connection."),
+    SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Sets the client eviction mode of the connection."),
+    SUB("client|no-touch", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
+    SUB("client|help", client_command, 2, CMD_STALE | CMD_LOADING,
+        "Returns helpful text about the different subcommands."),
     {0},
 };
 #undef SUB
 
 command client_commands[] = {
-    {"client", client_command, -2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection", "A container for client connection commands.", 0, 0, 0, 0},
+    {"client", client_command, -2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "connection",
+     "A container for client connection commands.", 0, 0, 0, 0},
     {0},
 };

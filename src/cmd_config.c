@@ -246,15 +246,21 @@ static void config_command(struct client *c) {
 }
 
 command config_subcommands[] = {
-    SUBCOMMAND("config|get", config_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server", "Returns the effective values of configuration parameters."),
-    SUBCOMMAND("config|set", config_command, -4, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server", "Sets configuration parameters in-flight."),
-    SUBCOMMAND("config|resetstat", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server", "Resets the server's statistics."),
-    SUBCOMMAND("config|rewrite", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server", "Persists the effective configuration to file."),
-    SUBCOMMAND("config|help", config_command, 2, CMD_STALE | CMD_LOADING, "server", "Returns helpful text about the different subcommands."),
+    SUBCOMMAND("config|get", config_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server",
+               "Returns the effective values of configuration parameters."),
+    SUBCOMMAND("config|set", config_command, -4, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server",
+               "Sets configuration parameters in-flight."),
+    SUBCOMMAND("config|resetstat", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server",
+               "Resets the server's statistics."),
+    SUBCOMMAND("config|rewrite", config_command, 2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "server",
+               "Persists the effective configuration to file."),
+    SUBCOMMAND("config|help", config_command, 2, CMD_STALE | CMD_LOADING, "server",
+               "Returns helpful text about the different subcommands."),
     {0},
 };
 
 command config_commands[] = {
-    {"config", config_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server", "A container for server configuration commands.", 0, 0, 0, 0},
+    {"config", config_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server",
+     "A container for server configuration commands.", 0, 0, 0, 0},
     {0},
 };

@@ -54,9 +54,12 @@ static void text_printf(text *t, const char *fmt, ...) {
 
 static void bytes_human(char *buf, size_t len, double n) {
     const char *unit = "B";
-    if (n >= 1024.0 * 1024 * 1024) n /= 1024.0 * 1024 * 1024, unit = "G";
-    else if (n >= 1024.0 * 1024) n /= 1024.0 * 1024, unit = "M";
-    else if (n >= 1024.0) n /= 1024.0, unit = "K";
+    if (n >= 1024.0 * 1024 * 1024)
+        n /= 1024.0 * 1024 * 1024, unit = "G";
+    else if (n >= 1024.0 * 1024)
+        n /= 1024.0 * 1024, unit = "M";
+    else if (n >= 1024.0)
+        n /= 1024.0, unit = "K";
     if (unit[0] == 'B')
         snprintf(buf, len, "%.0fB", n);
     else
@@ -100,8 +103,8 @@ static void info_threads(text *t) {
             text_printf(t, "main_thread_poll_cpu_us:%llu\r\nmain_thread_poll_wait_us:%llu\r\n",
                         (unsigned long long)(pt.poll_cpu_ns / 1000), (unsigned long long)(pt.poll_wait_ns / 1000));
     }
-    text_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n", (unsigned long long)(pt.total_ns / 1000),
-                (unsigned long long)(pt.busy_ns / 1000));
+    text_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n",
+                (unsigned long long)(pt.total_ns / 1000), (unsigned long long)(pt.busy_ns / 1000));
     for (int p = 0; p < PHASE_COUNT; p++) {
         uint64_t ns = p == PHASE_POLL ? pt.poll_cpu_ns : server.phase_ns[p];
         text_printf(t, "main_thread_%s%s_share_of_busy:%.4f\r\n", names[p], p == PHASE_POLL ? "_cpu" : "",
@@ -125,12 +128,12 @@ static void info_iothreads(text *t) {
                 "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
                 "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n"
                 "io_threads_write_waits:%llu\r\nio_threads_write_wait_us:%llu\r\n",
-                st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions,
-                (unsigned long long)st.scale_ups, (unsigned long long)st.scale_downs,
-                (unsigned long long)st.guard_reverts, (unsigned long long)st.last_change_us, st.queued, st.pending,
-                (unsigned long long)st.parks, (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees,
-                (unsigned long long)st.obj_frees, (unsigned long long)st.main_spin_us,
-                (unsigned long long)st.write_waits, (unsigned long long)st.write_wait_us);
+                st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions, (unsigned long long)st.scale_ups,
+                (unsigned long long)st.scale_downs, (unsigned long long)st.guard_reverts,
+                (unsigned long long)st.last_change_us, st.queued, st.pending, (unsigned long long)st.parks,
+                (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees, (unsigned long long)st.obj_frees,
+                (unsigned long long)st.main_spin_us, (unsigned long long)st.write_waits,
+                (unsigned long long)st.write_wait_us);
     for (int tid = 1; tid < st.num; tid++) {
         uint64_t j[JOB_REQ_COUNT];
         io_offload_worker_jobs(tid, j);
@@ -164,9 +167,9 @@ static void gen_info(text *t, int argc, obj **argv) {
                     "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
                     "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
                     "configured_hz:%d\r\nexecutable:soloist-server\r\nconfig_file:%s\r\nio_threads_active:%d\r\n",
-                    SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine,
-                    (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid,
-                    server.runid, server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
+                    SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8),
+                    __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid, server.runid, server.port,
+                    util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
                     server.configfile ? server.configfile : "", io_threads_active() > 1);
     }
     SECTION("clients", 1) {
@@ -199,24 +202,25 @@ static void gen_info(text *t, int argc, obj **argv) {
     SECTION("stats", 1) {
         io_offload_stats io_stats;
         io_offload_get_stats(&io_stats);
-        text_printf(t,
-                    "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
-                    "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
-                    "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
-                    "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n"
-                    "total_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\ntotal_error_replies:%lld\r\n"
-                    "instantaneous_ops_per_sec:%lld\r\ninstantaneous_input_kbps:%.2f\r\n"
-                    "instantaneous_output_kbps:%.2f\r\nexpired_stale_perc:%.2f\r\n"
-                    "expire_cycle_cpu_milliseconds:%lld\r\n"
-                    "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n",
-                    server.stat_numconnections, server.stat_numcommands, server.stat_net_input_bytes,
-                    server.stat_net_output_bytes, server.stat_rejected_conn, db_stat.expired_keys,
-                    db_stat.keyspace_hits, db_stat.keyspace_misses, server.stat_client_qbuf_limit_disconnections,
-                    server.stat_client_outbuf_limit_disconnections, server.stat_total_reads,
-                    server.stat_total_writes, server.stat_total_error_replies, server_instantaneous_metric(0),
-                    (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
-                    (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000,
-                    (unsigned long long)io_stats.reads_done, (unsigned long long)io_stats.writes_done);
+        text_printf(
+            t,
+            "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
+            "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
+            "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
+            "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n"
+            "total_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\ntotal_error_replies:%lld\r\n"
+            "instantaneous_ops_per_sec:%lld\r\ninstantaneous_input_kbps:%.2f\r\n"
+            "instantaneous_output_kbps:%.2f\r\nexpired_stale_perc:%.2f\r\n"
+            "expire_cycle_cpu_milliseconds:%lld\r\n"
+            "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n",
+            server.stat_numconnections, server.stat_numcommands, server.stat_net_input_bytes,
+            server.stat_net_output_bytes, server.stat_rejected_conn, db_stat.expired_keys, db_stat.keyspace_hits,
+            db_stat.keyspace_misses, server.stat_client_qbuf_limit_disconnections,
+            server.stat_client_outbuf_limit_disconnections, server.stat_total_reads, server.stat_total_writes,
+            server.stat_total_error_replies, server_instantaneous_metric(0),
+            (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
+            (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000,
+            (unsigned long long)io_stats.reads_done, (unsigned long long)io_stats.writes_done);
         memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
         memory_prefetch_get_stats(&pf);
         text_printf(t,
@@ -254,19 +258,18 @@ static void gen_info(text *t, int argc, obj **argv) {
             command *sub = commands_subcommands(top);
             for (command *cmd = top; cmd && cmd->name; cmd = cmd == top ? sub : cmd + 1) {
                 if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
-                text_printf(t,
-                            "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
-                            cmd->name, cmd->calls, cmd->usec,
-                            cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0, cmd->rejected_calls,
-                            cmd->failed_calls);
+                text_printf(
+                    t, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                    cmd->name, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
+                    cmd->rejected_calls, cmd->failed_calls);
             }
         }
     }
     SECTION("keyspace", 1) {
         text_printf(t, "# Keyspace\r\n");
         if (db_size(&db0))
-            text_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0),
-                        db_expires_size(&db0), db0.avg_ttl);
+            text_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0), db_expires_size(&db0),
+                        db0.avg_ttl);
     }
 #undef SECTION
 }
@@ -284,10 +287,13 @@ static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) ==
 /* ------------------------------------------------------------ COMMAND */
 
 static void reply_flags(client *c, uint32_t flags) {
-    static const struct { uint32_t bit; const char *name; } names[] = {
-        {CMD_WRITE, "write"},   {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
-        {CMD_ADMIN, "admin"},   {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"},   {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
+    static const struct {
+        uint32_t bit;
+        const char *name;
+    } names[] = {
+        {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
+        {CMD_ADMIN, "admin"}, {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},
+        {CMD_STALE, "stale"}, {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
     };
     long n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) n += (flags & names[i].bit) != 0;
@@ -305,8 +311,8 @@ static void reply_command_info(client *c, const command *cmd) {
     reply_long_long(c, cmd->first_key);
     reply_long_long(c, cmd->last_key);
     reply_long_long(c, cmd->key_step);
-    reply_set_len(c, 0); /* ACL categories */
-    reply_set_len(c, 0); /* tips */
+    reply_set_len(c, 0);   /* ACL categories */
+    reply_set_len(c, 0);   /* tips */
     reply_array_len(c, 0); /* key specs */
     reply_array_len(c, 0); /* subcommands */
 }
@@ -367,11 +373,16 @@ static void command_command(client *c) {
         while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);
     } else if (arg_is(sub, "help") && c->argc == 2) {
         static const char *const help[] = {
-            "(no subcommand)", "    Return details about all commands.",
-            "COUNT", "    Return the total number of commands in this server.",
-            "LIST", "    Return a list of all commands in this server.",
-            "INFO [<command-name> ...]", "    Return details about multiple commands.",
-            "DOCS [<command-name> ...]", "    Return documentation details about multiple commands.",
+            "(no subcommand)",
+            "    Return details about all commands.",
+            "COUNT",
+            "    Return the total number of commands in this server.",
+            "LIST",
+            "    Return a list of all commands in this server.",
+            "INFO [<command-name> ...]",
+            "    Return details about multiple commands.",
+            "DOCS [<command-name> ...]",
+            "    Return documentation details about multiple commands.",
             NULL,
         };
         reply_help(c, help);
@@ -384,16 +395,21 @@ static void command_command(client *c) {
 #define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "server", summary)
 command command_subcommands[] = {
     SUB("command|count", command_command, 2, CMD_STALE | CMD_LOADING, "Returns a count of commands."),
-    SUB("command|info", command_command, -2, CMD_STALE | CMD_LOADING, "Returns information about one, multiple or all commands."),
-    SUB("command|docs", command_command, -2, CMD_STALE | CMD_LOADING, "Returns documentary information about one, multiple or all commands."),
+    SUB("command|info", command_command, -2, CMD_STALE | CMD_LOADING,
+        "Returns information about one, multiple or all commands."),
+    SUB("command|docs", command_command, -2, CMD_STALE | CMD_LOADING,
+        "Returns documentary information about one, multiple or all commands."),
     SUB("command|list", command_command, -2, CMD_STALE | CMD_LOADING, "Returns a list of command names."),
-    SUB("command|help", command_command, 2, CMD_STALE | CMD_LOADING, "Returns helpful text about the different subcommands."),
+    SUB("command|help", command_command, 2, CMD_STALE | CMD_LOADING,
+        "Returns helpful text about the different subcommands."),
     {0},
 };
 #undef SUB
 
 command info_commands[] = {
-    {"command", command_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns detailed information about all commands.", 0, 0, 0, 0},
-    {"info", info_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns information and statistics about the server.", 0, 0, 0, 0},
+    {"command", command_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server",
+     "Returns detailed information about all commands.", 0, 0, 0, 0},
+    {"info", info_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server",
+     "Returns information and statistics about the server.", 0, 0, 0, 0},
     {0},
 };

@@ -400,8 +400,7 @@ static void dbsize_command(client *c) { reply_long_long(c, (long long)db_size(c-
  * (Valkey frees an async flush on a background thread). soloist serves
  * database 0 only, so FLUSHALL empties the client's db like FLUSHDB. */
 static void flush_generic(client *c) {
-    if (c->argc > 2 || (c->argc == 2 && strcasecmp(c->argv[1]->ptr, "sync") &&
-                        strcasecmp(c->argv[1]->ptr, "async"))) {
+    if (c->argc > 2 || (c->argc == 2 && strcasecmp(c->argv[1]->ptr, "sync") && strcasecmp(c->argv[1]->ptr, "async"))) {
         reply_error(c, ERR_SYNTAX);
         return;
     }
@@ -424,12 +423,12 @@ command keys_commands[] = {
     {"type", type_command, 2, R | F, 1, 1, 1, "generic", "Determines the type of value stored at a key.", 0, 0, 0, 0},
     {"keys", keys_command, 2, R, 0, 0, 0, "generic", "Returns all key names that match a pattern.", 0, 0, 0, 0},
     {"scan", scan_command, -2, R, 0, 0, 0, "generic", "Iterates over the key names in the database.", 0, 0, 0, 0},
-    {"randomkey", randomkey_command, 1, R, 0, 0, 0, "generic", "Returns a random key name from the database.", 0, 0,
-     0, 0},
-    {"expire", expire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in seconds.", 0, 0,
-     0, 0},
-    {"pexpire", pexpire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in milliseconds.",
-     0, 0, 0, 0},
+    {"randomkey", randomkey_command, 1, R, 0, 0, 0, "generic", "Returns a random key name from the database.", 0, 0, 0,
+     0},
+    {"expire", expire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in seconds.", 0, 0, 0,
+     0},
+    {"pexpire", pexpire_command, -3, W | F, 1, 1, 1, "generic", "Sets the expiration time of a key in milliseconds.", 0,
+     0, 0, 0},
     {"expireat", expireat_command, -3, W | F, 1, 1, 1, "generic",
      "Sets the expiration time of a key to a Unix timestamp.", 0, 0, 0, 0},
     {"pexpireat", pexpireat_command, -3, W | F, 1, 1, 1, "generic",
@@ -439,14 +438,15 @@ command keys_commands[] = {
     {"pexpiretime", pexpiretime_command, 2, R | F, 1, 1, 1, "generic",
      "Returns the expiration time of a key as a Unix milliseconds timestamp.", 0, 0, 0, 0},
     {"ttl", ttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in seconds of a key.", 0, 0, 0, 0},
-    {"pttl", pttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in milliseconds of a key.", 0,
-     0, 0, 0},
+    {"pttl", pttl_command, 2, R | F, 1, 1, 1, "generic", "Returns the expiration time in milliseconds of a key.", 0, 0,
+     0, 0},
     {"persist", persist_command, 2, W | F, 1, 1, 1, "generic", "Removes the expiration time of a key.", 0, 0, 0, 0},
     {"rename", rename_command, 3, W, 1, 2, 1, "generic", "Renames a key and overwrites the destination.", 0, 0, 0, 0},
-    {"renamenx", renamenx_command, 3, W | F, 1, 2, 1, "generic", "Renames a key only when the target key name doesn't exist.", 0, 0, 0, 0},
-    {"copy", copy_command, -3, W | CMD_DENYOOM, 1, 2, 1, "generic", "Copies the value of a key to a new key.", 0, 0, 0, 0},
-    {"dbsize", dbsize_command, 1, R | F, 0, 0, 0, "server", "Returns the number of keys in the database.", 0, 0, 0,
+    {"renamenx", renamenx_command, 3, W | F, 1, 2, 1, "generic",
+     "Renames a key only when the target key name doesn't exist.", 0, 0, 0, 0},
+    {"copy", copy_command, -3, W | CMD_DENYOOM, 1, 2, 1, "generic", "Copies the value of a key to a new key.", 0, 0, 0,
      0},
+    {"dbsize", dbsize_command, 1, R | F, 0, 0, 0, "server", "Returns the number of keys in the database.", 0, 0, 0, 0},
     {"flushdb", flush_generic, -1, W, 0, 0, 0, "server", "Remove all keys from the current database.", 0, 0, 0, 0},
     {"flushall", flush_generic, -1, W, 0, 0, 0, "server", "Removes all keys from all databases.", 0, 0, 0, 0},
     {0},

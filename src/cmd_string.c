@@ -598,7 +598,7 @@ static void bitcount_command(client *c) {
      * range: count them whole, then take away the bits outside. */
     unsigned char outside_first = 0, outside_last = 0;
     if (in_bits) {
-        outside_first = (unsigned char)(0xff00u >> (start & 7)); /* bits before start */
+        outside_first = (unsigned char)(0xff00u >> (start & 7));     /* bits before start */
         outside_last = (unsigned char)((1u << (7 - (end & 7))) - 1); /* bits after end */
         start >>= 3;
         end >>= 3;
@@ -772,12 +772,12 @@ command string_commands[] = {
     {"setex", setex_command, 4, W | M, 1, 1, 1, "string",
      "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", 0, 0, 0, 0},
     {"psetex", psetex_command, 4, W | M, 1, 1, 1, "string",
-     "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.",
-     0, 0, 0, 0},
+     "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", 0,
+     0, 0, 0},
     {"getset", getset_command, 3, W | M | F, 1, 1, 1, "string",
      "Returns the previous string value of a key after setting it to a new value.", 0, 0, 0, 0},
-    {"getdel", getdel_command, 2, W | F, 1, 1, 1, "string",
-     "Returns the string value of a key after deleting the key.", 0, 0, 0, 0},
+    {"getdel", getdel_command, 2, W | F, 1, 1, 1, "string", "Returns the string value of a key after deleting the key.",
+     0, 0, 0, 0},
     {"getex", getex_command, -2, W | F, 1, 1, 1, "string",
      "Returns the string value of a key after setting its expiration time.", 0, 0, 0, 0},
     {"mget", mget_command, -2, R | F, 1, -1, 1, "string", "Atomically returns the string values of one or more keys.",
@@ -794,16 +794,16 @@ command string_commands[] = {
      "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", 0, 0, 0,
      0},
     {"decrby", decrby_command, 3, W | M | F, 1, 1, 1, "string",
-     "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", 0, 0,
-     0, 0},
+     "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", 0, 0, 0,
+     0},
     {"incrbyfloat", incrbyfloat_command, 3, W | M | F, 1, 1, 1, "string",
-     "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", 0,
-     0, 0, 0},
+     "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", 0, 0,
+     0, 0},
     {"append", append_command, 3, W | M | F, 1, 1, 1, "string",
      "Appends a string to the value of a key. Creates the key if it doesn't exist.", 0, 0, 0, 0},
     {"strlen", strlen_command, 2, R | F, 1, 1, 1, "string", "Returns the length of a string value.", 0, 0, 0, 0},
-    {"getrange", getrange_command, 4, R, 1, 1, 1, "string", "Returns a substring of the string stored at a key.", 0,
-     0, 0, 0},
+    {"getrange", getrange_command, 4, R, 1, 1, 1, "string", "Returns a substring of the string stored at a key.", 0, 0,
+     0, 0},
     {"substr", getrange_command, 4, R, 1, 1, 1, "string", "Returns a substring from a string value.", 0, 0, 0, 0},
     {"lcs", lcs_command, -3, R, 1, 2, 1, "string", "Finds the longest common substring.", 0, 0, 0, 0},
     {"getbit", getbit_command, 3, R | F, 1, 1, 1, "bitmap", "Returns a bit value by offset.", 0, 0, 0, 0},
@@ -812,7 +812,6 @@ command string_commands[] = {
     {"bitcount", bitcount_command, -2, R, 1, 1, 1, "bitmap",
      "Counts the number of set bits (population counting) in a string.", 0, 0, 0, 0},
     {"setrange", setrange_command, 4, W | M, 1, 1, 1, "string",
-     "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", 0, 0, 0,
-     0},
+     "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", 0, 0, 0, 0},
     {0},
 };

@@ -93,20 +93,11 @@ static int parse_lex_bound(const obj *o, zset_lex_bound *b) {
     b->ptr = s + 1;
     b->len = o->len ? o->len - 1 : 0;
     switch (s[0]) {
-    case '+':
-        b->kind = ZLEX_PLUS_INF;
-        return s[1] == '\0';
-    case '-':
-        b->kind = ZLEX_MINUS_INF;
-        return s[1] == '\0';
-    case '(':
-        b->kind = ZLEX_EXCLUSIVE;
-        return 1;
-    case '[':
-        b->kind = ZLEX_INCLUSIVE;
-        return 1;
-    default:
-        return 0;
+    case '+': b->kind = ZLEX_PLUS_INF; return s[1] == '\0';
+    case '-': b->kind = ZLEX_MINUS_INF; return s[1] == '\0';
+    case '(': b->kind = ZLEX_EXCLUSIVE; return 1;
+    case '[': b->kind = ZLEX_INCLUSIVE; return 1;
+    default: return 0;
     }
 }
 

@@ -115,8 +115,7 @@ void process_command(client *c) {
         size_t used = 0;
         args[0] = '\0';
         for (int i = 1; i < c->argc && used < 128; i++) {
-            int n = snprintf(args + used, sizeof(args) - used, "'%.*s' ", (int)(128 - used),
-                             c->argv[i]->ptr);
+            int n = snprintf(args + used, sizeof(args) - used, "'%.*s' ", (int)(128 - used), c->argv[i]->ptr);
             if (n < 0) break;
             used += (size_t)n < sizeof(args) - used ? (size_t)n : sizeof(args) - used - 1;
         }

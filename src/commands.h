@@ -32,12 +32,12 @@ typedef void command_proc(struct client *c);
 #define CMD_NOSCRIPT (1u << 8) /* "noscript" */
 
 typedef struct command {
-    const char *name;   /* lower case, as COMMAND INFO prints it */
+    const char *name; /* lower case, as COMMAND INFO prints it */
     command_proc *proc;
-    int arity;          /* > 0 exact argc; < 0 at least -arity */
+    int arity; /* > 0 exact argc; < 0 at least -arity */
     uint32_t flags;
     int first_key, last_key, key_step; /* Valkey's legacy key positions */
-    const char *group;  /* Valkey's: "string", "generic", "server", "connection", "sorted-set" */
+    const char *group;                 /* Valkey's: "string", "generic", "server", "connection", "sorted-set" */
     const char *summary;
     /* Statistics for INFO commandstats; main thread only. */
     long long calls, usec, failed_calls, rejected_calls;
@@ -64,8 +64,8 @@ extern command client_subcommands[];  /* cmd_client.c */
 extern command command_subcommands[]; /* cmd_info.c */
 extern command config_subcommands[];  /* cmd_config.c */
 /* One entry of a subcommand table: no keys, no statistics yet. */
-#define SUBCOMMAND(name, proc, arity, flags, group, summary) \
-    {name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0}
+#define SUBCOMMAND(name, proc, arity, flags, group, summary)                                                           \
+    { name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0 }
 
 /* The subcommand table of a container, or NULL for a plain command. */
 command *commands_subcommands(const command *parent);

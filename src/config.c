@@ -288,9 +288,9 @@ static const cfg_enum reply_write_timing_enum[] = {
     {"before-sleep", REPLY_WRITE_BEFORE_SLEEP}, {"immediate", REPLY_WRITE_IMMEDIATE}, {NULL, 0}};
 
 static const cfg_enum io_threads_ignition_enum[] = {{"guarded", IO_IGNITION_GUARDED},
-                                                     {"rusage", IO_IGNITION_RUSAGE},
-                                                     {"active-time", IO_IGNITION_ACTIVE_TIME},
-                                                     {NULL, 0}};
+                                                    {"rusage", IO_IGNITION_RUSAGE},
+                                                    {"active-time", IO_IGNITION_ACTIVE_TIME},
+                                                    {NULL, 0}};
 
 /* _Generic makes a field of the wrong type a compile error. */
 #define P_INT(f) _Generic(&(f), int * : (void *)&(f))
@@ -440,15 +440,9 @@ void config_init_defaults(void) {
         switch (c->type) {
         case T_BOOL:
         case T_INT:
-        case T_ENUM:
-            *(int *)c->ptr = (int)c->def;
-            break;
-        case T_LL:
-            *(long long *)c->ptr = c->def;
-            break;
-        case T_STRING:
-            *(char **)c->ptr = c->def_str ? zstrdup(c->def_str) : NULL;
-            break;
+        case T_ENUM: *(int *)c->ptr = (int)c->def; break;
+        case T_LL: *(long long *)c->ptr = c->def; break;
+        case T_STRING: *(char **)c->ptr = c->def_str ? zstrdup(c->def_str) : NULL; break;
         case T_SPECIAL:
             if (!strcmp(c->name, "dir"))
                 cfg_dir = zstrdup(cfg_dir_default);

@@ -80,8 +80,7 @@ int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
         *slot = nv ? zstrdup(nv) : NULL;
         return 1;
     }
-    case T_SPECIAL:
-        break;
+    case T_SPECIAL: break;
     }
     if (c->valid_num && !c->valid_num(ll, err)) return 0;
     if (c->type == T_LL) {
@@ -97,12 +96,9 @@ int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
 /* The value as CONFIG GET prints it, zmalloc'd. */
 char *cfg_get_value(const cfg *c) {
     switch (c->type) {
-    case T_BOOL:
-        return zstrdup(*(int *)c->ptr ? "yes" : "no");
-    case T_INT:
-        return strfmt("%d", *(int *)c->ptr);
-    case T_LL:
-        return strfmt("%lld", *(long long *)c->ptr);
+    case T_BOOL: return zstrdup(*(int *)c->ptr ? "yes" : "no");
+    case T_INT: return strfmt("%d", *(int *)c->ptr);
+    case T_LL: return strfmt("%lld", *(long long *)c->ptr);
     case T_ENUM:
         for (const cfg_enum *e = c->enums; e->name; e++)
             if (e->val == *(int *)c->ptr) return zstrdup(e->name);
@@ -111,8 +107,7 @@ char *cfg_get_value(const cfg *c) {
         char *s = *(char **)c->ptr;
         return zstrdup(s ? s : "");
     }
-    case T_SPECIAL:
-        return c->get();
+    case T_SPECIAL: return c->get();
     }
     return zstrdup("");
 }

@@ -100,8 +100,7 @@ int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
         f->state = IF_NEXT_ENTRY;
         f->pos = 0;
         return 1;
-    default:
-        return 0;
+    default: return 0;
     }
     /*@ end */
 }

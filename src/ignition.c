@@ -130,9 +130,9 @@
 #define IGNITION_GUARD_SETTLE_US 100000
 #define IGNITION_GUARD_WINDOW_US 300000
 #define IGNITION_GUARD_BEFORE_US 200000
-#define IGNITION_GUARD_GAIN_PCT 110   /* throughput up 10 %: paid */
-#define IGNITION_GUARD_HOLD_PCT 95    /* throughput within 5 % ... */
-#define IGNITION_GUARD_RELIEF_PCT 85  /* ... and main's CPU per command down 15 %: paid */
+#define IGNITION_GUARD_GAIN_PCT 110  /* throughput up 10 %: paid */
+#define IGNITION_GUARD_HOLD_PCT 95   /* throughput within 5 % ... */
+#define IGNITION_GUARD_RELIEF_PCT 85 /* ... and main's CPU per command down 15 %: paid */
 /* A collapse needs no statistics: if, 50 ms or more after ignition,
  * throughput since ignition is under half of before, the threads go back
  * to sleep at once instead of at the end of the window. On a machine
@@ -300,8 +300,10 @@ static void count_change(ignition *ig, int active) {
         ig->asked = 0;
         return;
     }
-    uint64_t *counter[] = {[ASK_IGNITION] = &ig->ignitions, [ASK_SCALE_UP] = &ig->scale_ups,
-                           [ASK_SCALE_DOWN] = &ig->scale_downs, [ASK_REVERT] = &ig->guard_reverts};
+    uint64_t *counter[] = {[ASK_IGNITION] = &ig->ignitions,
+                           [ASK_SCALE_UP] = &ig->scale_ups,
+                           [ASK_SCALE_DOWN] = &ig->scale_downs,
+                           [ASK_REVERT] = &ig->guard_reverts};
     (*counter[ig->asked_why])++;
     ig->last_change_us = ig->asked_us;
     ig->asked = 0;
@@ -392,7 +394,8 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
     uint64_t rate_b = per_second(ig->before, ig->before_end), rate_a = per_second(ig->after, now);
     uint64_t cpc_b = cpu_per_command(ig->before, ig->before_end), cpc_a = cpu_per_command(ig->after, now);
     bool gained = rate_a * 100 >= rate_b * IGNITION_GUARD_GAIN_PCT;
-    bool relieved = rate_a * 100 >= rate_b * IGNITION_GUARD_HOLD_PCT && cpc_a * 100 <= cpc_b * IGNITION_GUARD_RELIEF_PCT;
+    bool relieved =
+        rate_a * 100 >= rate_b * IGNITION_GUARD_HOLD_PCT && cpc_a * 100 <= cpc_b * IGNITION_GUARD_RELIEF_PCT;
     if (gained || relieved) {
         ig->backoff_us = 0;
         return true;

@@ -92,10 +92,10 @@ typedef struct ignition {
     /* The guard (GUARDED only). */
     ignition_point points[IGNITION_GUARD_POINTS]; /* while alone, every CPU sample */
     int npoints;
-    int probation;          /* 0 none; 1 settling; 2 measuring */
-    ignition_point before;  /* rates before ignition: from points[] ... */
+    int probation;         /* 0 none; 1 settling; 2 measuring */
+    ignition_point before; /* rates before ignition: from points[] ... */
     ignition_point before_end;
-    ignition_point after;   /* ... and after: from the end of settling */
+    ignition_point after;       /* ... and after: from the end of settling */
     ignition_point at_ignition; /* for the collapse check */
     uint64_t ignited_us;
     uint64_t backoff_us;    /* the next revert's wait; 0 after threads paid */

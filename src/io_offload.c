@@ -103,7 +103,7 @@ static struct {
     uint64_t reads_pending, writes_pending; /* results owed by workers */
     uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees, accepts_done;
     uint64_t fallbacks[IO_FALLBACK_COUNT];
-    int poll_rr; /* the next private inbox a POLL job goes to */
+    int poll_rr;            /* the next private inbox a POLL job goes to */
     uint64_t idle_since_us; /* main's turns have found nothing since (0: they found work) */
     bool main_asleep;       /* this turn's poll may block although results are owed */
     bool wake_fd_added;     /* the pool's eventfd is in the event loop */
@@ -145,9 +145,7 @@ static _Atomic int poll_fired; /* the POLL job's event count */
 
 /* Jobs each worker ran, by type: written by that worker only (relaxed;
  * INFO reads them), one line per worker so their counting never shares. */
-static struct {
-    _Alignas(64) _Atomic uint64_t jobs[JOB_REQ_COUNT];
-} worker_stats[IO_THREADS_MAX];
+static struct { _Alignas(64) _Atomic uint64_t jobs[JOB_REQ_COUNT]; } worker_stats[IO_THREADS_MAX];
 
 static void count_job(job_request type) {
     atomic_fetch_add_explicit(&worker_stats[io_thread_id()].jobs[type], 1, memory_order_relaxed);
@@ -193,7 +191,7 @@ static void worker_free_argv(void *payload) {
     obj **argv = payload;
     for (int i = 0;; i++) {
         obj *o = argv[i];
-        if (!o) continue; /* released on main */
+        if (!o) continue;       /* released on main */
         if (o->refcount == 0) { /* the end mark */
             obj_free(o);
             break;
@@ -733,8 +731,9 @@ void io_offload_get_stats(io_offload_stats *out) {
     memset(out, 0, sizeof(*out));
     out->num = io_threads_num() ? io_threads_num() : 1;
     out->active = io_threads_active() ? io_threads_active() : 1;
-    out->ignition_rule = server.io_threads_always_active ? "always-active"
-                                                         : ignition_rule_name((ignition_rule)server.io_threads_ignition);
+    out->ignition_rule = server.io_threads_always_active
+                             ? "always-active"
+                             : ignition_rule_name((ignition_rule)server.io_threads_ignition);
     out->ignitions = policy.ignitions;
     out->scale_ups = policy.ignitions + policy.scale_ups;
     out->scale_downs = policy.scale_downs + policy.guard_reverts;

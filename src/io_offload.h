@@ -52,8 +52,8 @@ enum io_fallback {
  * Main only. accept_done and read_done may free c; write_done returns -1
  * when it did. */
 typedef struct io_offload_main_halves {
-    void (*accept_done)(client *c);          /* an ACCEPT job's set-up is done: client_accept_done */
-    void (*read_done)(client *c);            /* a read job is done: client_read_done */
+    void (*accept_done)(client *c);              /* an ACCEPT job's set-up is done: client_accept_done */
+    void (*read_done)(client *c);                /* a read job is done: client_read_done */
     int (*write_done)(client *c, int offloaded); /* a write job is done: client_write_done(c, 1) */
 } io_offload_main_halves;
 /* Sets the halves (copied). Only while no pool is running. */
@@ -112,7 +112,7 @@ typedef struct io_offload_stats {
     uint64_t last_change_us;
     size_t queued, pending;
     uint64_t reads_done, writes_done, polls_done, argv_frees, obj_frees;
-    uint64_t main_spin_us; /* wall time of main's idle turns while results were owed */
+    uint64_t main_spin_us;               /* wall time of main's idle turns while results were owed */
     uint64_t write_waits, write_wait_us; /* io-write-watermark no: main waiting for a write */
     uint64_t fallbacks[IO_FALLBACK_COUNT];
 } io_offload_stats;

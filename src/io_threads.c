@@ -248,8 +248,8 @@ typedef struct io_worker {
 /* Main's bookkeeping: only main reads or writes it. */
 static struct {
     _Alignas(CACHE_LINE_SIZE) int num; /* threads in the pool counting main; 0: none */
-    int active;       /* main and workers 1 .. active - 1 are active */
-    size_t submitted; /* jobs put on any inbox, ever */
+    int active;                        /* main and workers 1 .. active - 1 are active */
+    size_t submitted;                  /* jobs put on any inbox, ever */
 } pool;
 
 /* Read by every worker, written only while no worker exists. */
@@ -266,9 +266,7 @@ static mpsc_queue shared_outbox;
 static io_worker workers[IO_THREADS_MAX]; /* [0] unused: thread 0 is main */
 
 /* Jobs the workers have run: written by every worker, read by main. */
-static struct {
-    _Alignas(CACHE_LINE_SIZE) _Atomic size_t count;
-} finished;
+static struct { _Alignas(CACHE_LINE_SIZE) _Atomic size_t count; } finished;
 
 /*@ idle-line */
 /* The sleeping hand-shakes' words, on two lines. sleepers: main adds 0
@@ -281,13 +279,13 @@ static struct {
 static struct {
     _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers;    /* workers asleep or about to be */
     _Alignas(CACHE_LINE_SIZE) _Atomic int main_asleep; /* main is (about to be) in epoll_wait */
-    int main_fd;                                        /* the eventfd that wakes it; -1 when none */
+    int main_fd;                                       /* the eventfd that wakes it; -1 when none */
     _Atomic uint64_t spin_ns; /* idle spin before sleeping; main sets it, relaxed: it orders nothing */
 } idle = {.main_fd = -1, .spin_ns = 20000};
 /*@ end */
 
-static _Thread_local int thread_id;                   /* 0 = main */
-static _Thread_local mpsc_producer outbox_producer;   /* a worker's outbox side */
+static _Thread_local int thread_id;                 /* 0 = main */
+static _Thread_local mpsc_producer outbox_producer; /* a worker's outbox side */
 
 /* Which thread is main, for ASSERT_MAIN_THREAD: io_threads_init counts
  * its calls in main_generation, and the caller keeps the count it made in
@@ -380,9 +378,7 @@ void io_threads_main_sleep_end(void) {
 }
 /*@ end */
 
-int io_thread_id(void) {
-    return thread_id;
-}
+int io_thread_id(void) { return thread_id; }
 
 bool io_threads_on_main(void) {
     /* Relaxed: main reads its own latest store, or a later one if another
@@ -452,8 +448,7 @@ static void worker_sleep(io_worker *w, job_word *batch) {
     atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst);
     /* Relaxed load of stop: the ADD above ordered it after main's store
      * (hand-shake 2). */
-    if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed))
-        futex_wait(&w->asleep, 1);
+    if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed)) futex_wait(&w->asleep, 1);
     /* Relaxed: awake again, it orders nothing; a main that still reads 1
      * makes one futile FUTEX_WAKE. */
     atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
@@ -559,7 +554,7 @@ void io_threads_shutdown(void) {
         atomic_store_explicit(&w->stop, true, memory_order_relaxed);
         atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst);
         if (id >= pool.active) pthread_mutex_unlock(&w->park); /* parked: the lock it takes sees the flag */
-        wake_if_asleep(w); /* asleep, or falling asleep: hand-shake 2 */
+        wake_if_asleep(w);                                     /* asleep, or falling asleep: hand-shake 2 */
         pthread_join(w->thread, NULL);
         pthread_mutex_destroy(&w->park);
     }
@@ -567,13 +562,9 @@ void io_threads_shutdown(void) {
     pool.active = 0;
 }
 
-int io_threads_num(void) {
-    return pool.num;
-}
+int io_threads_num(void) { return pool.num; }
 
-int io_threads_active(void) {
-    return pool.active;
-}
+int io_threads_active(void) { return pool.active; }
 
 /*@ io-threads-set-active */
 bool io_threads_set_active(int active) {
@@ -639,9 +630,7 @@ size_t io_threads_pending(void) {
     return pool.submitted - atomic_load_explicit(&finished.count, memory_order_acquire);
 }
 
-size_t io_threads_queued(void) {
-    return spmc_size(&shared_inbox);
-}
+size_t io_threads_queued(void) { return spmc_size(&shared_inbox); }
 
 /*@ io-threads-drain */
 void io_threads_drain(void) {

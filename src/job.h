@@ -82,21 +82,21 @@
  * Valkey's values. */
 /*@ job-request */
 typedef enum job_request {
-    JOB_REQ_READ_CLIENT = 0, /* payload: the client */
+    JOB_REQ_READ_CLIENT = 0,  /* payload: the client */
     JOB_REQ_WRITE_CLIENT = 1, /* payload: the client */
-    JOB_REQ_FREE_ARGV = 2,   /* payload: the argv array (its objects with it) */
-    JOB_REQ_FREE_OBJ = 3,    /* payload: the object, unlinked, refcount 1 */
-    JOB_REQ_POLL = 4,        /* payload: the event loop */
-    JOB_REQ_ACCEPT = 5,      /* payload: the new connection's client */
+    JOB_REQ_FREE_ARGV = 2,    /* payload: the argv array (its objects with it) */
+    JOB_REQ_FREE_OBJ = 3,     /* payload: the object, unlinked, refcount 1 */
+    JOB_REQ_POLL = 4,         /* payload: the event loop */
+    JOB_REQ_ACCEPT = 5,       /* payload: the new connection's client */
     JOB_REQ_COUNT
 } job_request;
 
 /* The routing above as bit sets, which io_threads checks on the way in
  * and on the way out: bit t is set when a request of type t may travel
  * through that inbox. */
-#define JOB_SHARED_INBOX_TYPES                                                                   \
-    ((1u << JOB_REQ_READ_CLIENT) | (1u << JOB_REQ_WRITE_CLIENT) | (1u << JOB_REQ_FREE_OBJ) |    \
-     (1u << JOB_REQ_ACCEPT) | (1u << JOB_REQ_POLL))
+#define JOB_SHARED_INBOX_TYPES                                                                                         \
+    ((1u << JOB_REQ_READ_CLIENT) | (1u << JOB_REQ_WRITE_CLIENT) | (1u << JOB_REQ_FREE_OBJ) | (1u << JOB_REQ_ACCEPT) |  \
+     (1u << JOB_REQ_POLL))
 #define JOB_PRIVATE_INBOX_TYPES ((1u << JOB_REQ_FREE_ARGV) | (1u << JOB_REQ_POLL))
 /*@ end */
 
@@ -106,7 +106,7 @@ typedef enum job_request {
  * Valkey). Jobs that hand nothing back (the frees, POLL) have no result:
  * POLL's completion is a flag the poll offload publishes itself. */
 typedef enum job_result {
-    JOB_RES_READ_CLIENT = 0, /* payload: the client */
+    JOB_RES_READ_CLIENT = 0,  /* payload: the client */
     JOB_RES_WRITE_CLIENT = 1, /* payload: the client */
     JOB_RES_COUNT
 } job_result;

@@ -23,18 +23,14 @@ int main(int argc, char **argv) {
     case CONFIG_ARGS_VERSION:
         printf("soloist server v=%s (Valkey-compatible %s)\n", SOLOIST_VERSION, SOLOIST_COMPAT_VERSION);
         return 0;
-    case CONFIG_ARGS_HELP:
-        config_usage(stdout, argv[0]);
-        return 0;
+    case CONFIG_ARGS_HELP: config_usage(stdout, argv[0]); return 0;
     case CONFIG_ARGS_ERROR:
         fprintf(stderr, "%s\n", err ? err : "configuration error");
         zfree(err);
         return 1;
-    default:
-        break;
+    default: break;
     }
-    server_log(LL_NOTICE, "soloist %s starting, pid %d: one thread runs every command", SOLOIST_VERSION,
-               (int)getpid());
+    server_log(LL_NOTICE, "soloist %s starting, pid %d: one thread runs every command", SOLOIST_VERSION, (int)getpid());
     if (server_init() == -1) return 1;
     server_log(LL_NOTICE, "Ready to accept connections tcp on port %d", server.port);
     server_run();

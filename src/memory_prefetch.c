@@ -154,8 +154,7 @@ static int walk_step(walk *w, int i) {
         w->state[i] = KEY_DONE;
         return 0;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 /*@ end */

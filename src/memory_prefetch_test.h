@@ -13,15 +13,15 @@
 
 /* The batch the pipeline path uses, driven by hand: filled with clients,
  * run, and looked into afterwards. */
-void memory_prefetch_reset(void);             /* empty the batch, cursor back to 0 */
-int memory_prefetch_add_client(client *c);    /* 0: the batch is full, c not added */
-void memory_prefetch_run(void);               /* the phases, on what was added */
+void memory_prefetch_reset(void);          /* empty the batch, cursor back to 0 */
+int memory_prefetch_add_client(client *c); /* 0: the batch is full, c not added */
+void memory_prefetch_run(void);            /* the phases, on what was added */
 /* What the last batch held and what its walk did. found[i] is only for
  * comparing with a plain find: nothing dereferences it after the walk. */
 typedef struct memory_prefetch_probe {
     int clients, keys;
-    int cursor; /* where the walk's cursor ended */
-    int visits; /* steps the walk took (0: no walk) */
+    int cursor;                      /* where the walk's cursor ended */
+    int visits;                      /* steps the walk took (0: no walk) */
     int trace[PREFETCH_BATCH_LIMIT]; /* the keys its first steps went to, in order */
     int end[PREFETCH_BATCH_LIMIT];   /* per client: cmdq index after its last covered command */
     int steps[PREFETCH_BATCH_LIMIT]; /* per key: hashtable_incremental_find_step calls */

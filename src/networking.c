@@ -459,8 +459,10 @@ void client_read_done(client *c) {
         return;
     }
     process_input(c);
-    if (c->flags & CLIENT_CLOSE_ASAP) client_free(c);
-    else if (server.reply_write_timing == REPLY_WRITE_IMMEDIATE) networking_handle_pending_writes();
+    if (c->flags & CLIENT_CLOSE_ASAP)
+        client_free(c);
+    else if (server.reply_write_timing == REPLY_WRITE_IMMEDIATE)
+        networking_handle_pending_writes();
 }
 /*@ end */
 
@@ -608,8 +610,7 @@ void networking_clients_cron(void) {
             continue;
         }
         /* buf may be under a worker's write: resize it only when idle. */
-        if (atomic_load_explicit(&c->io_write_state, memory_order_relaxed) == CLIENT_IO_IDLE)
-            reply_buffer_cron(c, now);
+        if (atomic_load_explicit(&c->io_write_state, memory_order_relaxed) == CLIENT_IO_IDLE) reply_buffer_cron(c, now);
         if (c->reply_head) client_check_output_limits(c);
     }
 }

@@ -79,7 +79,8 @@ void obj_free(obj *o) {
      * obj_free_hook, which the module owning the type sets (zset.c) before
      * it creates its first object: the plumbing layer cannot know the
      * keyspace's types. */
-    else if (o->type != OBJ_STRING && obj_free_hook) obj_free_hook(o);
+    else if (o->type != OBJ_STRING && obj_free_hook)
+        obj_free_hook(o);
     zfree(o);
 }
 

@@ -48,7 +48,7 @@ static_assert(offsetof(mpsc_queue, slot) == 2 * CACHE_LINE_SIZE, "ring starts on
  * position it must fill exactly that one, however long the ring stays
  * full; the ticket remembers it between tries. */
 typedef struct mpsc_ticket {
-    size_t index;  /* the reserved position, when reserved */
+    size_t index; /* the reserved position, when reserved */
     bool reserved;
 } mpsc_ticket;
 
@@ -57,9 +57,9 @@ typedef struct mpsc_ticket {
  * ({0}) is a valid empty producer. One per producer thread. */
 typedef struct mpsc_producer {
     mpsc_ticket ticket;
-    uintptr_t *spill;       /* spill_cap words (malloc'd), or NULL */
-    size_t spill_first;     /* the oldest item still held back */
-    size_t spill_end;       /* one past the newest */
+    uintptr_t *spill;   /* spill_cap words (malloc'd), or NULL */
+    size_t spill_first; /* the oldest item still held back */
+    size_t spill_end;   /* one past the newest */
     size_t spill_cap;
 } mpsc_producer;
 /*@ end */
@@ -83,9 +83,7 @@ void mpsc_send(mpsc_queue *q, mpsc_producer *p, uintptr_t item);
 bool mpsc_flush(mpsc_queue *q, mpsc_producer *p);
 
 /* Producer. How many items p holds back (0: none). */
-static inline size_t mpsc_spilled(const mpsc_producer *p) {
-    return p->spill_end - p->spill_first;
-}
+static inline size_t mpsc_spilled(const mpsc_producer *p) { return p->spill_end - p->spill_first; }
 
 /* Frees p's spill list and forgets what it held, ticket included. Only
  * for a producer with nothing spilled, or when the queue itself is being

@@ -41,8 +41,8 @@ typedef struct spmc_queue {
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t head; /* next position to claim */
 
     /* Line 1, the producer's alone. */
-    _Alignas(CACHE_LINE_SIZE) size_t tail;         /* next position to write */
-    size_t head_cache;                             /* producer's copy of head */
+    _Alignas(CACHE_LINE_SIZE) size_t tail; /* next position to write */
+    size_t head_cache;                     /* producer's copy of head */
 
     /* Lines 2 onwards: the cells, one line each. */
     spmc_cell cell[SPMC_QUEUE_SIZE];

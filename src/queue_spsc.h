@@ -35,12 +35,12 @@ typedef struct spsc_queue {
     _Alignas(CACHE_LINE_SIZE) _Atomic size_t tail; /* published: the consumer may read below it */
 
     /* Line 2, the consumer's alone. */
-    _Alignas(CACHE_LINE_SIZE) size_t tail_cache;   /* consumer's copy of tail */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_cache; /* consumer's copy of tail */
 
     /* Line 3, the producer's alone: written on every enqueue, so kept off
      * the line the consumer polls (queue_spsc.c, "Four lines"). */
-    _Alignas(CACHE_LINE_SIZE) size_t tail_local;   /* next position to write; >= tail */
-    size_t head_cache;                             /* producer's copy of head */
+    _Alignas(CACHE_LINE_SIZE) size_t tail_local; /* next position to write; >= tail */
+    size_t head_cache;                           /* producer's copy of head */
 
     /* Lines 4 onwards: the ring, 8 words to a line. */
     _Alignas(CACHE_LINE_SIZE) uintptr_t slot[SPSC_QUEUE_SIZE];

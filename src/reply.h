@@ -26,8 +26,8 @@ struct reply_block;
 /* Raw protocol bytes, appended as they are. */
 void reply_proto(struct client *c, const char *s, size_t len);
 
-void reply_ok(struct client *c);                          /* +OK */
-void reply_status(struct client *c, const char *status);  /* +status */
+void reply_ok(struct client *c);                         /* +OK */
+void reply_status(struct client *c, const char *status); /* +status */
 /* An error reply; msg has no CRLF. As in Valkey's addReplyError, a msg
  * that starts with '-' names its own code ("-WRONGTYPE Operation ...",
  * "-NOAUTH ..."); any other msg is sent as "-ERR msg" (a msg that already
@@ -36,20 +36,19 @@ void reply_error(struct client *c, const char *msg);
 /* The same for a text that may hold a NUL byte (a protocol error quoting
  * the client's byte). */
 void reply_error_len(struct client *c, const char *msg, size_t len);
-void reply_error_format(struct client *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-void reply_long_long(struct client *c, long long v);      /* :v */
-void reply_bulk(struct client *c, struct obj *o);         /* $len bytes */
+void reply_error_format(struct client *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void reply_long_long(struct client *c, long long v); /* :v */
+void reply_bulk(struct client *c, struct obj *o);    /* $len bytes */
 void reply_bulk_buf(struct client *c, const void *p, size_t len);
-void reply_bulk_cstr(struct client *c, const char *s);    /* NULL → null */
-void reply_bulk_ll(struct client *c, long long v);        /* "$2\r\n42" */
-void reply_null(struct client *c);       /* RESP2 $-1, RESP3 _ */
-void reply_null_array(struct client *c); /* RESP2 *-1, RESP3 _ */
-void reply_array_len(struct client *c, long n);  /* *n */
-void reply_map_len(struct client *c, long n);    /* RESP3 %n, RESP2 *2n */
-void reply_set_len(struct client *c, long n);    /* RESP3 ~n, RESP2 *n */
-void reply_double(struct client *c, double d);   /* RESP3 ,d  RESP2 bulk */
-void reply_bool(struct client *c, int b);        /* RESP3 #t, RESP2 :1/:0 */
+void reply_bulk_cstr(struct client *c, const char *s); /* NULL → null */
+void reply_bulk_ll(struct client *c, long long v);     /* "$2\r\n42" */
+void reply_null(struct client *c);                     /* RESP2 $-1, RESP3 _ */
+void reply_null_array(struct client *c);               /* RESP2 *-1, RESP3 _ */
+void reply_array_len(struct client *c, long n);        /* *n */
+void reply_map_len(struct client *c, long n);          /* RESP3 %n, RESP2 *2n */
+void reply_set_len(struct client *c, long n);          /* RESP3 ~n, RESP2 *n */
+void reply_double(struct client *c, double d);         /* RESP3 ,d  RESP2 bulk */
+void reply_bool(struct client *c, int b);              /* RESP3 #t, RESP2 :1/:0 */
 /* RESP3 verbatim string (=len\r\ntxt:...), RESP2 bulk; ext is 3 chars. */
 void reply_verbatim(struct client *c, const char *s, size_t len, const char *ext);
 /* RESP3 attributes are not used. Human-readable long double, as INCRBYFLOAT
@@ -95,10 +94,10 @@ int client_check_output_limits(struct client *c);
 void reply_block_free(struct reply_block *b);
 
 /* Common replies with Valkey's exact texts. */
-extern const char *const ERR_WRONGTYPE;   /* "-WRONGTYPE Operation against a key holding the wrong kind of value" */
-extern const char *const ERR_NOT_INT;     /* "value is not an integer or out of range" */
-extern const char *const ERR_NOT_FLOAT;   /* "value is not a valid float" */
-extern const char *const ERR_SYNTAX;      /* "syntax error" */
-extern const char *const ERR_OVERFLOW;    /* "increment or decrement would overflow" */
+extern const char *const ERR_WRONGTYPE; /* "-WRONGTYPE Operation against a key holding the wrong kind of value" */
+extern const char *const ERR_NOT_INT;   /* "value is not an integer or out of range" */
+extern const char *const ERR_NOT_FLOAT; /* "value is not a valid float" */
+extern const char *const ERR_SYNTAX;    /* "syntax error" */
+extern const char *const ERR_OVERFLOW;  /* "increment or decrement would overflow" */
 
 #endif

@@ -120,9 +120,7 @@ static int resp_fail_expected_dollar(resp_parser *p, char got) {
 }
 
 /* C-locale isspace(): what sdssplitargs skips between arguments. */
-static int resp_is_space(char c) {
-    return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
+static int resp_is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'; }
 
 static int resp_hex_value(char c) {
     if (c >= '0' && c <= '9') return c - '0';

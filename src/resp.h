@@ -47,16 +47,16 @@ enum { RESP_REQ_UNKNOWN = 0, RESP_REQ_INLINE = 1, RESP_REQ_MULTIBULK = 2 };
 
 /* Private: read only through the functions below. */
 typedef struct resp_parser {
-    int reqtype;       /* RESP_REQ_*; UNKNOWN between commands */
-    int multibulk_len; /* bulks still expected; 0 = "*N" not read yet */
+    int reqtype;        /* RESP_REQ_*; UNKNOWN between commands */
+    int multibulk_len;  /* bulks still expected; 0 = "*N" not read yet */
     long long bulk_len; /* length of the bulk being read; -1 = "$N" not read yet */
-    obj *big;          /* a big bulk (>= RESP_MBULK_BIG_ARG) being filled in place */
-    size_t big_filled; /* payload bytes already in big */
-    obj **argv;        /* the command being built */
+    obj *big;           /* a big bulk (>= RESP_MBULK_BIG_ARG) being filled in place */
+    size_t big_filled;  /* payload bytes already in big */
+    obj **argv;         /* the command being built */
     int argc;
     int argv_cap;
-    size_t err_len;    /* length of errbuf's text (it may hold a NUL, see resp.c) */
-    char errbuf[80];   /* the error text resp_parse hands out */
+    size_t err_len;  /* length of errbuf's text (it may hold a NUL, see resp.c) */
+    char errbuf[80]; /* the error text resp_parse hands out */
 } resp_parser;
 
 enum { RESP_OK = 0, RESP_INCOMPLETE = 1, RESP_ERROR = -1 };

@@ -149,8 +149,7 @@ phase_totals server_phase_totals(void) {
     for (int p = 0; p < PHASE_COUNT; p++) t.total_ns += server.phase_ns[p];
     /* An estimate from sampled turns may overshoot the poll's wall time
      * by chance; it never means more than all of it. */
-    t.poll_cpu_ns = server.poll_cpu_ns < server.phase_ns[PHASE_POLL] ? server.poll_cpu_ns
-                                                                      : server.phase_ns[PHASE_POLL];
+    t.poll_cpu_ns = server.poll_cpu_ns < server.phase_ns[PHASE_POLL] ? server.poll_cpu_ns : server.phase_ns[PHASE_POLL];
     t.poll_wait_ns = server.phase_ns[PHASE_POLL] - t.poll_cpu_ns;
     t.busy_ns = t.total_ns - t.poll_wait_ns;
     t.serial_ns = server.phase_ns[PHASE_EXEC] + server.phase_ns[PHASE_OTHER];

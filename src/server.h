@@ -56,31 +56,31 @@ struct server {
     char *bindaddr[CONFIG_BINDADDR_MAX];
     int bindaddr_count;
     int tcp_backlog;
-    int tcpkeepalive;          /* seconds */
-    int maxidletime;           /* "timeout", seconds; 0 = never */
+    int tcpkeepalive; /* seconds */
+    int maxidletime;  /* "timeout", seconds; 0 = never */
     int maxclients;
     int max_new_conns_per_cycle; /* accepts per readable event on a listener */
-    char *requirepass;         /* NULL = no password */
+    char *requirepass;           /* NULL = no password */
     int protected_mode;
     long long proto_max_bulk_len;
     long long client_max_querybuf_len;
-    obuf_limit obuf_normal;    /* client-output-buffer-limit normal */
+    obuf_limit obuf_normal; /* client-output-buffer-limit normal */
     int hz;
-    int io_threads_num;        /* step 4: threads counting main */
+    int io_threads_num;           /* step 4: threads counting main */
     int io_threads_always_active; /* step 5: the policy bypassed */
-    int io_threads_ignition;   /* step 5: enum io_ignition_rule */
-    int io_threads_idle_spin_us; /* how long an idle thread spins before it sleeps */
-    int prefetch_batch_max_size; /* step 6 */
-    int reply_copy_avoidance;  /* step 7: large bulk replies by reference */
-    int io_write_watermark;    /* step 5 experiment: no = main waits out a write before the client's next command */
-    int io_threads_poll_offload; /* step 4 experiment: no = epoll_wait stays on main */
+    int io_threads_ignition;      /* step 5: enum io_ignition_rule */
+    int io_threads_idle_spin_us;  /* how long an idle thread spins before it sleeps */
+    int prefetch_batch_max_size;  /* step 6 */
+    int reply_copy_avoidance;     /* step 7: large bulk replies by reference */
+    int io_write_watermark;       /* step 5 experiment: no = main waits out a write before the client's next command */
+    int io_threads_poll_offload;  /* step 4 experiment: no = epoll_wait stays on main */
     int databases;
-    char *logfile;             /* "" = stdout */
-    int verbosity;             /* 0 debug .. 3 warning */
-    char *configfile;          /* absolute path or NULL */
-    int daemonize;             /* accepted, must be no */
+    char *logfile;    /* "" = stdout */
+    int verbosity;    /* 0 debug .. 3 warning */
+    char *configfile; /* absolute path or NULL */
+    int daemonize;    /* accepted, must be no */
     int active_expire_enabled;
-    int reply_write_timing;    /* enum reply_write_timing; experiment only */
+    int reply_write_timing; /* enum reply_write_timing; experiment only */
 
     /* Runtime. */
     ae_loop *el;
@@ -90,7 +90,7 @@ struct server {
     char runid[41];
     long long start_time_ms;
     uint64_t next_client_id;
-    client *clients;           /* doubly linked list, newest first */
+    client *clients; /* doubly linked list, newest first */
     long clients_count;
     client *clients_pending_write; /* reply.c's client_queue_pending_write */
     /* Flagged CLOSE_ASAP, freed in before_sleep (client_close_async). */
@@ -133,7 +133,7 @@ struct server {
     uint64_t poll_cpu_ns;       /* estimate; server_phase_totals caps it at POLL's wall */
     uint64_t poll_cpu_since_ns; /* thread CPU clock when the running POLL began */
     int poll_cpu_sampled;       /* the running POLL reads the CPU clock at its end */
-    uint64_t exec_clock_ns; /* last clock reading in EXEC (call() measures from it) */
+    uint64_t exec_clock_ns;     /* last clock reading in EXEC (call() measures from it) */
 };
 
 extern struct server server;

@@ -176,8 +176,10 @@ static void adjust_open_files_limit(void) {
     if (best < want) {
         int old = server.maxclients;
         server.maxclients = best > 32 ? (int)(best - 32) : 1;
-        server_log(LL_WARNING, "You requested maxclients of %d requiring at least %llu max file descriptors; "
-                   "maxclients is now %d.", old, (unsigned long long)want, server.maxclients);
+        server_log(LL_WARNING,
+                   "You requested maxclients of %d requiring at least %llu max file descriptors; "
+                   "maxclients is now %d.",
+                   old, (unsigned long long)want, server.maxclients);
     }
 }
 

@@ -226,7 +226,7 @@ size_t util_d_to_string(char *buf, size_t len, double v) {
         o = v > 0 ? 3 : 4;
         memcpy(out, v > 0 ? "inf" : "-inf", o);
     } else if (v > -1e17 && v < 1e17 && v == (double)(long long)v) { /* the range first: the cast */
-        if (v == 0 && signbit(v)) out[o++] = '-'; /* -0.0 prints "-0", as %.0f does */
+        if (v == 0 && signbit(v)) out[o++] = '-';                    /* -0.0 prints "-0", as %.0f does */
         o += (size_t)snprintf(out + o, sizeof(out) - o, "%lld", (long long)v);
     } else {
         char digits[20];

@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-long long util_ustime(void);         /* wall clock, µs since the epoch */
-long long util_mstime(void);         /* wall clock, ms since the epoch */
-uint64_t util_monotonic_us(void);    /* CLOCK_MONOTONIC, µs */
-uint64_t util_monotonic_ns(void);    /* CLOCK_MONOTONIC, ns */
+long long util_ustime(void);      /* wall clock, µs since the epoch */
+long long util_mstime(void);      /* wall clock, ms since the epoch */
+uint64_t util_monotonic_us(void); /* CLOCK_MONOTONIC, µs */
+uint64_t util_monotonic_ns(void); /* CLOCK_MONOTONIC, ns */
 
 /* Glob-style match as KEYS, SCAN MATCH and CONFIG GET use it: * ? [a-z]
  * [^x] and \ escapes. nocase != 0 folds ASCII case. 1 on match. */

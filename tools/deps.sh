@@ -4,9 +4,11 @@
 #   tools/deps.sh check-build  only what compiling needs; never installs
 set -u
 BUILD_PKGS="build-essential pkg-config libcmocka-dev"
+# clang-format: make format and its check (tests/suites/14-format.sh).
+# python3-redis: the redis-py client program of tests/integration.
 # ccache: the graders build the whole server once per exercise and per
 # handout from the same sources; tests/run.sh compiles through it.
-TEST_PKGS="python3 redis-tools redis-server libck-dev pandoc graphviz gnuplot-nox lcov chromium chromium-driver valgrind clang libclang-rt-dev spin ccache"
+TEST_PKGS="python3 redis-tools redis-server libck-dev pandoc graphviz gnuplot-nox lcov chromium chromium-driver valgrind clang libclang-rt-dev spin ccache clang-format python3-redis"
 # Not for the tests: bench/p1_anatomy.py counts system calls with perf.
 BENCH_PKGS="linux-perf"
 missing() {

@@ -27,16 +27,13 @@
 
 #include <cmocka.h>
 
-int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
-                                   const size_t num_tests, CMFixtureFunction group_setup,
-                                   CMFixtureFunction group_teardown);
-int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
-                                   const size_t num_tests, CMFixtureFunction group_setup,
-                                   CMFixtureFunction group_teardown);
+int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests, const size_t num_tests,
+                                   CMFixtureFunction group_setup, CMFixtureFunction group_teardown);
+int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests, const size_t num_tests,
+                                   CMFixtureFunction group_setup, CMFixtureFunction group_teardown);
 
-int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
-                                   const size_t num_tests, CMFixtureFunction group_setup,
-                                   CMFixtureFunction group_teardown) {
+int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests, const size_t num_tests,
+                                   CMFixtureFunction group_setup, CMFixtureFunction group_teardown) {
     const char *filter = getenv("SOLOIST_TEST_FILTER");
     setvbuf(stdout, NULL, _IONBF, 0);
     if (filter != NULL && filter[0] != '\0') cmocka_set_test_filter(filter);

@@ -136,7 +136,8 @@ static void check_error_text(const char *err, size_t elen) {
     CHECK(err != NULL, "RESP_ERROR without a text");
     CHECK(elen > 0, "RESP_ERROR with an empty text");
     CHECK(err[elen] == '\0', "error text not NUL-terminated at resp_parser_error_len");
-    CHECK(elen >= 18 && memcmp(err, "ERR Protocol error", 18) == 0, "error text does not start with ERR Protocol error");
+    CHECK(elen >= 18 && memcmp(err, "ERR Protocol error", 18) == 0,
+          "error text does not start with ERR Protocol error");
     size_t dl = sizeof(expected_dollar) - 1;
     if (elen == dl + 2 && memcmp(err, expected_dollar, dl) == 0) {
         CHECK(err[dl + 1] == '\'', "expected '$' text not closed by a quote");
@@ -155,7 +156,7 @@ typedef struct run_cfg {
     const resp_limits *lim;
     const size_t *cuts; /* ascending chunk ends, the last == payload size */
     size_t ncuts;
-    int window;       /* read into resp_parser_bulk_window when allowed */
+    int window;         /* read into resp_parser_bulk_window when allowed */
     int check_encoding; /* whole run: check consumed bytes against argv */
 } run_cfg;
 

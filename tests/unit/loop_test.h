@@ -96,8 +96,10 @@ static char *recv_n(int fd, size_t want) {
     for (int i = 0; got < want && (i < 1000 || util_mstime() < deadline); i++) {
         turn();
         ssize_t n = read(fd, out + got, want - got);
-        if (n > 0) got += (size_t)n;
-        else if (i >= 100) sched_yield(); /* a worker may need this core */
+        if (n > 0)
+            got += (size_t)n;
+        else if (i >= 100)
+            sched_yield(); /* a worker may need this core */
     }
     assert_int_equal(got, want);
     out[got] = '\0';

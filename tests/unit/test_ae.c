@@ -34,9 +34,7 @@ static void run_until(ae_loop *l, const int *flag, int want, int max_ms) {
     while (*flag < want && now_us() < deadline) ae_process_events(l, AE_ALL_EVENTS);
 }
 
-static void make_pipe(int fds[2]) {
-    assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
-}
+static void make_pipe(int fds[2]) { assert_int_equal(pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0); }
 
 static void make_socketpair(int fds[2]) {
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
@@ -525,8 +523,7 @@ static void test_sleep_hooks_and_iteration_order(void **state) {
     assert_int_equal(write(fds[1], "x", 1), 1);
     usleep(1000);
     reset_order();
-    int processed =
-        ae_process_events(l, AE_ALL_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP | AE_CALL_AFTER_SLEEP);
+    int processed = ae_process_events(l, AE_ALL_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP | AE_CALL_AFTER_SLEEP);
     assert_string_equal(order, "BAFT");
     assert_int_equal(processed, 2);
     /* Without the flags the hooks are not called (Valkey's

@@ -312,10 +312,9 @@ static void expect_taken_back(client *c, bool read, const char *what) {
     int s = atomic_load(token);
     if (s == CLIENT_IO_IDLE) return;
     io_offload_stats st = stats();
-    bool taken = read ? st.reads_done != st0.reads_done || (accepting && !c->io_accepting)
-                      : st.writes_done != st0.writes_done;
-    if (taken)
-        fail_msg("main took the %s back, but its token reads %d, not IDLE: the take-back stores IDLE", what, s);
+    bool taken =
+        read ? st.reads_done != st0.reads_done || (accepting && !c->io_accepting) : st.writes_done != st0.writes_done;
+    if (taken) fail_msg("main took the %s back, but its token reads %d, not IDLE: the take-back stores IDLE", what, s);
     fail_msg("the worker finished the %s, but three turns later main has not taken it back (token %d): did "
              "the hand-off count the result as owed (%s)?",
              what, s, read ? "io.reads_pending" : "io.writes_pending");
@@ -499,12 +498,10 @@ static void test_handoff_closing_clients_stay_on_main(void **state) {
     c->fd = -1;
     handed[5] = io_offload_write(c);
     c->fd = fd;
-    const char *what[6] = {"the read of a client flagged CLIENT_CLOSE_ASAP",
-                           "the read of a client flagged CLIENT_CLOSE_AFTER_REPLY",
-                           "the read of a client with no socket (fd -1)",
-                           "the write of a client with nothing to write",
-                           "the write of a client flagged CLIENT_CLOSE_ASAP",
-                           "the write of a client with no socket (fd -1)"};
+    const char *what[6] = {
+        "the read of a client flagged CLIENT_CLOSE_ASAP",  "the read of a client flagged CLIENT_CLOSE_AFTER_REPLY",
+        "the read of a client with no socket (fd -1)",     "the write of a client with nothing to write",
+        "the write of a client flagged CLIENT_CLOSE_ASAP", "the write of a client with no socket (fd -1)"};
     for (int i = 0; i < 6; i++)
         if (handed[i]) fail_msg("%s was handed to a worker: it stays on main (false), counted not_eligible", what[i]);
     assert_int_equal(atomic_load(&c->io_read_state), CLIENT_IO_IDLE);

@@ -41,14 +41,10 @@ static uint64_t t_hash(const void *key) {
     uint64_t k = *(const uint64_t *)key;
     uint64_t h = hashtable_gen_hash(&k, sizeof k);
     switch (hash_mode) {
-    case HASH_CONSTANT:
-        return UINT64_C(0x5a5a5a5a5a5a5a5a);
-    case HASH_SAME_H2:
-        return (h & UINT64_C(0x00ffffffffffffff)) | UINT64_C(0xab00000000000000);
-    case HASH_FOUR_CHAINS:
-        return (h & UINT64_C(0xff00000000000000)) | (k & 3);
-    default:
-        return h;
+    case HASH_CONSTANT: return UINT64_C(0x5a5a5a5a5a5a5a5a);
+    case HASH_SAME_H2: return (h & UINT64_C(0x00ffffffffffffff)) | UINT64_C(0xab00000000000000);
+    case HASH_FOUR_CHAINS: return (h & UINT64_C(0xff00000000000000)) | (k & 3);
+    default: return h;
     }
 }
 static const void *t_get_key(const void *entry) { return &((const tentry *)entry)->key; }

@@ -92,8 +92,8 @@ static trace load_trace(const char *file) {
     while (fgets(line, sizeof line, f)) {
         if (sscanf(line, "# load_on_us: %llu", &v[0]) == 1) t.on = v[0];
         if (sscanf(line, "# load_off_us: %llu", &v[0]) == 1) t.off = v[0];
-        if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5],
-                   &v[6], &v[7]) != 8)
+        if (sscanf(line, "%llu,%llu,%llu,%llu,%llu,%llu,%llu,%llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+                   &v[7]) != 8)
             continue;
         if (t.n == cap) {
             cap = cap ? cap * 2 : 1024;
@@ -193,14 +193,14 @@ static unsigned load_level(const trace *t, bool busy) {
 
 typedef struct run {
     ignition ig;
-    uint64_t first_ignition;  /* µs from the first row; NEVER if none */
+    uint64_t first_ignition; /* µs from the first row; NEVER if none */
     uint64_t first_down, first_down_after_off;
-    uint64_t first_scale_up;  /* the first move up from two threads or more */
-    uint64_t alone_again;     /* from here to the end main is alone; NEVER if not */
-    uint64_t threaded_us;     /* time with workers active */
+    uint64_t first_scale_up;   /* the first move up from two threads or more */
+    uint64_t alone_again;      /* from here to the end main is alone; NEVER if not */
+    uint64_t threaded_us;      /* time with workers active */
     uint64_t threaded_load_us; /* ... while the load was on */
     int max_active;
-    int ups, downs;           /* moves the pool made, but the last row's */
+    int ups, downs; /* moves the pool made, but the last row's */
     int ignitions_after_off;
     uint64_t ignition_at[64];
     int n_ignitions;
@@ -248,8 +248,8 @@ static void replay_pool(run *out, const trace *t, ignition_rule rule, int num, p
             }
             acc = row_add(acc, d);
         }
-        ignition_sample s = {T0 + now, acc.user, acc.sys, acc.busy, acc.cmds,
-                             active > 1 && on ? g->queued : 0, active, num};
+        ignition_sample s = {T0 + now, acc.user, acc.sys, acc.busy, acc.cmds, active > 1 && on ? g->queued : 0,
+                             active,   num};
         int target = ignition_step(&out->ig, &s);
         assert_in_range(target, 1, num);
         if (out->ig.backoff_us > out->max_backoff) out->max_backoff = out->ig.backoff_us;
@@ -451,11 +451,11 @@ static void test_rusage_and_active_time_thresholds(void **state) {
         unsigned user, sys;
         bool rusage, active_time;
     } cases[] = {
-        {0, 32, true, true},    /* sys > 30 */
-        {0, 28, false, false},  /* below both */
-        {60, 8, true, true},    /* sys > 5 and user > 50 */
-        {60, 4, false, true},   /* user alone is not enough for rusage */
-        {20, 12, false, true},  /* busy 32 %, sys 12 %: only the newer rule */
+        {0, 32, true, true},   /* sys > 30 */
+        {0, 28, false, false}, /* below both */
+        {60, 8, true, true},   /* sys > 5 and user > 50 */
+        {60, 4, false, true},  /* user alone is not enough for rusage */
+        {20, 12, false, true}, /* busy 32 %, sys 12 %: only the newer rule */
     };
     regime g = load_regime("pays-closed");
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -508,7 +508,8 @@ static void test_no_scale_down_within_the_cooldown(void **state) {
     for (size_t k = 1; k < N_RULES; k++) {
         const run r = runs[k];
         assert_int_equal(r.max_active, 2);
-        assert_in_range(r.first_down - r.first_ignition, COOLDOWN_US + 1, COOLDOWN_US + DECISION_US + IGNITION_SAMPLE_US);
+        assert_in_range(r.first_down - r.first_ignition, COOLDOWN_US + 1,
+                        COOLDOWN_US + DECISION_US + IGNITION_SAMPLE_US);
     }
     free(t.r);
 }
@@ -706,7 +707,7 @@ static void test_backoff_is_bounded(void **state) {
         /* Backing off; a probation cut short by a collapse may end up to a
          * full window sooner than the one before it. */
         assert_true(gap >= backoff && gap + 500 * MS >= prev_gap);
-        assert_true(gap <= backoff + 500 * MS);                                  /* and no more */
+        assert_true(gap <= backoff + 500 * MS); /* and no more */
         prev_gap = gap;
     }
     double share = (double)r.threaded_load_us / (double)(t.off - t.on);
@@ -734,7 +735,8 @@ static void test_refused_scale_downs_are_asked_again(void **state) {
     replay(&r, &t, IGNITION_GUARDED, 4, &nopay, 0);
     assert_int_equal(refused.ig.guard_reverts, r.ig.guard_reverts);
     /* five refused steps: about 50 ms more with threads awake (rows are 10 ms apart, give or take) */
-    assert_in_range(refused.threaded_us, r.threaded_us + 4 * IGNITION_SAMPLE_US, r.threaded_us + 6 * IGNITION_SAMPLE_US);
+    assert_in_range(refused.threaded_us, r.threaded_us + 4 * IGNITION_SAMPLE_US,
+                    r.threaded_us + 6 * IGNITION_SAMPLE_US);
     assert_counters_match(&refused);
     free(t.r);
 }

@@ -91,7 +91,8 @@ static void test_replaced_value_freed_by_a_worker(void **state) {
     char big[200];
     memset(big, 'v', sizeof big);
     char req[512];
-    int n = snprintf(req, sizeof req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n%.*s\r\n", sizeof big, (int)sizeof big, big);
+    int n =
+        snprintf(req, sizeof req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n%.*s\r\n", sizeof big, (int)sizeof big, big);
     io_offload_stats before = stats();
     for (int i = 0; i < 20; i++) {
         send_all(k.peer, req, (size_t)n);
@@ -102,7 +103,8 @@ static void test_replaced_value_freed_by_a_worker(void **state) {
     io_offload_stats after = stats();
     /* 19 replacements; each went to a worker unless no worker was awake. */
     assert_true(after.obj_frees - before.obj_frees + after.fallbacks[IO_FALLBACK_INACTIVE] -
-                    before.fallbacks[IO_FALLBACK_INACTIVE] >= 19);
+                    before.fallbacks[IO_FALLBACK_INACTIVE] >=
+                19);
     assert_true(after.obj_frees > before.obj_frees);
     close_conn(&k);
 }
@@ -163,7 +165,7 @@ static void test_watermark_bounds_the_write(void **state) {
     size_t marked = c->bufpos - c->sentlen + c->io_last_bufpos;
     for (reply_block *b = c->reply_head; b != c->io_last_reply_block; b = b->next) marked += b->used;
     reply_proto(c, "tail\r\n", 6); /* into the marked block, past its mark */
-    client_io_write(c); /* one job, one mark: all of it fits the socket */
+    client_io_write(c);            /* one job, one mark: all of it fits the socket */
     assert_int_equal(c->io_nwritten, marked);
     /* Read without turning the loop: a turn would write the rest itself. */
     char *sent = zmalloc(marked + 16);
@@ -171,7 +173,7 @@ static void test_watermark_bounds_the_write(void **state) {
     for (ssize_t n; (n = read(k.peer, sent + got, marked + 16 - got)) > 0;) got += (size_t)n;
     assert_int_equal(got, marked);
     assert_memory_equal(sent, "later\r\n", 7); /* what was left of buf comes first */
-    assert_int_equal(sent[marked - 1], 'x');    /* and it ends at the mark: no "tail" */
+    assert_int_equal(sent[marked - 1], 'x');   /* and it ends at the mark: no "tail" */
     zfree(sent);
     assert_int_equal(client_write_done(c, 1), 0);
     assert_true(client_has_pending_replies(c)); /* "tail" waits for the next job */
@@ -226,12 +228,9 @@ static void test_fallback_when_inactive(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pipeline_through_workers),
-        cmocka_unit_test(test_replaced_value_freed_by_a_worker),
-        cmocka_unit_test(test_free_while_owned),
-        cmocka_unit_test(test_watermark_bounds_the_write),
-        cmocka_unit_test(test_resize_with_jobs_in_flight),
-        cmocka_unit_test(test_fallback_when_inactive),
+        cmocka_unit_test(test_pipeline_through_workers),   cmocka_unit_test(test_replaced_value_freed_by_a_worker),
+        cmocka_unit_test(test_free_while_owned),           cmocka_unit_test(test_watermark_bounds_the_write),
+        cmocka_unit_test(test_resize_with_jobs_in_flight), cmocka_unit_test(test_fallback_when_inactive),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

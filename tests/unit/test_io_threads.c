@@ -31,9 +31,9 @@
 /* What a job points at. Written by the handler that owns it, read by the
  * test after the result (or a drain) hands it back. */
 typedef struct record {
-    int ran_on;    /* io_thread_id() of the thread that ran it */
-    int runs;      /* how many times it ran */
-    size_t seq;    /* the running worker's count of results sent before it */
+    int ran_on; /* io_thread_id() of the thread that ran it */
+    int runs;   /* how many times it ran */
+    size_t seq; /* the running worker's count of results sent before it */
 } record;
 
 static _Thread_local size_t results_sent; /* per worker thread */
@@ -214,8 +214,8 @@ static void test_shared_jobs(void **state) {
     assert_int_equal(io_threads_queued(), 0);
     int per_worker[4] = {0};
     for (size_t i = 0; i < n; i++) per_worker[r[i].ran_on]++;
-    printf("test_shared_jobs: %zu jobs, ran %d/%d/%d on workers 1/2/3, inbox full %zu times\n", n,
-           per_worker[1], per_worker[2], per_worker[3], refused);
+    printf("test_shared_jobs: %zu jobs, ran %d/%d/%d on workers 1/2/3, inbox full %zu times\n", n, per_worker[1],
+           per_worker[2], per_worker[3], refused);
     assert_int_equal(per_worker[0], 0);
     free(r);
 }

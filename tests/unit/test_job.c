@@ -27,12 +27,12 @@
 
 /* Addresses with 8-byte alignment and awkward bits, never dereferenced. */
 static const uintptr_t ODD_ADDRESSES[] = {
-    8,                          /* bit 3 alone */
-    0x1008,                     /* bit 3 with others */
-    0x7ffff7a3c018,             /* a typical user-space heap address */
-    0xfffffffffffffff8,         /* every bit a pointer may have */
-    0xe000000000000008,         /* the top three bits and bit 3 */
-    (uintptr_t)1 << 63,         /* the top bit alone */
+    8,                  /* bit 3 alone */
+    0x1008,             /* bit 3 with others */
+    0x7ffff7a3c018,     /* a typical user-space heap address */
+    0xfffffffffffffff8, /* every bit a pointer may have */
+    0xe000000000000008, /* the top three bits and bit 3 */
+    (uintptr_t)1 << 63, /* the top bit alone */
 };
 #define N_ODD (sizeof ODD_ADDRESSES / sizeof ODD_ADDRESSES[0])
 

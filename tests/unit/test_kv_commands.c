@@ -287,11 +287,27 @@ static const step string_steps[] = {
     {{"INCRBYFLOAT", "f", "1", NULL}, "-ERR value is not a valid float\\r\\n"},
     {{"SET", "f", "1", NULL}, "+OK\\r\\n"},
     {{"INCRBYFLOAT", "f", "inf", NULL}, "-ERR increment would produce NaN or Infinity\\r\\n"},
-    {{"INCRBYFLOAT", "f", "1e400", NULL}, "$401\\r\\n10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
-    {{"INCRBYFLOAT", "f", "-1", NULL}, "$401\\r\\n10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
+    {{"INCRBYFLOAT", "f", "1e400", NULL},
+     "$401\\r\\n1000000000000000000028188068394758651458645343362905203862591069353968553400862986203936399484832416052"
+     "20940539273176162002958227772592557340238289765933406610177974474345461739178624481166749717237789438243915933380"
+     "47470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092"
+     "615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
+    {{"INCRBYFLOAT", "f", "-1", NULL},
+     "$401\\r\\n1000000000000000000028188068394758651458645343362905203862591069353968553400862986203936399484832416052"
+     "20940539273176162002958227772592557340238289765933406610177974474345461739178624481166749717237789438243915933380"
+     "47470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092"
+     "615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
     {{"INCRBYFLOAT", "f", " 1", NULL}, "-ERR value is not a valid float\\r\\n"},
-    {{"INCRBYFLOAT", "f", "3.0e3", NULL}, "$401\\r\\n10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
-    {{"INCRBYFLOAT", "f", "-3000.1", NULL}, "$401\\r\\n10000000000000000000281880683947586514586453433629052038625910693539685534008629862039363994848324160522094053927317616200295822777259255734023828976593340661017797447434546173917862448116674971723778943824391593338047470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
+    {{"INCRBYFLOAT", "f", "3.0e3", NULL},
+     "$401\\r\\n1000000000000000000028188068394758651458645343362905203862591069353968553400862986203936399484832416052"
+     "20940539273176162002958227772592557340238289765933406610177974474345461739178624481166749717237789438243915933380"
+     "47470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092"
+     "615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
+    {{"INCRBYFLOAT", "f", "-3000.1", NULL},
+     "$401\\r\\n1000000000000000000028188068394758651458645343362905203862591069353968553400862986203936399484832416052"
+     "20940539273176162002958227772592557340238289765933406610177974474345461739178624481166749717237789438243915933380"
+     "47470675026246684401359237513603830343735485505244955964979021825038280091068414947402456898653040951017512658092"
+     "615827588920183472511643316591362664138176309734806343732497430221946880\\r\\n"},
     {{"SET", "f", "1.23456789012345678901", NULL}, "+OK\\r\\n"},
     {{"INCRBYFLOAT", "f", "0", NULL}, "$19\\r\\n1.23456789012345679\\r\\n"},
     {{"INCRBYFLOAT", "ff", "1e-17", NULL}, "$19\\r\\n0.00000000000000001\\r\\n"},
@@ -330,7 +346,8 @@ static const step string_steps[] = {
     {{"SETRANGE", "nokey3", "3", "", NULL}, ":0\\r\\n"},
     {{"SETRANGE", "sr", "536870912", "x", NULL}, "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\\r\\n"},
     {{"SETRANGE", "sr", "536870911", "", NULL}, ":12\\r\\n"},
-    {{"SETRANGE", "sr", "9223372036854775807", "x", NULL}, "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\\r\\n"},
+    {{"SETRANGE", "sr", "9223372036854775807", "x", NULL},
+     "-ERR string exceeds maximum allowed size (proto-max-bulk-len)\\r\\n"},
     {{"SETRANGE", "sr", "abc", "x", NULL}, "-ERR value is not an integer or out of range\\r\\n"},
     {{"SET", "emb", "short", NULL}, "+OK\\r\\n"},
     {{"APPEND", "emb", " and now a rather longer tail that is over forty four bytes", NULL}, ":64\\r\\n"},
@@ -404,11 +421,15 @@ static const step keyspace_steps[] = {
     {{"EXPIRE", "k", "10", "GT", NULL}, ":0\\r\\n"},
     {{"EXPIRE", "k", "10", "LT", NULL}, ":1\\r\\n"},
     {{"TTL", "k", NULL}, ":10\\r\\n"},
-    {{"EXPIRE", "k", "10", "XX", "NX", NULL}, "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
+    {{"EXPIRE", "k", "10", "XX", "NX", NULL},
+     "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
     {{"EXPIRE", "k", "10", "foo", NULL}, "-ERR Unsupported option foo\\r\\n"},
-    {{"EXPIRE", "k", "10", "nx", "xx", NULL}, "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
-    {{"EXPIRE", "k", "10", "nx", "gt", NULL}, "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
-    {{"EXPIRE", "k", "10", "nx", "lt", NULL}, "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
+    {{"EXPIRE", "k", "10", "nx", "xx", NULL},
+     "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
+    {{"EXPIRE", "k", "10", "nx", "gt", NULL},
+     "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
+    {{"EXPIRE", "k", "10", "nx", "lt", NULL},
+     "-ERR NX and XX, GT or LT options at the same time are not compatible\\r\\n"},
     {{"EXPIRE", "k", "10", "gt", "lt", NULL}, "-ERR GT and LT options at the same time are not compatible\\r\\n"},
     {{"EXPIRE", "k", "20", "xx", "gt", NULL}, ":1\\r\\n"},
     {{"EXPIRE", "k", "abc", NULL}, "-ERR value is not an integer or out of range\\r\\n"},
@@ -509,10 +530,17 @@ static const step bits_lcs_steps[] = {
     {{"SET", "k2", "mynewtext", NULL}, "+OK\\r\\n"},
     {{"LCS", "k1", "k2", NULL}, "$6\\r\\nmytext\\r\\n"},
     {{"LCS", "k1", "k2", "LEN", NULL}, ":6\\r\\n"},
-    {{"LCS", "k1", "k2", "IDX", NULL}, "*4\\r\\n$7\\r\\nmatches\\r\\n*2\\r\\n*2\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n*2\\r\\n*2\\r\\n:2\\r\\n:3\\r\\n*2\\r\\n:0\\r\\n:1\\r\\n$3\\r\\nlen\\r\\n:6\\r\\n"},
-    {{"LCS", "k1", "k2", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN", NULL}, "*4\\r\\n$7\\r\\nmatches\\r\\n*1\\r\\n*3\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n:4\\r\\n$3\\r\\nlen\\r\\n:6\\r\\n"},
-    {{"LCS", "k2", "k1", "IDX", "WITHMATCHLEN", NULL}, "*4\\r\\n$7\\r\\nmatches\\r\\n*2\\r\\n*3\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n:4\\r\\n*3\\r\\n*2\\r\\n:0\\r\\n:1\\r\\n*2\\r\\n:2\\r\\n:3\\r\\n:2\\r\\n$3\\r\\nlen\\r\\n:6\\r\\n"},
-    {{"LCS", "k1", "k2", "LEN", "IDX", NULL}, "-ERR If you want both the length and indexes, please just use IDX.\\r\\n"},
+    {{"LCS", "k1", "k2", "IDX", NULL},
+     "*4\\r\\n$7\\r\\nmatches\\r\\n*2\\r\\n*2\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n*2\\r\\n*2\\r\\n:"
+     "2\\r\\n:3\\r\\n*2\\r\\n:0\\r\\n:1\\r\\n$3\\r\\nlen\\r\\n:6\\r\\n"},
+    {{"LCS", "k1", "k2", "IDX", "MINMATCHLEN", "4", "WITHMATCHLEN", NULL},
+     "*4\\r\\n$7\\r\\nmatches\\r\\n*1\\r\\n*3\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n:4\\r\\n$"
+     "3\\r\\nlen\\r\\n:6\\r\\n"},
+    {{"LCS", "k2", "k1", "IDX", "WITHMATCHLEN", NULL},
+     "*4\\r\\n$7\\r\\nmatches\\r\\n*2\\r\\n*3\\r\\n*2\\r\\n:5\\r\\n:8\\r\\n*2\\r\\n:4\\r\\n:7\\r\\n:4\\r\\n*3\\r\\n*"
+     "2\\r\\n:0\\r\\n:1\\r\\n*2\\r\\n:2\\r\\n:3\\r\\n:2\\r\\n$3\\r\\nlen\\r\\n:6\\r\\n"},
+    {{"LCS", "k1", "k2", "LEN", "IDX", NULL},
+     "-ERR If you want both the length and indexes, please just use IDX.\\r\\n"},
     {{"LCS", "k1", "k2", "MINMATCHLEN", "x", NULL}, "-ERR value is not an integer or out of range\\r\\n"},
     {{"LCS", "k1", "k2", "MINMATCHLEN", NULL}, "-ERR syntax error\\r\\n"},
     {{"LCS", "k1", "nokey", NULL}, "$0\\r\\n\\r\\n"},
@@ -520,7 +548,10 @@ static const step bits_lcs_steps[] = {
     {{"SET", "a", "GATTACA", NULL}, "+OK\\r\\n"},
     {{"SET", "g", "GTACTTAG", NULL}, "+OK\\r\\n"},
     {{"LCS", "a", "g", NULL}, "$5\\r\\nGTACA\\r\\n"},
-    {{"LCS", "a", "g", "IDX", "WITHMATCHLEN", NULL}, "*4\\r\\n$7\\r\\nmatches\\r\\n*3\\r\\n*3\\r\\n*2\\r\\n:6\\r\\n:6\\r\\n*2\\r\\n:6\\r\\n:6\\r\\n:1\\r\\n*3\\r\\n*2\\r\\n:3\\r\\n:5\\r\\n*2\\r\\n:1\\r\\n:3\\r\\n:3\\r\\n*3\\r\\n*2\\r\\n:0\\r\\n:0\\r\\n*2\\r\\n:0\\r\\n:0\\r\\n:1\\r\\n$3\\r\\nlen\\r\\n:5\\r\\n"},
+    {{"LCS", "a", "g", "IDX", "WITHMATCHLEN", NULL},
+     "*4\\r\\n$7\\r\\nmatches\\r\\n*3\\r\\n*3\\r\\n*2\\r\\n:6\\r\\n:6\\r\\n*2\\r\\n:6\\r\\n:6\\r\\n:1\\r\\n*3\\r\\n*"
+     "2\\r\\n:3\\r\\n:5\\r\\n*2\\r\\n:1\\r\\n:3\\r\\n:3\\r\\n*3\\r\\n*2\\r\\n:0\\r\\n:0\\r\\n*2\\r\\n:0\\r\\n:0\\r\\n:"
+     "1\\r\\n$3\\r\\nlen\\r\\n:5\\r\\n"},
 };
 
 /* Recorded from redis-server 7.0.15: RENAME RENAMENX COPY. */
@@ -553,7 +584,8 @@ static const step rename_copy_steps[] = {
     {{"COPY", "q", "r", "DB", "0", "REPLACE", NULL}, ":1\\r\\n"},
     {{"COPY", "q", "r", "DB", "16", NULL}, "-ERR DB index is out of range\\r\\n"},
     {{"COPY", "q", "r", "DB", "x", NULL}, "-ERR value is not an integer or out of range\\r\\n"},
-    {{"COPY", "q", "r", "DB", "2147483648", NULL}, "-ERR value is out of range, value must between -2147483648 and 2147483647\\r\\n"},
+    {{"COPY", "q", "r", "DB", "2147483648", NULL},
+     "-ERR value is out of range, value must between -2147483648 and 2147483647\\r\\n"},
     {{"COPY", "q", "r", "DB", NULL}, "-ERR syntax error\\r\\n"},
     {{"COPY", "q", "r", "FOO", NULL}, "-ERR syntax error\\r\\n"},
     {{"SET", "t", "1", "EX", "1000", NULL}, "+OK\\r\\n"},

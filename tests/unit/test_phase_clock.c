@@ -41,8 +41,8 @@ static int reset(void **state) {
  * before_sleep's bookkeeping, a poll of poll_wall ns of which poll_cpu ns
  * on CPU, then a read, a command and the write pass. Non-poll switches
  * pass a CPU reading of 0, as server_phase does. Returns the turn's end. */
-static uint64_t turn(uint64_t t, uint64_t *cpu, uint64_t other, uint64_t poll_wall, uint64_t poll_cpu,
-                     uint64_t read, uint64_t exec, uint64_t write) {
+static uint64_t turn(uint64_t t, uint64_t *cpu, uint64_t other, uint64_t poll_wall, uint64_t poll_cpu, uint64_t read,
+                     uint64_t exec, uint64_t write) {
     t += other;
     server_phase_at(PHASE_POLL, t, *cpu, 1);
     t += poll_wall;

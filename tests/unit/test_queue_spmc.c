@@ -193,7 +193,8 @@ static void test_spmc_wraparound(void **state) {
     size_t base = SIZE_MAX - SPMC_QUEUE_SIZE / 2;
     atomic_store(&q->head, base);
     q->tail = q->head_cache = base;
-    for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++) atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
+    for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++)
+        atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
     uint64_t rng = 3;
     size_t sent = 0, got = 0, total = 5 * SPMC_QUEUE_SIZE;
     size_t idle = 0; /* rounds in a row that moved nothing: a stuck ring fails, not hangs */
@@ -219,7 +220,8 @@ static void test_spmc_wraparound(void **state) {
     spmc_init(q);
     atomic_store(&q->head, base);
     q->tail = q->head_cache = base;
-    for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++) atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
+    for (size_t i = 0; i < SPMC_QUEUE_SIZE; i++)
+        atomic_store(&q->cell[(base + i) & (SPMC_QUEUE_SIZE - 1)].seq, base + i);
     for (size_t k = 0; k < SPMC_QUEUE_SIZE; k++) assert_true(spmc_enqueue(q, ITEM(0, k)));
     assert_true(q->tail < base);
     assert_false(spmc_enqueue(q, ITEM(0, SPMC_QUEUE_SIZE)));
@@ -236,10 +238,10 @@ typedef struct spmc_run {
     spmc_queue *q;
     size_t items;
     uint64_t seed;
-    size_t *payload;  /* plain, written before each item is sent */
+    size_t *payload; /* plain, written before each item is sent */
     atomic_bool filled;
     size_t full_count;
-    atomic_size_t taken; /* by all consumers */
+    atomic_size_t taken;            /* by all consumers */
     unsigned char *seen[CONSUMERS]; /* seen[c][k]: consumer c took item k */
     bool consumer_ok[CONSUMERS];
 } spmc_run;
@@ -324,8 +326,8 @@ static void test_spmc_consumers(void **state) {
         twice += n > 1;
         never += n == 0;
     }
-    printf("test_spmc_consumers: %zu items, the ring was full %zu times, taken %zu/%zu/%zu\n", r.items,
-           r.full_count, per_consumer[0], per_consumer[1], per_consumer[2]);
+    printf("test_spmc_consumers: %zu items, the ring was full %zu times, taken %zu/%zu/%zu\n", r.items, r.full_count,
+           per_consumer[0], per_consumer[1], per_consumer[2]);
     assert_int_equal(twice, 0);
     assert_int_equal(never, 0);
     assert_true(r.full_count > 0);
@@ -338,14 +340,10 @@ static void test_spmc_consumers(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spmc_empty),
-        cmocka_unit_test(test_spmc_order),
-        cmocka_unit_test(test_spmc_full),
-        cmocka_unit_test(test_spmc_claimed_not_released),
-        cmocka_unit_test(test_spmc_claim_race),
-        cmocka_unit_test(test_spmc_stale_head),
-        cmocka_unit_test(test_spmc_wraparound),
-        cmocka_unit_test(test_spmc_consumers),
+        cmocka_unit_test(test_spmc_empty),      cmocka_unit_test(test_spmc_order),
+        cmocka_unit_test(test_spmc_full),       cmocka_unit_test(test_spmc_claimed_not_released),
+        cmocka_unit_test(test_spmc_claim_race), cmocka_unit_test(test_spmc_stale_head),
+        cmocka_unit_test(test_spmc_wraparound), cmocka_unit_test(test_spmc_consumers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

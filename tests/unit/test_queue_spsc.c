@@ -280,8 +280,8 @@ static void *spsc_consumer(void *arg) {
 
 static void run_two_threads(const char *name, bool commit_never) {
     test_start();
-    spsc_run r = {.q = new_queue(), .items = TEST_ITEMS(2000000), .seed = test_seed(name),
-                  .commit_never = commit_never};
+    spsc_run r = {
+        .q = new_queue(), .items = TEST_ITEMS(2000000), .seed = test_seed(name), .commit_never = commit_never};
     pthread_t p, c;
     start_thread(&c, spsc_consumer, &r);
     start_thread(&p, spsc_producer, &r);

@@ -411,12 +411,12 @@ static void test_output_limit_counts_references(void **state) {
     close_conn(&m);
 }
 
-#define REF_TESTS                                                                                                     \
-    cmocka_unit_test(test_ref_block_round_trip), cmocka_unit_test(test_small_or_switched_off_is_copied),             \
-        cmocka_unit_test(test_partial_write_resumes_mid_payload), cmocka_unit_test(test_main_writes_64k_per_turn),   \
-        cmocka_unit_test(test_overwrite_in_flight), cmocka_unit_test(test_del_in_flight),                           \
-        cmocka_unit_test(test_flushall_in_flight), cmocka_unit_test(test_append_in_flight_copies),                  \
-        cmocka_unit_test(test_output_limit_counts_references), cmocka_unit_test(test_iov_every_range),              \
+#define REF_TESTS                                                                                                      \
+    cmocka_unit_test(test_ref_block_round_trip), cmocka_unit_test(test_small_or_switched_off_is_copied),               \
+        cmocka_unit_test(test_partial_write_resumes_mid_payload), cmocka_unit_test(test_main_writes_64k_per_turn),     \
+        cmocka_unit_test(test_overwrite_in_flight), cmocka_unit_test(test_del_in_flight),                              \
+        cmocka_unit_test(test_flushall_in_flight), cmocka_unit_test(test_append_in_flight_copies),                     \
+        cmocka_unit_test(test_output_limit_counts_references), cmocka_unit_test(test_iov_every_range),                 \
         cmocka_unit_test(test_iov_plain_chunks), cmocka_unit_test(test_closed_with_references_pending)
 
 int main(void) {

@@ -366,22 +366,25 @@ static void check_line_err(line_reader rd, const char *data, size_t len, const r
     int r = read_line(rd, data, len, lim, &used, &v, &p);
     if (r != RESP_ERROR || resp_parser_error_len(&p) != text_len || memcmp(p.errbuf, text, text_len) != 0) {
         fprintf(stderr, "want \"%s\" for the line \"%.*s\"; got %s\n", text, (int)len, data,
-                r == RESP_ERROR ? p.errbuf : r == RESP_OK ? "RESP_OK" : "RESP_INCOMPLETE");
+                r == RESP_ERROR ? p.errbuf
+                : r == RESP_OK  ? "RESP_OK"
+                                : "RESP_INCOMPLETE");
         fail();
     }
 }
 
 #define COUNT_OK(lit, lim, value, used) check_line_ok(resp_read_multibulk_header, lit, lim, value, used)
-#define COUNT_ERR(lit, lim, text) \
+#define COUNT_ERR(lit, lim, text)                                                                                      \
     check_line_err(resp_read_multibulk_header, lit, sizeof(lit) - 1, lim, text, sizeof(text) - 1)
 #define BULK_OK(lit, lim, value, used) check_line_ok(resp_read_bulk_header, lit, lim, value, used)
-#define BULK_ERR(lit, lim, text) check_line_err(resp_read_bulk_header, lit, sizeof(lit) - 1, lim, text, sizeof(text) - 1)
+#define BULK_ERR(lit, lim, text)                                                                                       \
+    check_line_err(resp_read_bulk_header, lit, sizeof(lit) - 1, lim, text, sizeof(text) - 1)
 
 static void test_header_count_values(void **state) {
     (void)state;
     COUNT_OK("*1\r\n", &AUTH, 1, 4);
     COUNT_OK("*3\r\n$3\r\nSET\r\n", &AUTH, 3, 4); /* only the line is read */
-    COUNT_OK("*0\r\n", &AUTH, 0, 4);             /* zero and negative counts are the caller's to skip */
+    COUNT_OK("*0\r\n", &AUTH, 0, 4);              /* zero and negative counts are the caller's to skip */
     COUNT_OK("*-1\r\n", &AUTH, -1, 5);
     COUNT_OK("*-5\r\n", &AUTH, -5, 5);
     COUNT_OK("*12\r\n", &AUTH, 12, 5);
@@ -400,9 +403,20 @@ static void test_header_count_waits_for_whole_line(void **state) {
 static void test_header_count_invalid(void **state) {
     (void)state;
     const char *bad[] = {
-        "*abc\r\n", "*\r\n",     "*+1\r\n",   "*01\r\n",         "* 1\r\n",          "*1 \r\n",
-        "*-0\r\n",  "*1a\r\n",   "*-\r\n",    "*0x10\r\n",       "*2147483648\r\n",  "*99999999999\r\n",
-        "*99999999999999999999999\r\n",       "*9223372036854775808\r\n",
+        "*abc\r\n",
+        "*\r\n",
+        "*+1\r\n",
+        "*01\r\n",
+        "* 1\r\n",
+        "*1 \r\n",
+        "*-0\r\n",
+        "*1a\r\n",
+        "*-\r\n",
+        "*0x10\r\n",
+        "*2147483648\r\n",
+        "*99999999999\r\n",
+        "*99999999999999999999999\r\n",
+        "*9223372036854775808\r\n",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         check_line_err(resp_read_multibulk_header, bad[i], strlen(bad[i]), &AUTH, E_BAD_MBULK, strlen(E_BAD_MBULK));
@@ -471,9 +485,20 @@ static void test_header_bulk_expected_dollar(void **state) {
 static void test_header_bulk_invalid(void **state) {
     (void)state;
     const char *bad[] = {
-        "$abc\r\n", "$\r\n",    "$-5\r\n",  "$-1\r\n",         "$+3\r\n",          "$03\r\n",
-        "$ 3\r\n",  "$3 \r\n",  "$-0\r\n",  "$2147483648\r\n", "$536870913\r\n",   "$9223372036854775807\r\n",
-        "$9223372036854775808\r\n",         "$99999999999999999999\r\n",
+        "$abc\r\n",
+        "$\r\n",
+        "$-5\r\n",
+        "$-1\r\n",
+        "$+3\r\n",
+        "$03\r\n",
+        "$ 3\r\n",
+        "$3 \r\n",
+        "$-0\r\n",
+        "$2147483648\r\n",
+        "$536870913\r\n",
+        "$9223372036854775807\r\n",
+        "$9223372036854775808\r\n",
+        "$99999999999999999999\r\n",
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
         check_line_err(resp_read_bulk_header, bad[i], strlen(bad[i]), &AUTH, E_BAD_BULK, strlen(E_BAD_BULK));
@@ -1403,9 +1428,9 @@ static void test_inline_unbalanced_quotes(void **state) {
         "SET k 'abc\r\n",       /* unterminated single */
         "SET k \"abc\"def\r\n", /* closing quote glued to a character */
         "SET k 'a'b\r\n",
-        "\"a\\\"\r\n",          /* the only quote is escaped */
+        "\"a\\\"\r\n", /* the only quote is escaped */
         "'a\\'\n",
-        "\"abc\\\r\n",          /* a trailing backslash inside quotes */
+        "\"abc\\\r\n", /* a trailing backslash inside quotes */
         "\"a\"\"b\"\r\n",
         "\"\n",
     };
@@ -1526,7 +1551,6 @@ static void test_inline_unauthenticated_has_no_count_limit(void **state) {
     check_str("a b c d e f g h i j k l\r\n", &UNAUTH, &w);
     sb_free(&w);
 }
-
 
 static void test_inline_every_prefix_is_incomplete(void **state) {
     (void)state;

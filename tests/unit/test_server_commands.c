@@ -206,8 +206,7 @@ static void test_database_index(void **state) {
     EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n", "SELECT -2147483649");
     EXPECT("+OK\r\n:1\r\n", "SET s v", "COPY s t DB 0");
     EXPECT("-ERR DB index is out of range\r\n", "COPY s u DB 1");
-    EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n",
-           "COPY s u DB 99999999999");
+    EXPECT("-ERR value is out of range, value must between -2147483648 and 2147483647\r\n", "COPY s u DB 99999999999");
     EXPECT(":0\r\n", "EXISTS u");
 }
 
@@ -227,8 +226,7 @@ static void test_config_get_several(void **state) {
     EXPECT("*2\r\n$7\r\ntimeout\r\n$1\r\n0\r\n", "CONFIG GET timeout");
     EXPECT("-ERR CONFIG SET failed (possibly related to argument 'TIMEOUT') - duplicate parameter\r\n",
            "CONFIG SET timeout 1 TIMEOUT 2");
-    EXPECT("-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n",
-           "CONFIG SET timeout 1 nosuch 2");
+    EXPECT("-ERR Unknown option or number of arguments for CONFIG SET - 'nosuch'\r\n", "CONFIG SET timeout 1 nosuch 2");
     EXPECT("-ERR syntax error\r\n", "CONFIG SET timeout 1 maxclients");
     EXPECT("+OK\r\n*4\r\n$7\r\ntimeout\r\n$2\r\n10\r\n$18\r\nproto-max-bulk-len\r\n$7\r\n1048576\r\n",
            "CONFIG SET timeout 10 proto-max-bulk-len 1mb", "CONFIG GET timeout proto-max-bulk-len");

@@ -46,11 +46,11 @@ static void test_glob_classes(void **state) {
     assert_true(m("h[a-b]llo", "hbllo"));
     assert_true(m("h[b-a]llo", "hallo")); /* reversed range is swapped */
     assert_false(m("h[a-b]llo", "hcllo"));
-    assert_true(m("[\\]]", "]"));        /* escaped ']' inside a class */
-    assert_false(m("[]]", "]"));         /* ']' right after '[' closes it */
-    assert_true(m("[abc", "b"));         /* unterminated: class to the end */
-    assert_false(m("[", "["));           /* empty unterminated class */
-    assert_true(m("[^", "x"));           /* empty negated class: any byte */
+    assert_true(m("[\\]]", "]")); /* escaped ']' inside a class */
+    assert_false(m("[]]", "]"));  /* ']' right after '[' closes it */
+    assert_true(m("[abc", "b"));  /* unterminated: class to the end */
+    assert_false(m("[", "["));    /* empty unterminated class */
+    assert_true(m("[^", "x"));    /* empty negated class: any byte */
     /* "a-]" is read as the range ']'..'a' (the ']' becomes the range's
      * end and the class is left unterminated), exactly as Redis does. */
     assert_false(m("[a-]", "-"));
@@ -194,15 +194,10 @@ static double random_double(uint64_t *x) {
     uint64_t r = *x;
     double d;
     switch (r & 3) {
-    case 0:
-        memcpy(&d, &r, sizeof(d));
-        return isfinite(d) ? d : 1.0;
-    case 1:
-        return (double)(int64_t)(r >> 8) / 1000.0; /* three decimals */
-    case 2:
-        return (double)((int64_t)r >> (r >> 58)); /* an integer of any size */
-    default:
-        return ldexp((double)(r >> 11), (int)((r >> 3) & 127) - 64);
+    case 0: memcpy(&d, &r, sizeof(d)); return isfinite(d) ? d : 1.0;
+    case 1: return (double)(int64_t)(r >> 8) / 1000.0; /* three decimals */
+    case 2: return (double)((int64_t)r >> (r >> 58));  /* an integer of any size */
+    default: return ldexp((double)(r >> 11), (int)((r >> 3) & 127) - 64);
     }
 }
 
@@ -223,8 +218,21 @@ static void test_d_to_string_round_trips(void **state) {
             if (strcmp(got, want) != 0) fail_msg("%.17g printed as %s; the search prints %s", v, got, want);
         }
     }
-    const double edges[] = {5e-324, 1e-310, -3.5e-320, 2.225073858507201e-308, -5e-324, 2.2250738585072014e-308, 1.7976931348623157e308, 1e16, 1e17 - 16,
-                            9007199254740993.0, 1e-4, 9.999999999999999e-5, 0.1, 1e22, 123456789012345678.0};
+    const double edges[] = {5e-324,
+                            1e-310,
+                            -3.5e-320,
+                            2.225073858507201e-308,
+                            -5e-324,
+                            2.2250738585072014e-308,
+                            1.7976931348623157e308,
+                            1e16,
+                            1e17 - 16,
+                            9007199254740993.0,
+                            1e-4,
+                            9.999999999999999e-5,
+                            0.1,
+                            1e22,
+                            123456789012345678.0};
     for (size_t i = 0; i < sizeof(edges) / sizeof(edges[0]); i++) {
         util_d_to_string(got, sizeof(got), edges[i]);
         d_to_string_by_search(want, sizeof(want), edges[i]);

@@ -317,12 +317,21 @@ static const position positions[] = {
     {"in buf, sentlen in buf; main fills buf and links a block", {600}, 250, 0, 600, {BUF, 300}, {BLK}},
     {"at the end of the first block, sentlen in it", {BUF, BLK}, BUF + 16000, 1, BLK, {2000}, {BLK}},
     {"at buf's last byte; main links a block", {BUF}, 0, 0, BUF, {500}, {BLK}},
-    {"in the third block, sentlen in buf; main fills it and links another", {BUF, BLK, BLK, 700}, 500, 3, 700, {BLK},
+    {"in the third block, sentlen in buf; main fills it and links another",
+     {BUF, BLK, BLK, 700},
+     500,
+     3,
+     700,
+     {BLK},
      {300}},
-    {"in the second block, sentlen in the first; main appends to it, then links another", {BUF, BLK, 200},
-     BUF + 700, 2, 200, {100, BLK}, {BLK}},
-    {"at the end of the first block, nothing appended before the write starts", {BUF, BLK}, 0, 1, BLK, {0},
-     {300, BLK}},
+    {"in the second block, sentlen in the first; main appends to it, then links another",
+     {BUF, BLK, 200},
+     BUF + 700,
+     2,
+     200,
+     {100, BLK},
+     {BLK}},
+    {"at the end of the first block, nothing appended before the write starts", {BUF, BLK}, 0, 1, BLK, {0}, {300, BLK}},
 };
 #define N_POSITIONS (sizeof positions / sizeof positions[0])
 
@@ -545,8 +554,9 @@ static void held_round(conn *k, const char *first, int where, const char *then, 
     if (!mark_is(c, where)) {
         atomic_store_explicit(&hold, HOLD_GO, memory_order_relaxed);
         fail_msg("the mark for \"%s\"'s reply is not %s", first,
-                 where == MARK_IN_BUF ? "buf's bufpos" : where == MARK_IN_BLOCK ? "inside the last block" :
-                                                                                "the end of the reference block");
+                 where == MARK_IN_BUF     ? "buf's bufpos"
+                 : where == MARK_IN_BLOCK ? "inside the last block"
+                                          : "the end of the reference block");
     }
     commands_wanted = c->commands_processed + n;
     send_all(k->peer, then, strlen(then));

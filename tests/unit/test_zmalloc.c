@@ -29,7 +29,7 @@ typedef struct worker {
     unsigned seed;
     int churn;
     void *kept[BLOCKS]; /* left allocated, for the main thread to free */
-    void **foreign;      /* freed by this thread, allocated by another */
+    void **foreign;     /* freed by this thread, allocated by another */
     int nforeign;
 } worker;
 

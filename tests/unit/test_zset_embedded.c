@@ -242,8 +242,9 @@ static void test_node_is_exactly_its_bytes(void **state) {
         assert_int_equal(len, lens[i]);
         size_t off = (size_t)(m - (const char *)node), vs = varint_len(len);
         if (off < 24 + 16 + vs || (off - vs - 24) % 16 != 0)
-            fail_msg("a %zu-byte member starts %zu bytes into its node: its %zu-byte varint does not follow whole levels",
-                     len, off, vs);
+            fail_msg(
+                "a %zu-byte member starts %zu bytes into its node: its %zu-byte varint does not follow whole levels",
+                len, off, vs);
         if ((off - vs - 24) / 16 < fewest_levels) fewest_levels = (off - vs - 24) / 16;
         check_allocation(node, off + len, "the node", len);
     }
@@ -306,9 +307,9 @@ int main(void) {
     srand(seed);
     srandom(seed);
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_member_bytes_round_trip), cmocka_unit_test(test_one_allocation_per_member),
-        cmocka_unit_test(test_removed_member_is_gone),  cmocka_unit_test(test_ranks_after_inserts),
-        cmocka_unit_test(test_update_keeps_member),     cmocka_unit_test(test_node_is_exactly_its_bytes),
+        cmocka_unit_test(test_member_bytes_round_trip),    cmocka_unit_test(test_one_allocation_per_member),
+        cmocka_unit_test(test_removed_member_is_gone),     cmocka_unit_test(test_ranks_after_inserts),
+        cmocka_unit_test(test_update_keeps_member),        cmocka_unit_test(test_node_is_exactly_its_bytes),
         cmocka_unit_test(test_pointer_layouts_round_trip),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -51,7 +51,7 @@
  * in the low half, so no item is 0. */
 #define ITEM(p, k) ((((uintptr_t)(p) + 1) << 32) | ((uintptr_t)(k) + 1))
 #define ITEM_PRODUCER(w) ((size_t)((w) >> 32) - 1)
-#define ITEM_SEQ(w) ((size_t)((w) & 0xffffffffu) - 1)
+#define ITEM_SEQ(w) ((size_t)((w)&0xffffffffu) - 1)
 
 static inline long long test_now_ms(void) {
     struct timespec ts;
@@ -97,9 +97,7 @@ static inline uint64_t rng_next(uint64_t *s) {
 }
 
 /* A number in [lo, hi]. */
-static inline size_t rng_range(uint64_t *s, size_t lo, size_t hi) {
-    return lo + (size_t)(rng_next(s) % (hi - lo + 1));
-}
+static inline size_t rng_range(uint64_t *s, size_t lo, size_t hi) { return lo + (size_t)(rng_next(s) % (hi - lo + 1)); }
 
 /* Now and then (one call in `one_in`), gives the CPU away, so the other
  * side runs ahead and the queue goes full or empty. */
