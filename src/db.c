@@ -266,3 +266,13 @@ void db_rehash_step(db *d, uint64_t budget_us) {
     uint64_t used = util_monotonic_us() - start;
     if (used < budget_us) hashtable_rehash_microseconds(d->expires, budget_us - used);
 }
+
+/* ---------------------------------------------------- keyspace events */
+
+static db_key_listener *on_modified;
+
+void db_on_modified(db_key_listener *fn) { on_modified = fn; }
+
+void db_signal_modified(db *d, obj *key) {
+    if (on_modified) on_modified(d, key);
+}

@@ -23,8 +23,8 @@
 
 /*@ db-entry */
 typedef struct db_entry {
-    obj *val;           /* one reference owned by the keyspace */
-    long long expire;   /* unix time in ms; -1 when the key has no TTL */
+    obj *val;         /* one reference owned by the keyspace */
+    long long expire; /* unix time in ms; -1 when the key has no TTL */
     /* The hashtable looks keys up as `const hashtable_key *` {ptr, len}.
      * `name` is that view of this entry's own key (name.ptr == key,
      * name.len == keylen), so entry_get_key can return a pointer into the
@@ -37,16 +37,16 @@ typedef struct db_entry {
             size_t keylen;
         };
     };
-    char key[];         /* NUL-terminated copy of the key */
+    char key[]; /* NUL-terminated copy of the key */
 } db_entry;
 /*@ end */
 
 typedef struct db {
     int id;
-    hashtable *keys;     /* db_entry*, owns them */
-    hashtable *expires;  /* the same db_entry* that have a TTL; owns nothing */
-    size_t expire_cursor;        /* active expiry's scan cursor */
-    long long avg_ttl;           /* INFO keyspace avg_ttl, ms */
+    hashtable *keys;      /* db_entry*, owns them */
+    hashtable *expires;   /* the same db_entry* that have a TTL; owns nothing */
+    size_t expire_cursor; /* active expiry's scan cursor */
+    long long avg_ttl;    /* INFO keyspace avg_ttl, ms */
 } db;
 
 /* Keyspace statistics for INFO; main thread only. */
@@ -121,5 +121,23 @@ int db_expire_if_needed(db *d, obj *key);
  * with a private copy first (Valkey dbUnshareStringValue). Returns the
  * value now stored under key; the TTL is kept. */
 obj *db_unshare_string(db *d, obj *key, size_t len);
+
+/* --- Keyspace events ---------------------------------------------------
+ *
+ * The keyspace knows no client, yet clients depend on what happens to a
+ * key: WATCH aborts a transaction whose watched key changed. So, as
+ * io_threads takes its job handlers, the keyspace takes a listener from
+ * the layer that cares (multi.c registers one at start) and calls it; with
+ * none registered an event costs a NULL test.
+ *
+ * modified: a command changed key's value or TTL, or deleted the key
+ * (Valkey: signalModifiedKey, which calls touchWatchedKey). The write
+ * commands call db_signal_modified themselves, as Valkey's do, because
+ * only they know whether anything changed: ZADD that adds nothing and SET
+ * with NX on an existing key touch nothing. Deletions by expiry and
+ * FLUSHALL are signalled by the code that does them. */
+typedef void db_key_listener(db *d, obj *key);
+void db_on_modified(db_key_listener *fn);
+void db_signal_modified(db *d, obj *key);
 
 #endif

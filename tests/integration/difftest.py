@@ -58,6 +58,20 @@ Transcript format (tests/integration/transcripts/*.txt), one item a line:
   @raw-close "BYTES"        send raw bytes, compare one reply, then both
                             connections must be closed (protocol errors)
   @raw-send "BYTES"         send raw bytes, read nothing (split requests)
+  @client NAME              the steps that follow talk over client NAME's
+                            connections (one to each server, opened on
+                            first use, unauthenticated); the transcript
+                            starts as client "main". WATCH, blocking pops
+                            and CLIENT KILL need a second client
+  @send COMMAND             send COMMAND on the current client and read
+                            nothing: its reply is owed (a blocked pop)
+  @read                     read the oldest reply the current client is
+                            owed on both servers, within the usual
+                            timeout, and compare it; `@read @ttl-approx`
+                            and the other modifiers apply to it
+  @still-owed               the current client's owed reply must not have
+                            arrived (nothing within NO_REPLY_WAIT: it is
+                            still blocked)
 
 Each transcript starts on a flushed keyspace (FLUSHALL) and fresh
 connections. A transcript passes when every compared reply is equal, or
@@ -256,6 +270,18 @@ class Transcript:
             self.steps.append(Step("raw", no, s, data=b"".join(toks), nreplies=0 if
                                    word == "@raw-send" else 1,
                                    close=word == "@raw-close"))
+        elif word == "@client":
+            if not rest or len(rest.split()) != 1:
+                raise TranscriptError("@client needs one name")
+            self.steps.append(Step("client", no, s, name=rest))
+        elif word == "@send":
+            st = parse_command_line(rest, no)
+            self.steps.append(Step("send", no, rest, args=st.args, mods=st.mods))
+        elif word == "@read":
+            mods = parse_command_line(rest + " X", no).mods if rest else {}
+            self.steps.append(Step("read", no, s, mods=mods))
+        elif word == "@still-owed":
+            self.steps.append(Step("still_owed", no, s))
         elif word == "@raw-n":
             n, q = rest.split(None, 1)
             toks = tokenize(q)
@@ -438,6 +464,9 @@ class Runner:
             self.p("FAIL %s: cannot start servers: %s" % (tr.name, e))
             return False
         self.a, self.b = Side("soloist", t), Side("oracle", o)
+        # Client name -> (soloist side, oracle side, owed replies' steps).
+        self.clients = {"main": (self.a, self.b, [])}
+        self.owed = self.clients["main"][2]
         self.password = None
         # Only the FLUSHALL that starts a transcript authenticates on its
         # own; the transcript's connections start unauthenticated.
@@ -454,8 +483,9 @@ class Runner:
                     self.failures += 1
                     break
         finally:
-            self.a.close()
-            self.b.close()
+            for a, b, _ in self.clients.values():
+                a.close()
+                b.close()
         ok = self.failures == 0
         extra = (", %d deliberate" % self.deliberates) if self.deliberates else ""
         self.p("%s %s (%d replies compared, %d differ%s)"
@@ -632,6 +662,42 @@ class Runner:
         for s in (self.a, self.b):
             s.connect()
 
+    def do_client(self, st):
+        if st.name not in self.clients:
+            a, b = Side("soloist", self.a.server), Side("oracle", self.b.server)
+            a.connect()
+            b.connect()
+            self.clients[st.name] = (a, b, [])
+        self.a, self.b, self.owed = self.clients[st.name]
+
+    def do_send(self, st):
+        data = encode(*st.args)
+        self.a.send(data)
+        self.b.send(data)
+        self.owed.append(st)
+
+    def do_read(self, st):
+        if not self.owed:
+            raise TranscriptError("%s:%d: @read with no reply owed" % (self.tr.name, st.lineno))
+        sent = self.owed.pop(0)
+        mods = dict(sent.mods)
+        mods.update(st.mods)
+        self.compare(sent, sent.text + " (read at line %d)" % st.lineno, mods, self.a.read(), self.b.read())
+
+    def do_still_owed(self, st):
+        if not self.owed:
+            raise TranscriptError("%s:%d: @still-owed with no reply owed" % (self.tr.name, st.lineno))
+        end = time.monotonic() + NO_REPLY_WAIT
+        ra = self.a.read(NO_REPLY_WAIT)
+        rb = self.b.read(max(0.01, end - time.monotonic()))
+        self.compared += 1
+        if ra != "<timeout>" or rb != "<timeout>":
+            self.failures += 1
+            self.p("  UNEXPECTED REPLY %s:%d: %s (still owed)\n      soloist: %s\n      oracle:  %s"
+                   % (self.tr.name, st.lineno, self.owed[0].text[:300], show(ra), show(rb)))
+            # what arrived was the owed reply (or garbage): it is owed no more
+            self.owed.pop(0)
+
     def do_sleep(self, st):
         time.sleep(st.ms / 1000.0)
 
@@ -664,7 +730,7 @@ def run_transcripts(target_bin, oracle_bin, paths=None, log_dir=None,
                 continue
             try:
                 ok = runner.run(tr)
-            except (OSError, RuntimeError) as e:
+            except (OSError, RuntimeError, TranscriptError) as e:
                 print("FAIL %s: %s" % (tr.name, e), file=out)
                 ok = False
             passed += ok
