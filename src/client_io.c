@@ -4,8 +4,7 @@
  * by reference and the per-turn limit. client_io.h says
  * what it owns and who may call it; networking.c's essay gives the rules
  * of the query buffer and of the output (buf, sentlen, the block list).
- * Valkey: src/networking.c readToQueryBuf, parseInputBuffer,
- * _writeToClient, writevToClient.
+ * Valkey: the functions client_io.h names.
  *
  * WHY A SEAM
  *
@@ -255,6 +254,45 @@ static void cursor_next(const client *c, out_cursor *cur) {
     /*@ end */
 }
 
+/* Fills iov with the chunks from cur up to the mark; with a limit (max,
+ * total so far), offers no more than is left of it, so one turn on main
+ * sends at most max bytes however large a single reference block is.
+ * Returns the bytes offered; *iovcnt is 0 when nothing is left before the
+ * mark. */
+static size_t gather(const client *c, out_cursor cur, size_t total, size_t max, struct iovec *iov, int *iovcnt) {
+    size_t offered = 0;
+    *iovcnt = 0;
+    for (; !cur.done; cursor_next(c, &cur)) {
+        size_t end = chunk_end(c, &cur);
+        if (max && end - cur.off > max - total - offered) end = cur.off + (max - total - offered);
+        if (end > cur.off) {
+            int k = reply_block_iov(c->buf, cur.b, cur.off, end, iov + *iovcnt, NET_MAX_IOV_PER_WRITE - *iovcnt);
+            if (k == 0) break; /* out of iovecs: the rest next call */
+            *iovcnt += k;
+            offered += end - cur.off;
+        }
+        if (max && total + offered >= max) break;
+    }
+    return offered;
+}
+
+/* Moves the cursor over the n bytes the kernel took. */
+static void advance(client *c, out_cursor *cur, size_t n) {
+    /*@ exercise: write-advance */
+    size_t left = n;
+    while (left) {
+        size_t avail = chunk_end(c, cur) - cur->off;
+        if (left < avail) {
+            cur->off += left;
+            left = 0;
+        } else {
+            left -= avail;
+            cursor_next(c, cur);
+        }
+    }
+    /*@ end */
+}
+
 void client_io_write(client *c) {
     if (client_io_write_hook) client_io_write_hook(c);
     struct iovec iov[NET_MAX_IOV_PER_WRITE];
@@ -270,22 +308,8 @@ void client_io_write(client *c) {
     c->io_write_calls = 0;
     c->io_write_errno = 0;
     while (!cur.done && (max == 0 || total < max)) {
-        int iovcnt = 0;
-        size_t offered = 0;
-        /* Gather chunks up to the mark; with a limit, offer no more than
-         * is left of it, so one turn on main sends at most max bytes
-         * however large a single reference block is. */
-        for (out_cursor g = cur; !g.done; cursor_next(c, &g)) {
-            size_t end = chunk_end(c, &g);
-            if (max && end - g.off > max - total - offered) end = g.off + (max - total - offered);
-            if (end > g.off) {
-                int k = reply_block_iov(c->buf, g.b, g.off, end, iov + iovcnt, NET_MAX_IOV_PER_WRITE - iovcnt);
-                if (k == 0) break; /* out of iovecs: the rest next call */
-                iovcnt += k;
-                offered += end - g.off;
-            }
-            if (max && total + offered >= max) break;
-        }
+        int iovcnt;
+        size_t offered = gather(c, cur, total, max, iov, &iovcnt);
         if (iovcnt == 0) break; /* nothing left before the mark */
         ssize_t n = iovcnt == 1 ? write(c->fd, iov[0].iov_base, iov[0].iov_len) : writev(c->fd, iov, iovcnt);
         c->io_write_calls++;
@@ -299,20 +323,7 @@ void client_io_write(client *c) {
             break;
         }
         total += (size_t)n;
-        /*@ exercise: write-advance */
-        /* Advance the cursor over what the kernel took. */
-        size_t left = (size_t)n;
-        while (left) {
-            size_t avail = chunk_end(c, &cur) - cur.off;
-            if (left < avail) {
-                cur.off += left;
-                left = 0;
-            } else {
-                left -= avail;
-                cursor_next(c, &cur);
-            }
-        }
-        /*@ end */
+        advance(c, &cur, (size_t)n);
         if ((size_t)n < offered) { /* the send buffer is full */
             c->io_write_flags |= CLIENT_IO_WRITE_SOCKET_FULL;
             break;

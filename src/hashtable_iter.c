@@ -12,8 +12,8 @@
  * reservoir; the safe iterator never revisits a slot-6 entry that an
  * insert pushed into a new child bucket; only the sole pauser compacts.
  *
- * The scan cursor
- * ---------------
+ * THE SCAN CURSOR
+ *
  * SCAN hands the client a cursor, a number, and keeps nothing: the table
  * may grow, shrink or be halfway through a rehash between two calls, and
  * the promise still holds that a key present for the whole scan is

@@ -2,8 +2,7 @@
  *
  * Step 5 (policy layer). Main thread only. See ignition.h for what the
  * caller samples.
- * Valkey: src/io_threads.c — IOThreadsBeforeSleep, IOThreadsAfterSleep;
- * src/server.c — trackInstantaneousMetric, getInstantaneousMetric.
+ * Valkey: the functions ignition.h names.
  *
  * Why a policy at all. Threads are not free. In Valkey an active worker
  * with no work spins on its park mutex for as long as it is active, a

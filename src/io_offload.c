@@ -3,13 +3,11 @@
  * Steps 4 and 5 (clients layer, below networking.c, which it calls back
  * only through the main halves it registered: io_offload.h says why).
  * io_offload.h lists what it owns.
- * Threads: main only, except the four job handlers (worker_read,
- * worker_write, worker_free_argv, worker_poll), which run on workers and
- * touch only what their job hands them.
- * Valkey: src/io_threads.c at the pinned commit: trySendReadToIOThreads,
- * trySendWriteToIOThreads, trySendPollJobToIOThreads,
- * tryOffloadFreeArgvToIOThreads, processIOThreadsResponses,
- * IOThreadsBeforeSleep, IOThreadsAfterSleep, updateIOThreads.
+ * Threads: main only, except the six job handlers (worker_read,
+ * worker_write, worker_free_argv, worker_free_obj, worker_poll,
+ * worker_accept), which run on workers and touch only what their job
+ * hands them.
+ * Valkey: the functions io_offload.h names, at the pinned commit.
  *
  * THE DECISION, AT EVERY CALL SITE
  *
@@ -105,7 +103,7 @@ static struct {
     uint64_t fallbacks[IO_FALLBACK_COUNT];
     int poll_rr;            /* the next private inbox a POLL job goes to */
     uint64_t idle_since_us; /* main's turns have found nothing since (0: they found work) */
-    bool main_asleep;       /* this turn's poll may block although results are owed */
+    bool poll_may_block;    /* this turn's poll may block although results are owed */
     bool wake_fd_added;     /* the pool's eventfd is in the event loop */
     int spin_us;            /* the idle spin the workers were last told */
     /* Main's spin, measured: the wall time of loop turns that found no
@@ -605,20 +603,20 @@ void io_offload_before_sleep(void) {
     else
         policy_before_sleep(now);
     bool owed = io.reads_pending + io.writes_pending > 0;
-    io.main_asleep = owed && main_may_block(now);
+    io.poll_may_block = owed && main_may_block(now);
     /* io-threads-poll-offload no (step 4's A/B): main polls without
      * waiting itself, as it would with no POLL job out. */
-    if (owed && !io.main_asleep && server.io_threads_poll_offload) try_send_poll();
+    if (owed && !io.poll_may_block && server.io_threads_poll_offload) try_send_poll();
     /* Results owed and main not to block: poll without waiting. */
-    ae_set_dont_wait(server.el, owed && !io.main_asleep);
-    io.spin_from_us = owed && !io.main_asleep ? now : 0;
+    ae_set_dont_wait(server.el, owed && !io.poll_may_block);
+    io.spin_from_us = owed && !io.poll_may_block ? now : 0;
 }
 /*@ end */
 
 void io_offload_after_sleep(int numevents) {
     if (io_threads_num() < 2) return;
-    if (io.main_asleep) {
-        io.main_asleep = false;
+    if (io.poll_may_block) {
+        io.poll_may_block = false;
         io_threads_main_sleep_end();
     }
     if (numevents > 0) io.idle_since_us = 0;

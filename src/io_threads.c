@@ -2,12 +2,12 @@
  *
  * Step 3 (threads layer). Main thread = thread 0; workers 1 .. num - 1.
  * See io_threads.h for who may call what.
- * Valkey: src/io_threads.c — IOThreadMain (the worker loop), createIOThread
- * and shutdownIOThread, commitIOJobs, drainIOThreadsQueue,
- * getPendingIOThreadsJobs, sendToMainThread, and the mutex handling of
- * its scaling code.
+ * Valkey: the functions io_threads.h names, and the mutex handling of
+ * src/io_threads.c's scaling code.
  *
- * The shape. Three kinds of queue connect main to the workers, each with
+ * THE SHAPE
+ *
+ * Three kinds of queue connect main to the workers, each with
  * exactly the producers and consumers its type allows:
  *
  *     shared inbox    SPMC   main -> any worker   client reads and writes,
@@ -21,7 +21,9 @@
  * made it), and main publishes them in batches (io_threads_commit). The
  * outbox never makes a worker wait (queue_mpsc.c).
  *
- * The loop. A worker repeats: (1) take every job in its private inbox, up
+ * THE LOOP
+ *
+ * A worker repeats: (1) take every job in its private inbox, up
  * to IO_BATCH_SIZE at a time, until it is empty; (2) take one job from the
  * shared inbox; (3) if it did nothing, either retry its spilled results
  * or park. The private inbox goes first because nobody else can run its
@@ -30,7 +32,9 @@
  * between client jobs, and so the next shared job is left to whichever
  * worker gets to it first.
  *
- * Parking. Each worker has a mutex that main holds for as long as the
+ * PARKING
+ *
+ * Each worker has a mutex that main holds for as long as the
  * worker is inactive. An idle worker locks and at once unlocks it: if main
  * holds it, the worker sleeps in the kernel until main unlocks it (that
  * is the whole wake-up), and costs nothing meanwhile; if main does not,
@@ -46,7 +50,9 @@
  * from the top. A parked worker may still be finishing the jobs it
  * already took; it parks when it finds nothing more to do.
  *
- * Counting. Main counts the jobs it submits (a plain field; only main
+ * COUNTING
+ *
+ * Main counts the jobs it submits (a plain field; only main
  * touches it); each worker adds the jobs it ran to one shared counter,
  * once per round rather than once per job, with a release fetch-and-add
  * after the handlers returned. Main reads the counter with acquire, so
@@ -58,7 +64,9 @@
  * before the worker parks. Results do not count: a job is finished when
  * its handler returns, whether its result is in the outbox yet or spilled.
  *
- * Sleeping instead of spinning (where soloist parts from Valkey). An
+ * SLEEPING INSTEAD OF SPINNING (WHERE SOLOIST PARTS FROM VALKEY)
+ *
+ * An
  * active worker with nothing to do spins on its park mutex, and Valkey's
  * does so for as long as it stays active. That is cheap on a machine with
  * cores to spare and ruinous on one without: the spinning worker takes
@@ -70,6 +78,8 @@
  * until they come; soloist's spins as long as a worker would and then
  * blocks in epoll_wait anyway, with an eventfd (idle.main_fd) in its
  * epoll set that a worker writes to when it sends a result.
+ *
+ * THE THREE HAND-SHAKES
  *
  * Whoever sleeps must not sleep through the one thing that would wake
  * it. Three hand-shakes see to that, drawn below: (1) a job reaching a
@@ -99,7 +109,9 @@
  * compares w->asleep with 1 under its own lock as the worker goes to
  * sleep, and an eventfd that was written stays readable.
  *
- * What it costs. The hand-shakes cost something where nobody sleeps:
+ * WHAT THE HAND-SHAKES COST
+ *
+ * The hand-shakes cost something where nobody sleeps:
  * main adds 0 to idle.sleepers after every job it puts on the shared
  * inbox (and once for each worker whose private inbox a commit
  * publishes), and a worker exchanges idle.main_asleep after every round
@@ -118,7 +130,9 @@
  * the other core: the benchmark measured the worker's exchange at a line
  * transfer then, against a local operation now.
  *
- * Stopping. Shutdown sets the worker's stop flag and wakes it: with the
+ * STOPPING
+ *
+ * Shutdown sets the worker's stop flag and wakes it: with the
  * park mutex if it is parked, with the futex if it sleeps (hand-shake 2).
  * The loop checks the flag between rounds, so a worker never stops in the
  * middle of a handler. (Valkey uses pthread_cancel with a cleanup handler

@@ -7,8 +7,8 @@
  * tag/untag helpers beside them), as of the pinned commit, where one
  * request enum serves both inboxes.
  *
- * What may move to a worker
- * -------------------------
+ * WHAT MAY MOVE TO A WORKER
+ *
  * soloist is Valkey's bet made small: one thread, the main thread (thread
  * 0), owns every piece of state a command can observe, and other threads
  * only take over the work *around* a command that touches no such state.
@@ -39,8 +39,8 @@
  * io_threads from even including the keyspace's headers or client.h:
  * both sit above the threads layer in the line.
  *
- * Why one word
- * ------------
+ * WHY ONE WORD
+ *
  * A job is a pointer to the thing to work on (a client, an argv array, an
  * object, the event loop) with the job's type in its three low bits. The
  * allocator returns addresses that are multiples of 8 at least, so those

@@ -6,11 +6,7 @@
  * Threads: MAIN THREAD ONLY. It reads the clients' parsed commands and the
  * keyspace; a client it batches from an I/O thread's result is one whose
  * read is COMPLETED (acquire), so the worker is done with it.
- * Valkey: src/memory_prefetch.c (PR #861, Valkey 8.0; on the hashtable
- * since 8.1): prefetchCommandsBatchInit, addCommandToBatchAndProcessIfFull,
- * processClientsCommandsBatch, prefetchCommands, hashtablePrefetch; and
- * src/hashtable.c's hashtableIncrementalFind* (here hashtable.h's
- * hashtable_incremental_find_*).
+ * Valkey: the functions memory_prefetch.h names.
  *
  * WHY
  *

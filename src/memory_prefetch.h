@@ -4,8 +4,11 @@
  * lookups are overlapped, and its statistics. memory_prefetch.c opens
  * with the design.
  * Threads: MAIN THREAD ONLY, like the keyspace it reads.
- * Valkey: src/memory_prefetch.c (prefetchCommandsBatchInit,
- * processClientsCommandsBatch, addCommandToBatchAndProcessIfFull).
+ * Valkey: src/memory_prefetch.c (PR #861, Valkey 8.0; on the hashtable
+ * since 8.1): prefetchCommandsBatchInit, addCommandToBatchAndProcessIfFull,
+ * processClientsCommandsBatch, prefetchCommands, hashtablePrefetch; and
+ * src/hashtable.c's hashtableIncrementalFind* (here hashtable.h's
+ * hashtable_incremental_find_*).
  */
 #ifndef SOLOIST_MEMORY_PREFETCH_H
 #define SOLOIST_MEMORY_PREFETCH_H

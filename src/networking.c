@@ -9,9 +9,7 @@
  * it calls them, and io_offload.c calls back only through the main halves
  * networking_init registers.
  * Threads: main only; see "Who may touch a client" below.
- * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
- * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
- * freeClient) and src/socket.c (connSocketAcceptHandler).
+ * Valkey: the functions networking.h names.
  *
  * THE FLOW OF ONE REQUEST
  *
@@ -40,7 +38,7 @@
  * start of a request still incomplete. When a read finds it NULL, the
  * client borrows the thread's shared buffer (CLIENT_IOBUF_LEN bytes, one
  * per thread that reads) for the length of that one handler call: read,
- * parse, run. Before the handler returns, query_buffer_return_shared()
+ * parse, run. Before the handler returns, client_io_settle_query_buffer()
  * gives it back; if bytes of an incomplete request are left in it, the
  * client first takes a private copy of exactly those bytes, because the
  * next client read on this thread will overwrite the shared buffer. So:
@@ -62,7 +60,7 @@
  *
  * Pending output is buf[sentlen, bufpos) followed by the blocks from
  * reply_head to reply_tail, each b->buf[0, b->used). reply.c appends;
- * write_to_client() consumes. The invariants:
+ * client_io_write() (client_io.c) consumes. The invariants:
  *
  *   - bytes go into buf only while the block list is empty, so buf's bytes
  *     always come before every block's;
@@ -81,10 +79,10 @@
  *
  * THE WRITE LOOP, EXACTLY
  *
- * write_to_client() repeats: gather buf's pending bytes and up to
- * NET_MAX_IOV_PER_WRITE (64) chunks in all into an iovec array; send them
+ * client_io_write() repeats: gather (buf's pending bytes and up to
+ * NET_MAX_IOV_PER_WRITE chunks in all, into an iovec array); send them
  * with write() when there is one chunk (the common case: a small reply
- * in buf) and writev() otherwise; account what was taken. It stops when
+ * in buf) and writev() otherwise; advance over what was taken. It stops when
  * nothing is pending, on a short write, on EAGAIN, or once the bytes
  * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step
  * 7 each call is offered no more than what is left of the 64 KB, so one
@@ -133,9 +131,9 @@
 static void client_read_handler(ae_loop *el, int fd, void *data, int mask);
 static void client_write_handler(ae_loop *el, int fd, void *data, int mask);
 
-/* A client with no buffers yet: they come with its first read and its
- * first reply. fd -1 makes a client with no connection (tests). */
-/* Allocates and links a client; its socket is not in the event loop yet. */
+/* Allocates and links a client with no buffers yet (they come with its
+ * first read and its first reply); its socket is not in the event loop
+ * yet. fd -1 makes a client with no connection (tests). */
 static client *client_new(int fd) {
     client *c = zcalloc(sizeof(*c));
     c->fd = fd;

@@ -3,8 +3,7 @@
  * Step 2 (threads layer). Any number of producer threads, one consumer
  * (see queue_mpsc.h); in io_threads, every worker sends its results to
  * main through it.
- * Valkey: mpscEnqueue and mpscDequeueBatch in src/queues.c; the spill list
- * follows sendToMainThread and flushPendingIOResponses in io_threads.c.
+ * Valkey: the functions queue_mpsc.h names.
  *
  * Who owns what. The consumer owns head. The producers
  * share tail, which each advances with an atomic fetch-and-add to reserve
@@ -111,14 +110,10 @@ bool mpsc_enqueue(mpsc_queue *q, mpsc_ticket *t, uintptr_t item) {
          * slot's own store below. */
         pos = atomic_fetch_add_explicit(&q->tail, 1, memory_order_relaxed);
 
-    /* Acquire pairs with the release store of head_cache below, made by
-     * whichever producer refreshed it (edge 2, relayed). */
-    size_t head = atomic_load_explicit(&q->head_cache, memory_order_acquire);
+    size_t head = atomic_load_explicit(&q->head_cache, memory_order_acquire); /* edge 2, relayed */
     if (pos - head >= MPSC_QUEUE_SIZE) {
-        /* Acquire pairs with the release store of head in
-         * mpsc_dequeue_batch (edge 2): the consumer is done with the
-         * slots below it. */
-        head = atomic_load_explicit(&q->head, memory_order_acquire);
+        /* The consumer is done with the slots below it. */
+        head = atomic_load_explicit(&q->head, memory_order_acquire); /* edge 2 */
         /* Release passes that edge on to the producers that read
          * head_cache instead of head. */
         atomic_store_explicit(&q->head_cache, head, memory_order_release);
@@ -128,9 +123,7 @@ bool mpsc_enqueue(mpsc_queue *q, mpsc_ticket *t, uintptr_t item) {
             return false;
         }
     }
-    /* Release pairs with the acquire load of the slot in
-     * mpsc_dequeue_batch (edge 1). */
-    atomic_store_explicit(&q->slot[pos & MPSC_MASK], item, memory_order_release);
+    atomic_store_explicit(&q->slot[pos & MPSC_MASK], item, memory_order_release); /* edge 1 */
     t->reserved = false;
     return true;
     /*@ end */
@@ -215,19 +208,15 @@ size_t mpsc_dequeue_batch(mpsc_queue *q, uintptr_t *out, size_t max) {
     size_t taken = 0;
     for (; taken < max; taken++) {
         _Atomic uintptr_t *slot = &q->slot[(head + taken) & MPSC_MASK];
-        /* Acquire pairs with the release store in mpsc_enqueue (edge 1):
-         * what the producer wrote before sending is visible to us. */
-        uintptr_t item = atomic_load_explicit(slot, memory_order_acquire);
+        /* What the producer wrote before sending is visible to us. */
+        uintptr_t item = atomic_load_explicit(slot, memory_order_acquire); /* edge 1 */
         if (item == 0) break; /* not written yet: the end, or a hole; keep order */
         out[taken] = item;
         /* Relaxed: the release store of head below orders it before any
          * producer's next write to this slot (edge 2). */
         atomic_store_explicit(slot, 0, memory_order_relaxed);
     }
-    if (taken > 0)
-        /* Release pairs with the producers' acquire loads of head (and,
-         * relayed, of head_cache) in mpsc_enqueue (edge 2). */
-        atomic_store_explicit(&q->head, head + taken, memory_order_release);
+    if (taken > 0) atomic_store_explicit(&q->head, head + taken, memory_order_release); /* edge 2 */
     return taken;
     /*@ end */
 }

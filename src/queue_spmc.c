@@ -2,8 +2,7 @@
  *
  * Step 2 (threads layer). One producer, any number of consumers (see
  * queue_spmc.h); in io_threads, main feeds the workers' shared inbox.
- * Valkey: spmcEnqueue, spmcDequeue, spmcIsEmpty and spmcSize in
- * src/queues.c.
+ * Valkey: the functions queue_spmc.h names.
  *
  * Who owns what. The producer owns tail and head_cache, plain fields no
  * other thread reads. The consumers share head, and a consumer takes a
@@ -84,12 +83,11 @@ bool spmc_enqueue(spmc_queue *q, uintptr_t item) {
     /*@ exercise: spmc-publish */
     assert(item != 0);
     spmc_cell *c = &q->cell[q->tail & SPMC_MASK];
-    /* Acquire pairs with the release store seq = p + SIZE in spmc_dequeue
-     * (edge 2): the consumer of the last lap is done reading this cell. */
-    if (atomic_load_explicit(&c->seq, memory_order_acquire) != q->tail) return false;
-    c->item = item; /* plain: published by the store below */
-    /* Release pairs with the acquire load of seq in spmc_dequeue (edge 1). */
-    atomic_store_explicit(&c->seq, q->tail + 1, memory_order_release);
+    /* The consumer of the last lap is done reading this cell. */
+    if (atomic_load_explicit(&c->seq, memory_order_acquire) != q->tail) return false; /* edge 2 */
+    c->item = item; /* plain: the next store publishes it */
+
+    atomic_store_explicit(&c->seq, q->tail + 1, memory_order_release); /* edge 1 */
     q->tail++;
     return true;
     /*@ end */
@@ -125,9 +123,8 @@ uintptr_t spmc_dequeue(spmc_queue *q) {
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     for (;;) {
         spmc_cell *c = &q->cell[head & SPMC_MASK];
-        /* Acquire pairs with the release store seq = p + 1 in spmc_enqueue
-         * (edge 1): if the item is there, so is everything before it. */
-        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire);
+        /* If the item is there, so is everything before it. */
+        size_t seq = atomic_load_explicit(&c->seq, memory_order_acquire); /* edge 1 */
         ptrdiff_t diff = (ptrdiff_t)(seq - (head + 1));
         if (diff < 0) return 0; /* nothing published at head yet */
         if (diff > 0) {         /* taken by another consumer: catch up */
@@ -140,9 +137,8 @@ uintptr_t spmc_dequeue(spmc_queue *q) {
         if (atomic_compare_exchange_weak_explicit(&q->head, &head, head + 1, memory_order_relaxed,
                                                   memory_order_relaxed)) {
             uintptr_t item = c->item;
-            /* Release pairs with the acquire load of seq in spmc_enqueue
-             * (edge 2): our read of the item comes before its overwrite. */
-            atomic_store_explicit(&c->seq, head + SPMC_QUEUE_SIZE, memory_order_release);
+            /* Our read of the item comes before its overwrite. */
+            atomic_store_explicit(&c->seq, head + SPMC_QUEUE_SIZE, memory_order_release); /* edge 2 */
             return item;
         }
     }

@@ -2,8 +2,7 @@
  *
  * Step 2 (threads layer). One producer thread, one consumer thread (see
  * queue_spsc.h); in io_threads, main feeds each worker's private inbox.
- * Valkey: spscIsFull, spscEnqueue, spscCommit, spscDequeueBatch and
- * spscIsEmpty in src/queues.c.
+ * Valkey: the functions queue_spsc.h names.
  *
  * Who owns what. The consumer owns head: it alone writes it, and it keeps
  * tail_cache, its private copy of tail. The producer owns tail: it alone
@@ -87,10 +86,8 @@ bool spsc_enqueue(spsc_queue *q, uintptr_t item) {
     /*@ exercise: spsc-produce */
     assert(item != 0);
     if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
-        /* Looks full: the consumer may have moved on since we last looked.
-         * Acquire pairs with the release store of head in
-         * spsc_dequeue_batch (edge 2): the slots it returns are ours. */
-        q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
+        /* Looks full: the consumer may have moved on since we last looked. */
+        q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire); /* edge 2 */
         if (q->tail_local - q->head_cache >= SPSC_QUEUE_SIZE) {
             spsc_commit(q); /* let the consumer see what it must drain */
             return false;
@@ -116,10 +113,7 @@ void spsc_commit(spsc_queue *q) {
      * keeps an idle commit (main calls this every event-loop iteration,
      * for every worker) from writing the shared line for nothing. */
     if (atomic_load_explicit(&q->tail, memory_order_relaxed) != q->tail_local)
-        /* Release pairs with the acquire load of tail in
-         * spsc_dequeue_batch (edge 1): every slot written before this
-         * store is visible to the consumer that reads the new tail. */
-        atomic_store_explicit(&q->tail, q->tail_local, memory_order_release);
+        atomic_store_explicit(&q->tail, q->tail_local, memory_order_release); /* edge 1 */
     /*@ end */
 }
 /*@ end */
@@ -134,11 +128,9 @@ void spsc_commit(spsc_queue *q) {
 bool spsc_is_empty(spsc_queue *q) {
     /*@ exercise: spsc-empty */
     if (q->tail_local == q->head_cache) return true;
-    /* Acquire pairs with the release store of head in spsc_dequeue_batch
-     * (edge 2). Needed although the answer is only a yes or no: the
-     * refreshed head_cache is what spsc_enqueue later trusts to reuse
-     * slots. */
-    q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire);
+    /* Acquire although the answer is only a yes or no: the refreshed
+     * head_cache is what spsc_enqueue later trusts to reuse slots. */
+    q->head_cache = atomic_load_explicit(&q->head, memory_order_acquire); /* edge 2 */
     return q->tail_local == q->head_cache;
     /*@ end */
 }
@@ -157,19 +149,14 @@ size_t spsc_dequeue_batch(spsc_queue *q, uintptr_t *out, size_t max) {
     /* Relaxed: the consumer reads back its own store. */
     size_t head = atomic_load_explicit(&q->head, memory_order_relaxed);
     if (head == q->tail_cache) {
-        /* Looks empty: read the published tail. Acquire pairs with the
-         * release store of tail in spsc_commit (edge 1): the slots below
-         * it hold the producer's items. */
-        q->tail_cache = atomic_load_explicit(&q->tail, memory_order_acquire);
+        /* Looks empty: read the published tail. */
+        q->tail_cache = atomic_load_explicit(&q->tail, memory_order_acquire); /* edge 1 */
         if (head == q->tail_cache) return 0;
     }
     size_t n = q->tail_cache - head;
     if (n > max) n = max;
     for (size_t i = 0; i < n; i++) out[i] = q->slot[(head + i) & SPSC_MASK];
-    /* Release pairs with the acquire loads of head in spsc_enqueue and
-     * spsc_is_empty (edge 2): our reads of these n slots come before the
-     * producer's next writes to them. */
-    atomic_store_explicit(&q->head, head + n, memory_order_release);
+    atomic_store_explicit(&q->head, head + n, memory_order_release); /* edge 2 */
     return n;
     /*@ end */
 }

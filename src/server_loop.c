@@ -7,8 +7,7 @@
  * statistics' reset, signals and shutdown. It is the one module that
  * calls into every layer below; none of them calls it.
  * Threads: main thread only.
- * Valkey: src/server.c (initServer, serverCron, beforeSleep, afterSleep,
- * trackInstantaneousMetric, resetServerStats, prepareForShutdown).
+ * Valkey: the functions server_loop.h names.
  */
 #include "server_loop.h"
 

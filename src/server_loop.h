@@ -6,8 +6,9 @@
  * top of the line may call: main.c, the commands that stop the server or
  * reset its statistics, and the tests that run the real loop.
  * Threads: main thread only.
- * Valkey: src/server.c (initServer, aeMain's caller, prepareForShutdown,
- * resetServerStats).
+ * Valkey: src/server.c (initServer, aeMain's caller, serverCron,
+ * beforeSleep, afterSleep, trackInstantaneousMetric, resetServerStats,
+ * prepareForShutdown).
  */
 #ifndef SOLOIST_SERVER_LOOP_H
 #define SOLOIST_SERVER_LOOP_H

@@ -2,8 +2,7 @@
  *
  * Step 0 (plumbing). Owns nothing: every function is pure or reads a
  * clock or the kernel's random source, so any thread may call any of them.
- * Valkey: src/util.c (stringmatchlen, ld2string, memtoull), src/server.c
- * (ustime, mstime), src/monotonic.c (getMonotonicUs).
+ * Valkey: the functions util.h names.
  */
 #include "util.h"
 

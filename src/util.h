@@ -2,8 +2,8 @@
  *
  * Step 0 (plumbing). Owns nothing; pure functions, clocks and the
  * kernel's random bytes. Any thread may call.
- * Valkey: src/util.c (stringmatchlen, ld2string), src/server.c (ustime,
- * mstime), src/monotonic.c (getMonotonicUs).
+ * Valkey: src/util.c (stringmatchlen, ld2string, memtoull), src/server.c
+ * (ustime, mstime), src/monotonic.c (getMonotonicUs).
  */
 #ifndef SOLOIST_UTIL_H
 #define SOLOIST_UTIL_H
