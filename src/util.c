@@ -189,26 +189,75 @@ size_t util_ld_to_string(char *buf, size_t len, long double v) {
  * The notation is %.17g's choice: an exponent only when the decimal
  * exponent is below -4 or at least 17.
  *
- * Finding the fewest digits that round-trip takes one try, not up to 17.
- * Any decimal of at most 15 significant digits reads back as the double
- * nearest it, and two such decimals are further apart than a double's
- * rounding interval is wide. So if v's shortest form has k <= 15 digits,
- * rounding v to 15 digits gives that form padded with zeros: one %.14e,
- * its trailing zeros dropped, is the answer whenever it reads back. Only
- * when it does not are 16 and then 17 digits tried. Subnormals, with
- * fewer bits, are searched from one digit. Integers below 1e17 (most
- * scores) skip even that: their shortest form is their digits. */
+ * Most scores are integers or short decimals, and those never reach
+ * snprintf. An integer below 1e17 prints its digits. A short decimal is
+ * found by arithmetic (d_short_decimal): any decimal of at most 15
+ * significant digits reads back as the double nearest it, and no two
+ * such decimals read back as the same double, so the first d for which
+ * m = round(v * 10^d) has at most 15 digits and m / 10^d == v names v's
+ * shortest form: m's digits with d of them after the point. Both
+ * operations are exact or correctly rounded while m < 2^53 and 10^d is a
+ * power of ten a double holds (d <= 22), and the division rounds the
+ * decimal to the nearest double exactly as strtod does.
+ *
+ * The rest (what needs 16 or 17 digits, as 0.1 + 0.2 or a third does,
+ * and what %.17g prints with an exponent) takes snprintf, one try in the
+ * common case: if v's shortest form has k <= 15 digits, rounding v to 15
+ * digits gives that form padded with zeros, so one %.14e with its
+ * trailing zeros dropped is the answer whenever it reads back; only when
+ * it does not are 16 and then 17 digits tried (and only they, where the
+ * arithmetic has ruled 15 out). Subnormals, with fewer
+ * bits than 15 digits need, are searched from one digit. */
+static const double pow10_exact[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/* The decimal digits of u (below 1e17) into out, most significant first;
+ * returns how many. */
+static size_t u64_digits(uint64_t u, char *out) {
+    char tmp[20];
+    size_t n = 0;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    for (size_t i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+    return n;
+}
+
+/* v's shortest form when it is a decimal of at most 15 significant digits
+ * with an exponent of at least -4 (so %.17g would not use an exponent):
+ * its digits and decimal exponent, as d_mantissa returns them; 0 when v
+ * is not such a decimal. v is finite and not an integer. */
+static size_t d_short_decimal(double v, char *digits, int *exp10) {
+    double a = fabs(v);
+    if (a < 1e-4 || a >= 1e15) return 0;
+    for (int d = 1; d <= 22; d++) {
+        double p = a * pow10_exact[d];
+        if (p >= 1e15) return 0;                /* 16 digits or more */
+        double m = (double)(uint64_t)(p + 0.5); /* p >= 0.5 only once a digit shows */
+        if (m != 0 && m / pow10_exact[d] == a) {
+            size_t n = u64_digits((uint64_t)m, digits);
+            *exp10 = (int)n - d - 1;
+            return n;
+        }
+    }
+    return 0;
+}
+
 static size_t d_mantissa(double v, char *digits, int *exp10) {
+    size_t n = d_short_decimal(v, digits, exp10);
+    if (n) return n;
     char tmp[40];
-    /* A subnormal has fewer bits than 15 digits need: search from 1. */
-    int sig = fabs(v) < DBL_MIN ? 1 : 15;
+    /* A subnormal has fewer bits than 15 digits need: search from 1. In
+     * d_short_decimal's range, v needs 16 digits at least. */
+    double a = fabs(v);
+    int sig = a < DBL_MIN ? 1 : a >= 1e-4 && a < 1e15 ? 16 : 15;
     for (; sig < 17; sig++) {
         snprintf(tmp, sizeof(tmp), "%.*e", sig - 1, v);
         if (strtod(tmp, NULL) == v) break;
     }
     if (sig == 17) snprintf(tmp, sizeof(tmp), "%.16e", v);
     const char *p = tmp + (tmp[0] == '-');
-    size_t n = 0;
     for (; *p != 'e'; p++)
         if (*p != '.') digits[n++] = *p;
     *exp10 = atoi(p + 1);
@@ -225,8 +274,8 @@ size_t util_d_to_string(char *buf, size_t len, double v) {
         o = v > 0 ? 3 : 4;
         memcpy(out, v > 0 ? "inf" : "-inf", o);
     } else if (v > -1e17 && v < 1e17 && v == (double)(long long)v) { /* the range first: the cast */
-        if (v == 0 && signbit(v)) out[o++] = '-';                    /* -0.0 prints "-0", as %.0f does */
-        o += (size_t)snprintf(out + o, sizeof(out) - o, "%lld", (long long)v);
+        if (signbit(v)) out[o++] = '-';                              /* -0.0 prints "-0", as %.0f does */
+        o += u64_digits((uint64_t)fabs(v), out + o);
     } else {
         char digits[20];
         int e;
