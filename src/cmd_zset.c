@@ -4,9 +4,10 @@
  * ZSCORE ZMSCORE ZCARD ZRANK ZREVRANK ZRANGE ZRANGESTORE ZRANGEBYSCORE
  * ZREVRANGE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZCOUNT ZLEXCOUNT
  * ZPOPMIN ZPOPMAX ZRANDMEMBER ZREMRANGEBYSCORE ZREMRANGEBYRANK
- * ZREMRANGEBYLEX ZSCAN — their argument parsing and their replies. The data structure is
- * src/zset.c; this file never touches a node's insides. The set algebra
- * (ZUNION, ZINTER, ZDIFF and their STORE forms) is cmd_zset_algebra.c.
+ * ZREMRANGEBYLEX ZSCAN — their argument parsing and their replies. The
+ * data structure is src/zset.c; this file never touches a node's insides.
+ * The set algebra (ZUNION, ZINTER, ZDIFF and their STORE forms,
+ * ZINTERCARD) is cmd_zset_algebra.c.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/t_zset.c (zaddGenericCommand, zremCommand,
  * zremrangeGenericCommand, zrangeGenericCommand and its result handler,
