@@ -291,9 +291,9 @@ static void reply_flags(client *c, uint32_t flags) {
         uint32_t bit;
         const char *name;
     } names[] = {
-        {CMD_WRITE, "write"}, {CMD_READONLY, "readonly"}, {CMD_DENYOOM, "denyoom"},
-        {CMD_ADMIN, "admin"}, {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"}, {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
+        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},       {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
+        {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},         {CMD_STALE, "stale"},     {CMD_NOAUTH, "no_auth"},
+        {CMD_FAST, "fast"},         {CMD_MOVABLEKEYS, "movablekeys"}, /* last, as Redis 7.0 and Valkey print it */
     };
     long n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) n += (flags & names[i].bit) != 0;

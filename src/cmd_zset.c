@@ -1,25 +1,26 @@
 /* cmd_zset.c — the sorted-set commands.
  *
  * Step 8 (commands layer). Owns: zset_commands[] — ZADD ZINCRBY ZREM
- * ZSCORE ZMSCORE ZCARD ZRANK ZREVRANK ZRANGE ZRANGEBYSCORE ZREVRANGE
- * ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZCOUNT ZLEXCOUNT ZPOPMIN
- * ZPOPMAX ZRANDMEMBER ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX
- * ZSCAN — their argument parsing and their replies. The data structure is
- * src/zset.c; this file never touches a node's insides.
+ * ZSCORE ZMSCORE ZCARD ZRANK ZREVRANK ZRANGE ZRANGESTORE ZRANGEBYSCORE
+ * ZREVRANGE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZCOUNT ZLEXCOUNT
+ * ZPOPMIN ZPOPMAX ZRANDMEMBER ZREMRANGEBYSCORE ZREMRANGEBYRANK
+ * ZREMRANGEBYLEX ZSCAN — their argument parsing and their replies. The
+ * data structure is src/zset.c; this file never touches a node's insides.
+ * The set algebra (ZUNION, ZINTER, ZDIFF and their STORE forms,
+ * ZINTERCARD) is cmd_zset_algebra.c.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/t_zset.c (zaddGenericCommand, zremCommand,
  * zremrangeGenericCommand, zrangeGenericCommand and its result handler,
  * genericZrangebyrankCommand, genericZrangebyscoreCommand,
  * genericZrangebylexCommand, zcountCommand, zlexcountCommand,
- * zrankGenericCommand, genericZpopCommand, zrandmemberWithCountCommand),
+ * zrankGenericCommand, genericZpopCommand, zrandmemberWithCountCommand,
+ * zrangestoreCommand),
  * src/db.c (scanGenericCommand for ZSCAN). Replies and errors are
  * Valkey's; the differential suite checks them against Redis 7.0 and
  * lists where the two differ. Scores go out through reply_double: a RESP3
  * double, a bulk string in RESP2.
  */
 #include <assert.h>
-#include <ctype.h>
-#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -47,20 +48,12 @@ static int is_hex_float(const char *s) {
     return s[0] == '0' && (s[1] == 'x' || s[1] == 'X');
 }
 
-/* Valkey's getDoubleFromObject: strtod over the whole argument, no leading
- * space, no hex, no NaN, no overflow (an underflow to a denormal is
- * accepted). */
+/* A score (Valkey's getDoubleFromObjectOrReply; obj_get_double has the
+ * rules). */
 static int get_double_or_reply(client *c, const obj *o, double *out) {
-    char *end;
-    errno = 0;
-    double v = strtod(o->ptr, &end);
-    if (o->len == 0 || isspace((unsigned char)o->ptr[0]) || is_hex_float(o->ptr) || (size_t)(end - o->ptr) != o->len ||
-        (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) || isnan(v)) {
-        reply_error(c, ERR_NOT_FLOAT);
-        return 0;
-    }
-    *out = v;
-    return 1;
+    if (obj_get_double(o, out)) return 1;
+    reply_error(c, ERR_NOT_FLOAT);
+    return 0;
 }
 
 static int get_long_or_reply(client *c, const obj *o, long long *out) {
@@ -291,14 +284,17 @@ static void zremrangebylex_command(client *c) { zremrange_generic(c, RANGE_LEX);
 
 /* ---- ZRANGE and its older forms ------------------------------------------------------------ */
 
-/* How a range's members go out (Valkey: zrange_result_handler for a
- * client): a flat member, score, member, score... array in RESP2; in
- * RESP3 with scores, an array of [member, score] pairs. The length is
- * given first when known, else reserved and filled in at the end. */
+/* How a range's members go out (Valkey: zrange_result_handler, whose two
+ * kinds are here one struct): to a client, a flat member, score, member,
+ * score... array in RESP2; in RESP3 with scores, an array of [member,
+ * score] pairs. The length is given first when known, else reserved and
+ * filled in at the end. Or, for ZRANGESTORE, into `store`, a new set the
+ * caller then puts under its key: the same walk, another sink. */
 typedef struct range_reply {
     client *c;
     const zset *z;
     int withscores;
+    zset *store; /* non-NULL: members go here, and nothing to the client */
     void *deferred;
     long count, known; /* emitted so far; the length given first (-1: deferred) */
 } range_reply;
@@ -307,6 +303,7 @@ static void range_begin(range_reply *r, long known) {
     r->count = 0;
     r->known = known;
     r->deferred = NULL;
+    if (r->store) return;
     if (known < 0)
         r->deferred = reply_deferred_len(r->c);
     else
@@ -314,10 +311,16 @@ static void range_begin(range_reply *r, long known) {
 }
 
 static void range_emit(range_reply *r, const zset_node *n) {
+    r->count++;
+    if (r->store) { /* the source's members are distinct, so none is in the new set yet */
+        size_t len;
+        const char *m = zset_node_member(r->z, n, &len);
+        zset_insert_new(r->store, zset_node_score(r->z, n), m, len);
+        return;
+    }
     if (r->withscores && r->c->resp > 2) reply_array_len(r->c, 2);
     reply_member(r->c, r->z, n);
     if (r->withscores) reply_double(r->c, zset_node_score(r->z, n));
-    r->count++;
 }
 
 static void range_end(range_reply *r) {
@@ -405,18 +408,28 @@ static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long
 /* ZRANGE alone takes its direction from REV; the others fix it. */
 #define DIRECTION_AUTO (-1)
 
-/*@ zrange-generic */
-/* ZRANGE key min max [BYSCORE|BYLEX] [REV] [WITHSCORES] [LIMIT offset
- * count], and the older commands that fix the type or the direction. */
-static void zrange_generic(client *c, enum range_type type, int direction) {
-    int withscores = 0;
-    long long offset = 0, limit = -1;
-    for (int j = 4; j < c->argc; j++) {
+/* A ZRANGE-family command's arguments, parsed. */
+typedef struct range_args {
+    enum range_type type;
+    int reverse, withscores;
+    long long start, end, offset, limit; /* start, end: by rank; offset, limit: LIMIT */
+    zset_score_range sr;
+    zset_lex_range lr;
+} range_args;
+
+/* Parses <src> <min> <max> [BYSCORE|BYLEX] [REV] [WITHSCORES] [LIMIT
+ * offset count] with the source key at argv[src] (Valkey:
+ * zrangeGenericCommand's steps 1 and 2): 1, or 0 with the error replied.
+ * ZRANGESTORE (store) takes no WITHSCORES. */
+static int parse_range_args(client *c, int src, int store, enum range_type type, int direction, range_args *a) {
+    a->withscores = 0, a->offset = 0, a->limit = -1;
+    for (int j = src + 3; j < c->argc; j++) {
         int left = c->argc - j - 1;
-        if (arg_is(c->argv[j], "withscores")) {
-            withscores = 1;
+        if (!store && arg_is(c->argv[j], "withscores")) {
+            a->withscores = 1;
         } else if (arg_is(c->argv[j], "limit") && left >= 2) {
-            if (!get_long_or_reply(c, c->argv[j + 1], &offset) || !get_long_or_reply(c, c->argv[j + 2], &limit)) return;
+            if (!get_long_or_reply(c, c->argv[j + 1], &a->offset) || !get_long_or_reply(c, c->argv[j + 2], &a->limit))
+                return 0;
             j += 2;
         } else if (direction == DIRECTION_AUTO && arg_is(c->argv[j], "rev")) {
             direction = 1;
@@ -426,45 +439,81 @@ static void zrange_generic(client *c, enum range_type type, int direction) {
             type = RANGE_SCORE;
         } else {
             reply_error(c, ERR_SYNTAX);
-            return;
+            return 0;
         }
     }
-    if (type == RANGE_AUTO) type = RANGE_RANK;
-    int reverse = direction == 1;
-    if ((offset != 0 || limit != -1) && type == RANGE_RANK) {
+    a->type = type == RANGE_AUTO ? RANGE_RANK : type;
+    a->reverse = direction == 1;
+    if ((a->offset != 0 || a->limit != -1) && a->type == RANGE_RANK) {
         reply_error(c, "syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX");
-        return;
+        return 0;
     }
-    if (withscores && type == RANGE_LEX) {
+    if (a->withscores && a->type == RANGE_LEX) {
         reply_error(c, "syntax error, WITHSCORES not supported in combination with BYLEX");
-        return;
+        return 0;
     }
     /* Reversed score and lex ranges are written max first. */
-    const obj *min = c->argv[2], *max = c->argv[3];
-    if (reverse && type != RANGE_RANK) {
-        min = c->argv[3];
-        max = c->argv[2];
+    const obj *min = c->argv[src + 1], *max = c->argv[src + 2];
+    if (a->reverse && a->type != RANGE_RANK) {
+        min = c->argv[src + 2];
+        max = c->argv[src + 1];
     }
-    long long start = 0, end = 0;
-    zset_score_range sr;
-    zset_lex_range lr;
-    if (type == RANGE_RANK) {
-        if (!get_long_or_reply(c, min, &start) || !get_long_or_reply(c, max, &end)) return;
-    } else if (type == RANGE_SCORE) {
-        if (!parse_score_range_or_reply(c, min, max, &sr)) return;
-    } else if (!parse_lex_range_or_reply(c, min, max, &lr)) {
-        return;
-    }
+    if (a->type == RANGE_RANK) return get_long_or_reply(c, min, &a->start) && get_long_or_reply(c, max, &a->end);
+    if (a->type == RANGE_SCORE) return parse_score_range_or_reply(c, min, max, &a->sr);
+    return parse_lex_range_or_reply(c, min, max, &a->lr);
+}
 
+static void range_run(range_reply *r, zset *z, const range_args *a) {
+    if (a->type == RANGE_RANK)
+        range_by_rank(r, z, a->start, a->end, a->reverse);
+    else if (a->type == RANGE_SCORE)
+        range_by_score(r, z, &a->sr, a->offset, a->limit, a->reverse);
+    else
+        range_by_lex(r, z, &a->lr, a->offset, a->limit, a->reverse);
+}
+
+/*@ zrange-generic */
+/* ZRANGE key min max [BYSCORE|BYLEX] [REV] [WITHSCORES] [LIMIT offset
+ * count], and the older commands that fix the type or the direction. */
+static void zrange_generic(client *c, enum range_type type, int direction) {
+    range_args a;
+    if (!parse_range_args(c, 1, 0, type, direction, &a)) return;
     zset *z = lookup_zset(c, 0, reply_empty_array);
     if (!z) return;
-    range_reply r = {.c = c, .z = z, .withscores = withscores};
-    if (type == RANGE_RANK)
-        range_by_rank(&r, z, start, end, reverse);
-    else if (type == RANGE_SCORE)
-        range_by_score(&r, z, &sr, offset, limit, reverse);
-    else
-        range_by_lex(&r, z, &lr, offset, limit, reverse);
+    range_reply r = {.c = c, .z = z, .withscores = a.withscores};
+    range_run(&r, z, &a);
+}
+/*@ end */
+
+/*@ zrangestore */
+/* ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
+ * (Valkey: zrangestoreCommand, with zrange_result_handler's store sink):
+ * ZRANGE's walk into a new set, which replaces dst's value and drops its
+ * TTL; an empty range (or a missing src) deletes dst instead. Either way the reply is
+ * the new set's size. dst may be src: the new set is whole before the old
+ * one is let go. */
+static void zrangestore_command(client *c) {
+    range_args a;
+    if (!parse_range_args(c, 2, 1, RANGE_AUTO, DIRECTION_AUTO, &a)) return;
+    obj *src = db_lookup_read(c->db, c->argv[2]);
+    if (src && src->type != OBJ_ZSET) {
+        reply_error(c, ERR_WRONGTYPE);
+        return;
+    }
+    obj *dst = zset_object_create();
+    if (src) {
+        range_reply r = {.c = c, .z = zset_of(src), .withscores = 1, .store = zset_of(dst)};
+        range_run(&r, zset_of(src), &a);
+    }
+    long long n = (long long)zset_length(zset_of(dst));
+    if (n) {
+        db_set_key(c->db, c->argv[1], dst, 0);
+        db_signal_modified(c->db, c->argv[1]);
+    } else {
+        obj_decr_ref(dst);
+        if (db_delete(c->db, c->argv[1])) db_signal_modified(c->db, c->argv[1]);
+    }
+    reply_long_long(c, n);
 }
 /*@ end */
 
@@ -782,6 +831,8 @@ command zset_commands[] = {
          "Removes members in a sorted set within a lexicographical range. Deletes the sorted set if all members were "
          "removed."),
     ZCMD("zrange", zrange_command, -4, R, "Returns members in a sorted set within a range of indexes."),
+    {"zrangestore", zrangestore_command, -5, W | M, 1, 2, 1, "sorted-set",
+     "Stores a range of members from sorted set in a key.", 0, 0, 0, 0},
     ZCMD("zrevrange", zrevrange_command, -4, R,
          "Returns members in a sorted set within a range of indexes in reverse order."),
     ZCMD("zrangebyscore", zrangebyscore_command, -4, R, "Returns members in a sorted set within a range of scores."),

@@ -40,7 +40,7 @@ static int by_name(const void *a, const void *b) {
 
 static command *const *tables(size_t *n) {
     static command *const all[] = {server_commands, client_commands, config_commands, info_commands,
-                                   string_commands, keys_commands,   zset_commands};
+                                   string_commands, keys_commands,   zset_commands,   zset_algebra_commands};
     *n = sizeof(all) / sizeof(all[0]);
     return all;
 }

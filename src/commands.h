@@ -30,6 +30,11 @@ typedef void command_proc(struct client *c);
 #define CMD_LOADING (1u << 6)  /* "loading" */
 #define CMD_STALE (1u << 7)    /* "stale" */
 #define CMD_NOSCRIPT (1u << 8) /* "noscript" */
+/* "movablekeys": the keys are not at fixed positions (ZUNIONSTORE's
+ * numkeys says how many follow), so first/last/step tell only part of the
+ * story. Redis 7.0 and Valkey derive it from the key specs; soloist marks
+ * it by hand. COMMAND INFO prints it after every other flag. */
+#define CMD_MOVABLEKEYS (1u << 9)
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND INFO prints it */
@@ -46,13 +51,14 @@ typedef struct command {
 /* The command modules' tables, each ending in a {0} sentinel. These are
  * the registry's inputs: each is defined by the cmd_*.c file named beside
  * it, and nothing but commands.c reads them. */
-extern command string_commands[]; /* cmd_string.c: GET, SET, INCR, ... */
-extern command keys_commands[];   /* cmd_keys.c: DEL, EXISTS, EXPIRE, SCAN, ... */
-extern command server_commands[]; /* cmd_server.c: PING, ECHO, HELLO, AUTH, ... */
-extern command client_commands[]; /* cmd_client.c: CLIENT */
-extern command config_commands[]; /* cmd_config.c: CONFIG */
-extern command info_commands[];   /* cmd_info.c: INFO, COMMAND */
-extern command zset_commands[];   /* cmd_zset.c: ZADD, ZRANGE, ZRANK, ZSCAN, ... */
+extern command string_commands[];       /* cmd_string.c: GET, SET, INCR, ... */
+extern command keys_commands[];         /* cmd_keys.c: DEL, EXISTS, EXPIRE, SCAN, ... */
+extern command server_commands[];       /* cmd_server.c: PING, ECHO, HELLO, AUTH, ... */
+extern command client_commands[];       /* cmd_client.c: CLIENT */
+extern command config_commands[];       /* cmd_config.c: CONFIG */
+extern command info_commands[];         /* cmd_info.c: INFO, COMMAND */
+extern command zset_commands[];         /* cmd_zset.c: ZADD, ZRANGE, ZRANK, ZSCAN, ... */
+extern command zset_algebra_commands[]; /* cmd_zset_algebra.c: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",

@@ -156,6 +156,21 @@ int obj_get_ld(const obj *o, long double *out) {
     return 1;
 }
 
+int obj_get_double(const obj *o, double *out) {
+    const char *s = o->ptr;
+    if (o->len == 0 || s[0] == ' ' || s[0] == '\t' || s[0] == '\n' || s[0] == '\r' || s[0] == '\v' || s[0] == '\f')
+        return 0;
+    const char *digits = s[0] == '+' || s[0] == '-' ? s + 1 : s;
+    if (digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) return 0;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if ((size_t)(end - s) != o->len || isnan(v)) return 0;
+    if (errno == ERANGE && (v == HUGE_VAL || v == -HUGE_VAL || v == 0)) return 0;
+    *out = v;
+    return 1;
+}
+
 size_t ll_to_str(char *buf, long long v) {
     unsigned long long u = v < 0 ? (unsigned long long)(-(v + 1)) + 1 : (unsigned long long)v;
     char tmp[24];

@@ -73,6 +73,12 @@ void obj_free(obj *o);
 int obj_get_ll(const obj *o, long long *out);
 /* Parses as a long double the way Valkey's INCRBYFLOAT does. 1 on success. */
 int obj_get_ld(const obj *o, long double *out);
+/* Parses as a double the way Valkey's getDoubleFromObject does (a score,
+ * a weight): the whole string, no leading space, no NaN, no overflow (an
+ * underflow to a denormal is accepted), and no hexadecimal float, since
+ * Valkey reads with fast_float (valkey_strtod), which takes decimal only.
+ * 1 on success. */
+int obj_get_double(const obj *o, double *out);
 /* Same rules on a raw buffer. */
 int str_to_ll(const char *s, size_t len, long long *out);
 /* Writes v in decimal into buf (at least 21 bytes); returns the length. */

@@ -55,6 +55,7 @@
  */
 #include "zset.h"
 
+#include <assert.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -487,6 +488,11 @@ static void insert_new(zset *z, double score, const char *member, size_t len) {
     zset_node *n = node_alloc(z->layout, zset_random_level(), score, member, len);
     zsl_insert_node(&z->zsl, n);
     index_add(z, n);
+}
+
+void zset_insert_new(zset *z, double score, const char *member, size_t len) {
+    assert(!isnan(score));
+    insert_new(z, score, member, len);
 }
 
 zset *zset_dup(const zset *z) {

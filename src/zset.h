@@ -92,7 +92,13 @@ static inline zset *zset_of(const obj *o) { return (zset *)(void *)o->ptr; }
 #define ZADD_OUT_UPDATED (1 << 3) /* an existing member's score changed */
 int zset_add(zset *z, double score, const char *member, size_t len, int in_flags, int *out_flags, double *newscore);
 int zset_score(zset *z, const char *member, size_t len, double *score); /* 1 if present */
-int zset_delete(zset *z, const char *member, size_t len);               /* 1 if it was there */
+/* Adds a member the caller knows is not in the set, with a score that is
+ * not NaN: zset_add without its lookup, for a set being built from
+ * distinct members (ZRANGESTORE, ZUNIONSTORE and the other set algebra).
+ * Inserting in descending (score, member) order lands each member at the
+ * front, a search that stops at once. */
+void zset_insert_new(zset *z, double score, const char *member, size_t len);
+int zset_delete(zset *z, const char *member, size_t len); /* 1 if it was there */
 /* The member's 0-based rank (from the highest score when reverse), or -1
  * when absent; *score (if non-NULL) receives its score. */
 long zset_rank(zset *z, const char *member, size_t len, int reverse, double *score);

@@ -112,6 +112,24 @@ static void test_obj_get_ll_and_ld(void **state) {
     }
 }
 
+/* obj_get_double: Valkey's getDoubleFromObject, decimal only. */
+static void test_obj_get_double(void **state) {
+    (void)state;
+    const char *good[] = {"1.5", "-0", "inf", "-inf", "+inf", ".5", "1e-320", "7"};
+    double d;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        obj *o = obj_create_string(good[i], strlen(good[i]));
+        if (!obj_get_double(o, &d)) fail_msg("rejected \"%s\"", good[i]);
+        obj_decr_ref(o);
+    }
+    const char *bad[] = {"", " 1", "\t1", "1 ", "nan", "-nan", "abc", "1.5x", "1e999", "0x10", "-0X1p4"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        obj *o = obj_create_string(bad[i], strlen(bad[i]));
+        if (obj_get_double(o, &d)) fail_msg("accepted \"%s\"", bad[i]);
+        obj_decr_ref(o);
+    }
+}
+
 static void test_create_encodings(void **state) {
     (void)state;
     char big[OBJ_EMBSTR_MAX + 1];
@@ -193,8 +211,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_str_to_ll_accepts), cmocka_unit_test(test_str_to_ll_rejects),
         cmocka_unit_test(test_ll_to_str),         cmocka_unit_test(test_obj_get_ll_and_ld),
-        cmocka_unit_test(test_create_encodings),  cmocka_unit_test(test_string_resize),
-        cmocka_unit_test(test_no_leak),
+        cmocka_unit_test(test_obj_get_double),    cmocka_unit_test(test_create_encodings),
+        cmocka_unit_test(test_string_resize),     cmocka_unit_test(test_no_leak),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -469,6 +469,28 @@ static void test_dense_merges_after_removals(void **state) {
     zset_free(z);
 }
 
+/* zset_insert_new: distinct members in any order, and in descending order
+ * (each at the front, as the set algebra inserts a difference), give the
+ * same set as zset_add, invariants included. */
+static void test_insert_new(void **state) {
+    (void)state;
+    static ref r;
+    r.n = 0;
+    zset *z = zset_create(), *front = zset_create();
+    for (int i = 0; i < 300; i++) {
+        char m[8];
+        size_t len = (size_t)snprintf(m, sizeof(m), "n%d", (i * 37) % 300);
+        double score = pick_score();
+        zset_insert_new(z, score, m, len);
+        if (r.n < sizeof(r.v) / sizeof(r.v[0])) ref_insert(&r, score, m, len);
+    }
+    check_same(z, &r);
+    for (size_t i = r.n; i-- > 0;) zset_insert_new(front, r.v[i].score, r.v[i].m, r.v[i].len);
+    check_same(front, &r);
+    zset_free(z);
+    zset_free(front);
+}
+
 static int set_layout(void **state) {
     zset_layout_default = (int)(intptr_t)*state;
     return 0;
@@ -488,6 +510,7 @@ int main(void) {
         cmocka_unit_test(test_memory_accounted),
         cmocka_unit_test(test_dense_at_scale),
         cmocka_unit_test(test_dense_merges_after_removals),
+        cmocka_unit_test(test_insert_new),
     };
     /* Every test runs once per layout. */
     int failed = 0;

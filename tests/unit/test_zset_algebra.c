@@ -1,0 +1,206 @@
+/* test_zset_algebra.c — the sorted-set algebra (src/cmd_zset_algebra.c)
+ * and ZRANGESTORE (src/cmd_zset.c) on a fake client (fd -1) whose reply
+ * bytes are read back exactly.
+ *
+ * What the differential suite cannot show: which writes are signalled to
+ * the keyspace's listener (db_signal_modified, where Valkey calls
+ * signalModifiedKey; WATCH will listen), and that every member layout
+ * gives the same answers (the suite runs the default layout alone). The
+ * fixed replies are Debian's redis-server 7.0.15's, which the suite's
+ * transcript 22 checks too.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "commands.h"
+#include "db.h"
+#include "reply.h"
+#include "reply_capture.h"
+#include "zmalloc.h"
+#include "zset.h"
+
+static db tdb;
+static client *tc;
+
+static command *find_command(const char *name) {
+    command *tables[] = {zset_algebra_commands, zset_commands, string_commands, keys_commands};
+    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
+        for (command *cmd = tables[t]; cmd->name; cmd++)
+            if (!strcasecmp(cmd->name, name)) return cmd;
+    return NULL;
+}
+
+static char *run_argv(int argc, const char *const *argv) {
+    obj **args = zmalloc(sizeof(obj *) * (size_t)argc);
+    for (int i = 0; i < argc; i++) args[i] = obj_create_string(argv[i], strlen(argv[i]));
+    tc->argc = argc;
+    tc->argv = args;
+    tc->cmd = find_command(argv[0]);
+    if (!tc->cmd) fail_msg("unknown command %s", argv[0]);
+    tc->cmd->proc(tc);
+    for (int i = 0; i < argc; i++) obj_decr_ref(args[i]);
+    zfree(args);
+    tc->argv = NULL;
+    tc->argc = 0;
+    return take_reply(tc);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__})
+#define RUN(...) run_argv((int)(sizeof(ARGS(__VA_ARGS__)) / sizeof(char *)), ARGS(__VA_ARGS__))
+#define EXPECT(want, ...) expect(RUN(__VA_ARGS__), want, #__VA_ARGS__)
+#define DO(...) zfree(RUN(__VA_ARGS__))
+
+static void expect(char *got, const char *want, const char *what) {
+    if (strcmp(got, want)) {
+        print_error("%s\n  got  %s\n  want %s\n", what, got, want);
+        zfree(got);
+        fail();
+    }
+    zfree(got);
+}
+
+/* The listener: counts the signals and keeps the last key's name. */
+static int signals;
+static char last_key[32];
+static void count_signal(db *d, obj *key) {
+    (void)d;
+    signals++;
+    snprintf(last_key, sizeof(last_key), "%.*s", (int)key->len, key->ptr);
+}
+
+/* Runs a command and checks how many signals it sent (and, when it sent
+ * any, that the last named key). */
+static void expect_signals(int want, const char *key, char *reply, const char *what) {
+    zfree(reply);
+    if (signals != want || (want && strcmp(last_key, key))) {
+        print_error("%s: %d signals (last %s), want %d (%s)\n", what, signals, last_key, want, key);
+        fail();
+    }
+    signals = 0;
+}
+#define SIGNALS(want, key, ...) expect_signals(want, key, RUN(__VA_ARGS__), #__VA_ARGS__)
+
+static int setup(void **state) {
+    zset_layout_default = (int)(intptr_t)*state;
+    db_init(&tdb, 0);
+    tc = zcalloc(sizeof(client));
+    tc->fd = -1;
+    tc->resp = 2;
+    tc->db = &tdb;
+    db_on_modified(count_signal);
+    signals = 0;
+    return 0;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    db_on_modified(NULL);
+    zfree(take_reply(tc));
+    zfree(tc->buf);
+    zfree(tc);
+    db_release(&tdb);
+    zset_layout_default = ZSET_LAYOUT_DENSE;
+    return 0;
+}
+
+static void fill(void) {
+    DO("ZADD", "a", "1", "x", "2", "y", "3", "z");
+    DO("ZADD", "b", "10", "y", "20", "z", "30", "w");
+    DO("SET", "str", "v");
+    signals = 0; /* whatever ZADD and SET signal, only what follows counts */
+}
+
+/* ---- the writes each command signals --------------------------------------------- */
+
+static void test_store_signals(void **state) {
+    (void)state;
+    fill();
+    SIGNALS(1, "d", "ZUNIONSTORE", "d", "2", "a", "b");
+    SIGNALS(1, "d", "ZINTERSTORE", "d", "2", "a", "b");
+    SIGNALS(1, "d", "ZDIFFSTORE", "d", "2", "b", "a");
+    SIGNALS(1, "d", "ZINTERSTORE", "d", "2", "a", "missing"); /* empty: d deleted */
+    EXPECT(":0\r\n", "EXISTS", "d");
+    SIGNALS(0, "", "ZINTERSTORE", "d", "2", "a", "missing"); /* empty, and no d to delete */
+    SIGNALS(1, "a", "ZUNIONSTORE", "a", "2", "a", "b");      /* the destination among the sources */
+    SIGNALS(1, "str", "ZDIFFSTORE", "str", "1", "b");        /* a string destination is replaced */
+    SIGNALS(0, "", "ZUNION", "2", "a", "b");
+    SIGNALS(0, "", "ZINTER", "2", "a", "b");
+    SIGNALS(0, "", "ZDIFF", "2", "a", "b");
+    SIGNALS(0, "", "ZINTERCARD", "2", "a", "b");
+    DO("SET", "s2", "v");
+    signals = 0;
+    SIGNALS(0, "", "ZUNIONSTORE", "d", "2", "a", "s2");              /* WRONGTYPE */
+    SIGNALS(0, "", "ZUNIONSTORE", "d", "2", "a", "b", "WITHSCORES"); /* syntax error */
+    SIGNALS(0, "", "ZUNIONSTORE", "d", "0", "a");
+}
+
+static void test_rangestore_signals(void **state) {
+    (void)state;
+    fill();
+    SIGNALS(1, "r", "ZRANGESTORE", "r", "a", "0", "-1");
+    SIGNALS(1, "r", "ZRANGESTORE", "r", "a", "2", "+inf", "BYSCORE");
+    SIGNALS(1, "r", "ZRANGESTORE", "r", "a", "10", "20"); /* empty: r deleted */
+    EXPECT(":0\r\n", "EXISTS", "r");
+    SIGNALS(0, "", "ZRANGESTORE", "r", "a", "10", "20");
+    SIGNALS(0, "", "ZRANGESTORE", "r", "missing", "0", "-1");
+    SIGNALS(0, "", "ZRANGESTORE", "r", "str", "0", "-1");
+    SIGNALS(0, "", "ZRANGESTORE", "r", "a", "0", "-1", "WITHSCORES");
+    SIGNALS(1, "a", "ZRANGESTORE", "a", "a", "1", "-1");
+    EXPECT("*4\r\n$1\r\ny\r\n$1\r\n2\r\n$1\r\nz\r\n$1\r\n3\r\n", "ZRANGE", "a", "0", "-1", "WITHSCORES");
+}
+
+/* ---- the same answers in every member layout ------------------------------------- */
+
+static void test_answers(void **state) {
+    (void)state;
+    fill();
+    EXPECT("*8\r\n$1\r\nx\r\n$1\r\n1\r\n$1\r\ny\r\n$2\r\n12\r\n$1\r\nz\r\n$2\r\n23\r\n$1\r\nw\r\n$2\r\n30\r\n",
+           "ZUNION", "2", "a", "b", "WITHSCORES");
+    EXPECT("*4\r\n$1\r\nz\r\n$3\r\n-11\r\n$1\r\ny\r\n$2\r\n-4\r\n", "ZINTER", "2", "a", "b", "WEIGHTS", "3", "-1",
+           "WITHSCORES");
+    EXPECT("*2\r\n$1\r\nw\r\n$2\r\n30\r\n", "ZDIFF", "2", "b", "a", "WITHSCORES");
+    EXPECT(":1\r\n", "ZINTERCARD", "2", "a", "b", "LIMIT", "1");
+    EXPECT(":2\r\n", "ZRANGESTORE", "r", "b", "(10", "+inf", "BYSCORE");
+    EXPECT("*2\r\n$1\r\nz\r\n$1\r\nw\r\n", "ZRANGE", "r", "0", "-1");
+    /* a few hundred members, so the dense layout spans several leaves */
+    char m[16], s[16];
+    for (int i = 0; i < 400; i++) {
+        snprintf(m, sizeof(m), "m%d", i);
+        snprintf(s, sizeof(s), "%d", i);
+        DO("ZADD", i % 2 ? "odd" : "even", s, m);
+        DO("ZADD", "all", s, m);
+    }
+    EXPECT(":400\r\n", "ZUNIONSTORE", "u", "2", "odd", "even");
+    EXPECT(":200\r\n", "ZDIFFSTORE", "d", "2", "all", "odd");
+    EXPECT(":0\r\n", "ZINTERSTORE", "i", "2", "odd", "even");
+    EXPECT(":200\r\n", "ZINTERCARD", "2", "all", "even");
+    EXPECT(":100\r\n", "ZRANGESTORE", "r", "d", "0", "99");
+    EXPECT("*2\r\n$3\r\nm96\r\n$2\r\n96\r\n", "ZRANGE", "d", "48", "48", "WITHSCORES");
+    EXPECT("*2\r\n$4\r\nm399\r\n$3\r\n399\r\n", "ZRANGE", "u", "-1", "-1", "WITHSCORES");
+}
+
+#define ALL_LAYOUTS(test)                                                                                              \
+    cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)(intptr_t)ZSET_LAYOUT_COPIED),             \
+        cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)(intptr_t)ZSET_LAYOUT_NODE_POINTER),   \
+        cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)(intptr_t)ZSET_LAYOUT_EMBEDDED),       \
+        cmocka_unit_test_prestate_setup_teardown(test, setup, teardown, (void *)(intptr_t)ZSET_LAYOUT_DENSE)
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_prestate_setup_teardown(test_store_signals, setup, teardown,
+                                                 (void *)(intptr_t)ZSET_LAYOUT_DENSE),
+        cmocka_unit_test_prestate_setup_teardown(test_rangestore_signals, setup, teardown,
+                                                 (void *)(intptr_t)ZSET_LAYOUT_DENSE),
+        ALL_LAYOUTS(test_answers),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
