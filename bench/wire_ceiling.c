@@ -116,7 +116,7 @@ static int send_all(int fd, struct iovec *iov, int cnt) {
 /* ---- peer ----------------------------------------------------------------------------------------------------- */
 
 /* The options soloist puts on an accepted socket (src/client_io.c,
- * client_io_accept, with src/anet.c's helpers), copied: TCP_NODELAY, and
+ * client_io_accept, through src/anet.c), copied: TCP_NODELAY, and
  * SO_KEEPALIVE with tcp-keepalive's default of 300 s as anet_keepalive
  * sets it (idle 300 s, a probe every 100 s, 3 probes). Keep-alive never
  * fires on a busy connection; it is copied so that the two sockets differ
