@@ -60,11 +60,11 @@
 /* The largest reply the peer sends: big_values.py's largest value is 64
  * MB; the slack covers a RESP header should a caller ask for one. */
 #define MAX_REPLY ((size_t)64 * MB + 4096)
-/* The peer's sink for a request's bytes. Small enough to stay in the
- * cache, so the receiver's copy lands on hot lines and the ceiling is the
- * cheapest receiver this machine has, not one paying for fresh memory;
- * large enough that a recv() drains a good part of the socket's queue
- * (a system call per 256 KB is well under 1% of the copy). */
+/* The peer's sink for a request's bytes: 256 KB, small enough to stay in
+ * the caches, so the receiver's copy lands on lines it already holds
+ * where a server's lands in fresh memory the size of the value; one
+ * system call per 256 KB is small beside a 256 KB copy. That is an
+ * argument, not a measurement: `peer --sink BYTES` tries another size. */
 #define SINK_DEFAULT ((size_t)256 * 1024)
 
 static _Noreturn void die(const char *what) {
