@@ -8,19 +8,32 @@ option), beside Debian's redis-server 7.0, in one run.
 
 (a) Bandwidth and the large requests' own latency. One connection, one
     request at a time: GET of a stored value of 1, 2, 4, 8, 16, 32 and
-    64 MB (the reply read into a reused buffer), and SET of the same
-    sizes. Each cell starts with one untimed exchange whose reply is
-    checked (the GET's bytes against the value, the SET's +OK), then
-    times every request from the first byte sent to the last byte of its
-    reply. Beside them the ceiling: a raw loopback sender and receiver
-    doing the same exchange (a small request answered by the value's
-    bytes, or the value's bytes answered by 5 bytes) between two
-    processes, with no server logic at all. Per cell MB/s and the p50
-    and p99 of the per-request latencies (a server's run line keeps them
-    all, in µs; the ceiling's keeps its p50, p99 and max). A cell runs
-    for a time that grows with the size (cell_s(): RUN_S at 64 MB, a
-    quarter of it at 1 MB) and for at least MIN_REQS timed requests;
-    settings alternated within each size.
+    64 MB, and SET of the same sizes. Every cell, a server's or the
+    ceiling's, is measured by the same C client (bench/wire_ceiling.c,
+    `wire_ceiling client`), so no server is read through a slower
+    receiver than the ceiling is: it reads each reply into a reused
+    buffer with recv() of everything outstanding and sends each request
+    with one sendmsg() of everything left. The value is generated from a
+    seed by the client, which SETs it itself, untimed, before a GET cell.
+    Each cell starts with one untimed exchange whose reply is checked
+    (the GET's bytes against the value, the SET's +OK), then times every
+    request from the first byte sent to the last byte of its reply
+    (CLOCK_MONOTONIC). Beside them the ceiling: `wire_ceiling peer`, a C
+    process with no server logic at all, doing the same exchange (a
+    small request answered by the value's size in bytes, or the value's
+    bytes answered by 5 bytes) with the cheapest ends the kernel allows:
+    it sends from never-written anonymous memory (the zero page, always
+    in cache) with one blocking send() of everything left, and receives
+    into a small sink that stays in cache, on a socket set as soloist
+    sets its clients' (TCP_NODELAY). A server pays for its value's
+    memory and its event loop; the ceiling pays only the kernel's copies
+    and wake-ups, so no server should beat it, and F7.18 checks that
+    none does. Per cell MB/s and the p50 and p99 of the per-request
+    latencies (a server's run line keeps them all, in µs; the ceiling's
+    keeps its p50, p99 and max). A cell runs for a time that grows with
+    the size (cell_s(): RUN_S at 64 MB, a quarter of it at 1 MB) and for
+    at least MIN_REQS timed requests; settings alternated within each
+    size.
 (b) The noisy neighbour, scaled to 2 cores: soloist-bench in open loop,
     1 KB GETs at SMALL_RATE/s on SMALL_CONNS connections, with and without
     10 MB GETs at BIG_RATE/s on 2 connections beside them; the small
@@ -34,7 +47,9 @@ Prints JSON lines: kind=run (one per measurement), kind=skipped, and
 generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
 (about a minute, one run per cell; full about 4 minutes, three), RUN_S,
-SMALL_RATE, BIG_RATE, NOISE_S, SOLOIST_BIN, REDIS_BIN, SOLOIST_BENCH_BIN.
+SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
+keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, SOLOIST_BIN,
+REDIS_BIN, SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
 bench/run.py stops it at 300 s (120 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
@@ -43,12 +58,11 @@ the figures of Valkey's blog post on reply copy avoidance, measured, not
 mirrored.
 """
 
+import json
 import math
 import os
-import socket
 import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
@@ -58,100 +72,54 @@ SIZES_MB = [1, 2, 4, 8, 16, 32, 64]
 OLD_SIZES_MB = [1, 8, 64]  # F7.1-F7.6, as chapter 07 cites them
 MIN_REQS = 3
 
-# The raw loopback peer, a process of its own as a server is: per
-# exchange it reads an 8-byte request length and an 8-byte reply length,
-# the request's bytes, then sends the reply's bytes; one connection at a
-# time, for ever.
-RAW_PEER = r"""
-import socket
-ls = socket.socket(); ls.bind(("127.0.0.1", 0)); ls.listen(1)
-print(ls.getsockname()[1], flush=True)
-out = memoryview(bytes(64 * 1024 * 1024 + 64))
-sink = bytearray(4 * 1024 * 1024)
-def serve(s):
-    while True:
-        h = b""
-        while len(h) < 16:
-            c = s.recv(16 - len(h))
-            if not c: return
-            h += c
-        req, rep = int.from_bytes(h[:8], "little"), int.from_bytes(h[8:], "little")
-        while req:
-            n = s.recv_into(sink, min(req, len(sink)))
-            if not n: return
-            req -= n
-        s.sendall(out[:rep])
-while True:
-    s, _ = ls.accept()
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    serve(s)
-    s.close()
-"""
+# bench/wire_ceiling (mk/bench.mk builds it): the raw loopback peer, and
+# the client that measures every bandwidth cell, servers' and ceiling's.
+WIRE_CEILING_BIN = os.environ.get("WIRE_CEILING_BIN", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "build", "bench", "wire_ceiling"))
 
 
-def recv_n(s, n, buf):
-    """Reads exactly n bytes into buf (reused); returns them as a view."""
-    view = memoryview(buf)
-    got = 0
-    while got < n:
-        k = s.recv_into(view[got:], n - got)
-        if not k:
-            raise ConnectionError("closed")
-        got += k
-    return view[:n]
+def sizes_mb():
+    """The sizes this run measures: SIZES_MB=1,8 (a comma list, each one of
+    SIZES_MB's powers of two) for a short run, else all of them. A row keeps
+    its number whatever the list (F7.10 is always 1 MB)."""
+    raw = os.environ.get("SIZES_MB", "").strip()
+    if not raw:
+        return list(SIZES_MB)
+    got = [int(x) for x in raw.replace(" ", "").split(",") if x]
+    bad = [mb for mb in got if mb not in SIZES_MB]
+    if bad or not got:
+        sys.exit("big_values: SIZES_MB must list some of %s (got %r)" % (",".join(map(str, SIZES_MB)), raw))
+    return [mb for mb in SIZES_MB if mb in got]
 
 
-def bulk_len(s):
-    line = b""
-    while not line.endswith(b"\r\n"):
-        c = s.recv(1)
-        if not c:
-            raise ConnectionError("closed")
-        line += c
-    return line, int(line[1:-2])
+def start_peer():
+    """The raw peer, a process of its own as a server is. -> (process, port)."""
+    peer = subprocess.Popen([WIRE_CEILING_BIN, "peer"], stdout=subprocess.PIPE, text=True)
+    line = peer.stdout.readline()
+    if not line.strip().isdigit():
+        peer.kill()
+        raise RuntimeError("wire_ceiling peer did not print its port (got %r)" % line)
+    return peer, int(line)
 
 
-def run_cell(kind, port, size, value, run_s, buf):
-    """One cell: GET or SET of `size` bytes against a server, or the raw
-    peer doing the same. One untimed exchange first, its reply checked;
-    then exchanges for run_s seconds and at least MIN_REQS of them, each
-    timed from its first byte sent to its reply's last byte read.
-    -> (timed exchanges, seconds, first reply ok, latencies in s)."""
-    s = socket.create_connection(("127.0.0.1", port))
-    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    setreq = [b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % size, value, b"\r\n"]
-
-    def exchange(check):
-        if kind == "raw-get":
-            s.sendall((0).to_bytes(8, "little") + size.to_bytes(8, "little"))
-            recv_n(s, size, buf)
-        elif kind == "raw-set":
-            s.sendall((size).to_bytes(8, "little") + (5).to_bytes(8, "little"))
-            s.sendall(value)
-            recv_n(s, 5, buf)
-        elif kind == "get":
-            s.sendall(b"*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n")
-            line, ln = bulk_len(s)
-            got = recv_n(s, ln + 2, buf)
-            if check:
-                return ln == size and got[:ln] == value
-        else:
-            s.sendmsg(setreq)
-            r = recv_n(s, 5, buf)
-            if check:
-                return bytes(r) == b"+OK\r\n"
-        return True
-
-    ok = exchange(True)
-    lats, clock = [], time.perf_counter
-    t0 = clock()
-    while clock() - t0 < run_s or len(lats) < MIN_REQS:
-        a = clock()
-        exchange(False)
-        lats.append(clock() - a)
-    secs = clock() - t0
-    s.close()
-    return len(lats), secs, ok, lats
+def run_cell(kind, port, size, run_s, seed):
+    """One cell, measured by `wire_ceiling client`: GET or SET of `size`
+    bytes against a server, or the raw peer doing the same (raw-get,
+    raw-set). The client stores the value (seeded by `seed`) itself,
+    untimed, before a GET cell; then one untimed exchange whose reply it
+    checks, then exchanges for run_s seconds and at least MIN_REQS of
+    them, each timed from its first byte sent to its reply's last byte
+    read. -> (timed exchanges, seconds, first reply ok, latencies in s)."""
+    argv = [WIRE_CEILING_BIN, "client", "--port", str(port), "--kind", kind, "--size", str(size),
+            "--seconds", "%g" % run_s, "--min-reqs", str(MIN_REQS), "--value-seed", str(seed)]
+    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=run_s + 120)
+    try:
+        d = json.loads(p.stdout.strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise RuntimeError("%s: exit %d, no JSON line: %s" % (" ".join(argv), p.returncode, p.stderr[-300:]))
+    if p.returncode != 0:
+        raise RuntimeError("%s: exit %d: %s" % (" ".join(argv), p.returncode, d.get("error") or p.stderr[-300:]))
+    return d["exchanges"], d["seconds"], d["ok"], [x / 1e6 for x in d["latency_us"]]
 
 
 def pct(xs, q):
@@ -168,14 +136,6 @@ def cell_s(mb, run_s):
     return run_s * (0.25 + 0.75 * (mb.bit_length() - 1) / 6)
 
 
-def set_value(srv, value):
-    with socket.create_connection(("127.0.0.1", srv.port), timeout=60) as s:
-        s.sendall(b"*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%d\r\n" % len(value))
-        s.sendall(value)
-        s.sendall(b"\r\n")
-        assert bl.read_reply(s).startswith(b"+OK")
-
-
 def copied(srv):
     v = srv.info("stats").get(("stats", "reply_bytes_copied"))
     return int(v) if v is not None else None
@@ -184,29 +144,28 @@ def copied(srv):
 def bandwidth(quick, base):
     run_s = float(os.environ.get("RUN_S", "0.4" if quick else "1.0"))
     runs = 1 if quick else 3
+    if not os.access(WIRE_CEILING_BIN, os.X_OK):
+        raise RuntimeError("%s not built (make bench builds it)" % WIRE_CEILING_BIN)
     soloist = bl.Server("soloist", bl.servers()[0][1], "soloist", ["--io-threads", "1"])
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
-    peer = subprocess.Popen([sys.executable, "-c", RAW_PEER], stdout=subprocess.PIPE, text=True)
-    raw_port = int(peer.stdout.readline())
-    buf = bytearray(64 * MB + 64)
+    peer, raw_port = start_peer()
     lines = []
     try:
-        for mb in SIZES_MB:
+        for mb in sizes_mb():
             size = mb * MB
-            value = os.urandom(MB) * mb
             for srv in (soloist, redis):
                 srv.pause()
             for _ in range(runs):
                 for setting in ("raw", "on", "off", "redis"):
                     for test in ("GET", "SET"):
                         cfg = dict(base, part="bandwidth", setting=setting, test=test, value_mb=mb,
-                                   cell_s=round(cell_s(mb, run_s), 3), min_reqs=MIN_REQS)
+                                   cell_s=round(cell_s(mb, run_s), 3), min_reqs=MIN_REQS, client="wire_ceiling")
                         if setting == "raw":
                             if peer.poll() is not None:
                                 bl.emit(dict(cfg, kind="skipped", why="raw peer exited"))
                                 continue
-                            n, secs, ok, lats = run_cell("raw-" + test.lower(), raw_port, size, value,
-                                                         cell_s(mb, run_s), buf)
+                            n, secs, ok, lats = run_cell("raw-" + test.lower(), raw_port, size,
+                                                         cell_s(mb, run_s), mb)
                             extra = {}
                         else:
                             srv = redis if setting == "redis" else soloist
@@ -214,13 +173,13 @@ def bandwidth(quick, base):
                                 if setting != "redis":
                                     srv.command(b"CONFIG", b"SET", b"reply-copy-avoidance",
                                                 b"yes" if setting == "on" else b"no")
-                                set_value(srv, value)
                                 # INFO's own reply is a bulk string the counter
-                                # counts: read it twice to take that off.
+                                # counts: read it twice to take that off. The
+                                # client's untimed SET before a GET cell adds
+                                # nothing (its reply is +OK, not a bulk).
                                 c0 = copied(srv)
                                 c0b = copied(srv)
-                                n, secs, ok, lats = run_cell(test.lower(), srv.port, size, value,
-                                                             cell_s(mb, run_s), buf)
+                                n, secs, ok, lats = run_cell(test.lower(), srv.port, size, cell_s(mb, run_s), mb)
                                 c1 = copied(srv)
                             extra = {}
                             if c0 is not None and test == "GET":
@@ -235,6 +194,8 @@ def bandwidth(quick, base):
                         lines.append(line)
     finally:
         peer.kill()
+        peer.wait()
+        peer.stdout.close()
         soloist.stop()
         redis.stop()
     return lines
@@ -359,6 +320,38 @@ def sweep(bw, row, quick):
             test=test, sizes_mb=",".join(str(mb) for mb in sizes), runs=runs)
 
 
+def ceiling_holds(bw, row, sizes):
+    """F7.18: a ceiling a server beats is not a ceiling. Per operation and
+    size, each server's median MB/s over the ceiling's; the target is that
+    none is above 1. The headline is the highest ratio, so the row reads
+    as "met" / "not met" and as "at most 1"."""
+    def mbps(setting, test, mb):
+        return med([ln["mb_per_s"] for ln in bw if ln["setting"] == setting and ln["test"] == test
+                    and ln["value_mb"] == mb])
+
+    names = (("on", "on"), ("off", "off"), ("redis", "redis"))
+    cells = []  # (test, mb, [(name, ratio)])
+    for test in ("GET", "SET"):
+        for mb in sizes:
+            ceil = mbps("raw", test, mb)
+            got = [(label, mbps(k, test, mb)) for k, label in names]
+            if not ceil or None in (v for _, v in got):
+                continue
+            cells.append((test, mb, [(label, v / ceil) for label, v in got]))
+    if not cells:
+        return
+    top = max(((r, label, test, mb) for test, mb, rs in cells for label, r in rs))
+    over = ["%s %s %d MB %.2f×" % (label, test, mb, r) for test, mb, rs in cells for label, r in rs if r > 1]
+    row(18, "target: no server faster than the raw loopback ceiling, GET and SET at every size (each server's "
+        "median MB/s over the ceiling's, %s MB values, one connection, one request at a time, every cell read by "
+        "the same C client); a ceiling a server beats is not a ceiling" % ", ".join(str(mb) for mb in sizes),
+        "%s (highest %.2f×: %s %s %d MB)%s; %s"
+        % ("met" if not over else "not met", top[0], top[1], top[2], top[3],
+           "" if not over else "; above the ceiling: " + ", ".join(over),
+           "; ".join("%s %d MB: %s" % (test, mb, ", ".join("%s %.2f×" % x for x in rs)) for test, mb, rs in cells)),
+        sizes_mb=",".join(str(mb) for mb in sizes))
+
+
 def findings(bw, nz, quick):
     cmd = "make findings BENCH=big_values" + (" QUICK=1" if quick else "")
     base = {"quick": quick, "peer": "redis-server 7.0", "io_threads": 1}
@@ -389,14 +382,16 @@ def findings(bw, nz, quick):
         row(7, "target: GET with copy avoidance on ≥ 0.8× the loopback ceiling at ≥ 8 MB",
             "%s (lowest %.2f×: %s)" % ("met" if worst >= 0.8 else "not met", worst,
                                        ", ".join("%d MB %.2f×" % r for r in ratios)), test="GET")
+    measured = [mb for mb in SIZES_MB if any(ln["value_mb"] == mb for ln in bw)]
     for j, setting in enumerate(("on", "off")):  # F7.8, F7.9
         per = {mb: med([ln.get("bytes_copied_per_get") for ln in bw if ln["setting"] == setting
-                        and ln["test"] == "GET" and ln["value_mb"] == mb]) for mb in SIZES_MB}
-        if None in per.values():
+                        and ln["test"] == "GET" and ln["value_mb"] == mb]) for mb in measured}
+        if not per or None in per.values():
             continue
         row(8 + j, "bytes the main thread copies into reply buffers per large GET, copy avoidance %s "
             "(INFO reply_bytes_copied)%s" % (setting, "; target zero" if setting == "on" else ""),
-            ", ".join("%d MB: %.0f B" % (mb, per[mb]) for mb in SIZES_MB), test="GET")
+            ", ".join("%d MB: %.0f B" % (mb, per[mb]) for mb in measured), test="GET")
+    ceiling_holds(bw, row, measured)
 
     sweep(bw, row, quick)
 
@@ -418,7 +413,7 @@ def findings(bw, nz, quick):
         rid += 1
     for j, (mine, theirs) in enumerate((("t1-on", "redis-t1"), ("t2-on", "redis-t2"))):  # F7.26-F7.27
         a, aq, b = p(mine, True, "p999_us"), p(mine, False, "p999_us"), p(theirs, True, "p999_us")
-        if None in (a, aq, b):
+        if None in (a, aq, b) or not aq or not b:  # a cell that timed no small GET has no ratio
             continue
         row(26 + j, "target: small-class p99.9 with noise ≤ 2× without, and ≤ 0.25× redis-server 7.0's "
             "under the same noise (%s vs %s)" % (mine, theirs),

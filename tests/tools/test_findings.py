@@ -16,7 +16,9 @@ server without threads could not run; every figure from several runs
 gives their spread and every comparison whether its sides' runs separate
 ("... faster in every run", "... lower in every run", "run ranges
 overlap"), a figure from one run says "(one run)", and a benchmark's own
-rows (prefetch_e2e, big_values) keep its figure with the spread added.
+rows (prefetch_e2e, big_values) keep its figure with the spread added;
+big_values' ceiling row (F7.18) says "met" only when no server beat the
+ceiling, and names every one that did.
 
 Run: python3 -m unittest tests/tools/test_findings.py (tests/suites/55).
 """
@@ -1308,6 +1310,82 @@ class BenchlibTest(unittest.TestCase):
         self.assertGreaterEqual(n, 250000)
         self.assertLess(n, 250000 + 800)
         self.assertEqual(benchlib.calibrate_requests(1.0, 0.1, 50, 1), 2000)
+
+
+class BigValuesCeilingTest(unittest.TestCase):
+    """bench/big_values.py's side of the ceiling: F7.18 says whether a
+    server beat the ceiling, in a figure the book's readings can read;
+    SIZES_MB limits a run; the runner needs wire_ceiling; and the peer and
+    client, when built, answer run_cell as the bandwidth loop reads it."""
+
+    def setUp(self):
+        import big_values
+        self.bv = big_values
+
+    def rows_for(self, speeds, sizes=(1, 8)):
+        bw = [{"setting": st, "test": t, "value_mb": mb, "mb_per_s": v}
+              for mb in sizes for t in ("GET", "SET") for st, v in speeds.items()]
+        got = []
+        self.bv.ceiling_holds(bw, lambda rid, claim, fig, **cfg: got.append((rid, claim, fig, cfg)), list(sizes))
+        return got
+
+    def test_ceiling_row_met_when_no_server_is_faster(self):
+        import findings_refs
+        (rid, claim, fig, cfg), = self.rows_for({"raw": 2000.0, "on": 1500.0, "off": 900.0, "redis": 1000.0})
+        self.assertEqual(rid, 18)
+        self.assertTrue(claim.startswith("target: no server faster than the raw loopback ceiling"))
+        self.assertTrue(fig.startswith("met (highest 0.75×: on "), fig)
+        self.assertIn("GET 8 MB: on 0.75×, off 0.45×, redis 0.50×", fig)
+        self.assertEqual(cfg["sizes_mb"], "1,8")
+        self.assertIsNone(findings_refs.evaluate("met; at most 1", fig))
+
+    def test_ceiling_row_names_every_server_above_it(self):
+        import findings_refs
+        (_, _, fig, _), = self.rows_for({"raw": 1000.0, "on": 900.0, "off": 800.0, "redis": 1160.0}, sizes=(1,))
+        self.assertTrue(fig.startswith("not met (highest 1.16×: redis "), fig)
+        self.assertIn("above the ceiling: redis GET 1 MB 1.16×, redis SET 1 MB 1.16×", fig)
+        self.assertIsNone(findings_refs.evaluate("not met; at least 1", fig))
+        self.assertIsNotNone(findings_refs.evaluate("met", fig))
+
+    def test_no_ceiling_row_without_the_ceilings_runs(self):
+        self.assertEqual(self.rows_for({"on": 1500.0, "off": 900.0, "redis": 1000.0}), [])
+
+    def test_sizes_knob(self):
+        old = os.environ.get("SIZES_MB")
+        self.addCleanup(lambda: os.environ.pop("SIZES_MB", None) if old is None
+                        else os.environ.__setitem__("SIZES_MB", old))
+        os.environ["SIZES_MB"] = "8,1"
+        self.assertEqual(self.bv.sizes_mb(), [1, 8])
+        os.environ["SIZES_MB"] = ""
+        self.assertEqual(self.bv.sizes_mb(), [1, 2, 4, 8, 16, 32, 64])
+        os.environ["SIZES_MB"] = "3"
+        with redirect_stderr(io.StringIO()), self.assertRaises(SystemExit):
+            self.bv.sizes_mb()
+
+    def test_runner_needs_wire_ceiling(self):
+        import argparse
+        import run
+        a = argparse.Namespace(quick=True, soloist_bench_bin=sys.executable, wire_ceiling_bin="/nonexistent/wc")
+        argv, why, _ = run.command_for("big_values", a)
+        self.assertIsNone(argv)
+        self.assertIn("/nonexistent/wc not built", why)
+        a.wire_ceiling_bin = sys.executable
+        argv, _, _ = run.command_for("big_values", a)
+        self.assertTrue(argv[0].endswith("big_values.py"))
+
+    def test_raw_cells_through_the_built_peer_and_client(self):
+        if not os.access(self.bv.WIRE_CEILING_BIN, os.X_OK):
+            self.skipTest("build/bench/wire_ceiling is not built (make build/bench/wire_ceiling)")
+        peer, port = self.bv.start_peer()
+        self.addCleanup(peer.stdout.close)
+        self.addCleanup(peer.wait)
+        self.addCleanup(peer.kill)
+        for kind in ("raw-get", "raw-set"):
+            n, secs, ok, lats = self.bv.run_cell(kind, port, 1 << 20, 0.0, 1)
+            self.assertTrue(ok)
+            self.assertGreaterEqual(n, self.bv.MIN_REQS)
+            self.assertEqual(len(lats), n)
+            self.assertTrue(secs > 0 and all(0 < x < secs + 1e-6 for x in lats), (secs, lats))
 
 
 if __name__ == "__main__":
