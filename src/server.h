@@ -28,6 +28,8 @@
 /* The Valkey version soloist answers as in HELLO and INFO's redis_version
  * field (clients gate features on it). */
 #define SOLOIST_COMPAT_VERSION "7.2.4"
+/* The Valkey release whose replies soloist gives (INFO valkey_version). */
+#define SOLOIST_VALKEY_VERSION "8.1.0"
 #define CONFIG_BINDADDR_MAX 16
 
 /* Main-thread time, by phase (step 0's measurement of the serial share).
