@@ -24,6 +24,7 @@
 
 struct db;
 struct command;
+struct multi_state;
 
 /* Valkey: PROTO_REPLY_CHUNK_BYTES — the largest reply buffer and the
  * smallest reply block. */
@@ -75,6 +76,13 @@ typedef struct parsed_cmd {
 #define CLIENT_REPLY_OFF (1u << 4)
 #define CLIENT_REPLY_SKIP_NEXT (1u << 5)
 #define CLIENT_REPLY_SKIP (1u << 6)
+/* Transactions (multi.c; Valkey's flags of the same names). MULTI: after
+ * MULTI, until EXEC or DISCARD; DIRTY_CAS: a watched key was touched, EXEC
+ * will answer a null array; DIRTY_EXEC: a command was refused while
+ * queueing, EXEC will answer -EXECABORT. */
+#define CLIENT_MULTI (1u << 7)
+#define CLIENT_DIRTY_CAS (1u << 8)
+#define CLIENT_DIRTY_EXEC (1u << 9)
 /* Replies are not appended while any of these is set (reply.c). */
 #define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 
@@ -126,6 +134,18 @@ typedef struct client {
     obj **argv;
     struct command *cmd, *lastcmd;
     long long commands_processed;
+
+    /* Transactions (multi.c): the queue since MULTI and the watched keys;
+     * NULL until the first MULTI or WATCH. Main only: no I/O job touches
+     * it, so another client's write may dirty this one at any time. */
+    struct multi_state *mstate;
+    /* CLIENT LIST tot-net-in / tot-net-out: bytes read from and written
+     * to the socket. Counted by main in the main halves of a read and a
+     * write (client_read_done, client_write_done) from io_nread and
+     * io_nwritten, which the job left; so they are main's fields like the
+     * server's totals beside them, and CLIENT LIST reads them without
+     * waiting for a worker. */
+    unsigned long long net_input_bytes, net_output_bytes;
 
     /* Output: buf[sentlen, bufpos) first, then the block list (reply.c).
      * buf is NULL until the first reply and again after an idle spell;

@@ -41,94 +41,98 @@ static size_t attr_len(const char *s) { return s ? strlen(s) : 0; }
  * clients when only == NULL and ids == NULL, one client (CLIENT INFO)
  * when only != NULL, or the clients whose ids are in ids[0..nids) (CLIENT
  * LIST ID ...), in the order given. Each line ends in a newline, CLIENT
- * INFO's too, as in Valkey. lib-name and lib-ver follow resp=, where
- * Valkey prints them. */
+ * INFO's too, as in Valkey. */
 static void client_list_reply(client *c, client *only, const long long *ids, int nids) {
     size_t cap = 512, len = 0;
     char *out = zmalloc(cap);
     for (int i = 0; i < (ids ? nids : 1); i++) {
         for (client *x = server.clients; x; x = x->next) {
             if ((only && x != only) || (ids && (long long)x->id != ids[i])) continue;
-            /* The fixed fields fit in 600 bytes; the three free-form ones
+            /* The fixed fields fit in 900 bytes; the three free-form ones
              * are as long as the client made them. */
-            size_t need = 600 + attr_len(x->name) + attr_len(x->lib_name) + attr_len(x->lib_ver);
+            size_t need = 900 + attr_len(x->name) + attr_len(x->lib_name) + attr_len(x->lib_ver);
             while (cap - len < need) out = zrealloc(out, cap *= 2);
             len += client_info_string(x, out + len, cap - len);
-            len += (size_t)snprintf(out + len, cap - len, " lib-name=%s lib-ver=%s\n", x->lib_name ? x->lib_name : "",
-                                    x->lib_ver ? x->lib_ver : "");
+            out[len++] = '\n';
         }
     }
     reply_verbatim(c, out, len, "txt");
     zfree(out);
 }
 
-/* CLIENT KILL ip:port | CLIENT KILL <filter> <value> ... */
-static void client_kill(client *c) {
-    if (c->argc == 3) {
-        for (client *x = server.clients; x; x = x->next) {
-            if (strcmp(x->addr, c->argv[2]->ptr) == 0) {
-                reply_ok(c);
-                if (x == c)
-                    c->flags |= CLIENT_CLOSE_AFTER_REPLY; /* after the OK */
-                else
-                    client_close_async(x);
-                return;
-            }
+/* Valkey's getClientTypeByName, for CLIENT KILL TYPE and CLIENT LIST
+ * TYPE: soloist has normal clients only. */
+static int known_client_type(const obj *t) {
+    return arg_is(t, "normal") || arg_is(t, "master") || arg_is(t, "primary") || arg_is(t, "replica") ||
+           arg_is(t, "slave") || arg_is(t, "pubsub");
+}
+
+typedef struct kill_filter {
+    long long id, max_age; /* 0: any */
+    const char *addr, *laddr;
+    int skipme, none; /* none: a TYPE no soloist client has */
+} kill_filter;
+
+/* One filter of the new form at argv[i] (its value at i + 1), as Valkey
+ * parses it (clientCommand, "kill"): 1, or 0 once the error is replied.
+ * A filter without a value is a syntax error. */
+static int kill_option(client *c, int i, kill_filter *f) {
+    obj *k = c->argv[i], *v = i + 1 < c->argc ? c->argv[i + 1] : NULL;
+    if (v && arg_is(k, "id")) {
+        if (!obj_get_ll(v, &f->id) || f->id <= 0) {
+            reply_error(c, "client-id should be greater than 0");
+            return 0;
         }
-        reply_error(c, "No such client");
-        return;
-    }
-    if ((c->argc - 2) % 2) {
+    } else if (v && arg_is(k, "maxage")) {
+        if (!obj_get_ll(v, &f->max_age)) {
+            reply_error(c, "maxage is not an integer or out of range");
+            return 0;
+        }
+        if (f->max_age <= 0) {
+            reply_error(c, "maxage should be greater than 0");
+            return 0;
+        }
+    } else if (v && arg_is(k, "type")) {
+        if (!known_client_type(v)) {
+            reply_error_format(c, "Unknown client type '%s'", v->ptr);
+            return 0;
+        }
+        if (!arg_is(v, "normal")) f->none = 1;
+    } else if (v && arg_is(k, "addr")) {
+        f->addr = v->ptr;
+    } else if (v && arg_is(k, "laddr")) {
+        f->laddr = v->ptr;
+    } else if (v && arg_is(k, "user")) {
+        if (strcmp(v->ptr, "default")) {
+            reply_error_format(c, "No such user '%s'", v->ptr);
+            return 0;
+        }
+    } else if (v && arg_is(k, "skipme") && (arg_is(v, "yes") || arg_is(v, "no"))) {
+        f->skipme = arg_is(v, "yes");
+    } else {
         reply_error(c, ERR_SYNTAX);
-        return;
+        return 0;
     }
-    long long id = -1;
-    const char *addr = NULL, *laddr = NULL;
-    int skipme = 1;
-    for (int i = 2; i < c->argc; i += 2) {
-        obj *k = c->argv[i], *v = c->argv[i + 1];
-        if (arg_is(k, "id")) {
-            if (!obj_get_ll(v, &id) || id <= 0) {
-                reply_error(c, "client-id should be greater than 0");
-                return;
-            }
-        } else if (arg_is(k, "addr")) {
-            addr = v->ptr;
-        } else if (arg_is(k, "laddr")) {
-            laddr = v->ptr;
-        } else if (arg_is(k, "skipme")) {
-            if (arg_is(v, "yes"))
-                skipme = 1;
-            else if (arg_is(v, "no"))
-                skipme = 0;
-            else {
-                reply_error(c, ERR_SYNTAX);
-                return;
-            }
-        } else if (arg_is(k, "type")) {
-            if (!arg_is(v, "normal") && !arg_is(v, "master") && !arg_is(v, "replica") && !arg_is(v, "slave") &&
-                !arg_is(v, "pubsub")) {
-                reply_error_format(c, "Unknown client type '%s'", v->ptr);
-                return;
-            }
-            if (!arg_is(v, "normal")) id = 0; /* no such clients in soloist */
-        } else if (arg_is(k, "user")) {
-            if (strcmp(v->ptr, "default")) {
-                reply_error_format(c, "No such user '%s'", v->ptr);
-                return;
-            }
-        } else {
-            reply_error(c, ERR_SYNTAX);
-            return;
-        }
-    }
-    long long killed = 0;
+    return 1;
+}
+
+/* CLIENT KILL ip:port (the old form: OK or "No such client", and one may
+ * kill oneself) | CLIENT KILL <filter> <value> ... (the count killed). */
+static void client_kill(client *c) {
+    int old_form = c->argc == 3;
+    kill_filter f = {.skipme = !old_form};
+    if (old_form)
+        f.addr = c->argv[2]->ptr;
+    else
+        for (int i = 2; i < c->argc; i += 2)
+            if (!kill_option(c, i, &f)) return;
+    long long killed = 0, now = util_mstime();
     int kill_self = 0;
-    for (client *x = server.clients; x; x = x->next) {
-        if (id == 0 || (id > 0 && (long long)x->id != id)) continue;
-        if (addr && strcmp(x->addr, addr)) continue;
-        if (laddr && strcmp(x->laddr, laddr)) continue;
-        if (x == c && skipme) continue;
+    for (client *x = server.clients; x && !f.none; x = x->next) {
+        if ((f.id && (long long)x->id != f.id) || (f.addr && strcmp(x->addr, f.addr)) ||
+            (f.laddr && strcmp(x->laddr, f.laddr)) || (x == c && f.skipme) ||
+            (f.max_age && (now - x->ctime) / 1000 < f.max_age))
+            continue;
         /* Killing oneself waits for the reply, as in Valkey. */
         if (x == c)
             kill_self = 1;
@@ -136,7 +140,12 @@ static void client_kill(client *c) {
             client_close_async(x);
         killed++;
     }
-    reply_long_long(c, killed);
+    if (!old_form)
+        reply_long_long(c, killed);
+    else if (killed)
+        reply_ok(c);
+    else
+        reply_error(c, "No such client");
     if (kill_self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
@@ -159,8 +168,7 @@ static void client_command(client *c) {
     } else if (arg_is(sub, "list")) {
         if (c->argc == 4 && arg_is(c->argv[2], "type")) {
             obj *t = c->argv[3];
-            if (!arg_is(t, "normal") && !arg_is(t, "master") && !arg_is(t, "replica") && !arg_is(t, "slave") &&
-                !arg_is(t, "pubsub")) {
+            if (!known_client_type(t)) {
                 reply_error_format(c, "Unknown client type '%s'", t->ptr);
                 return;
             }
@@ -239,7 +247,7 @@ static void client_command(client *c) {
             "KILL <ip:port>",
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
+            "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
             "LIST [TYPE normal]",
             "    Return information about client connections.",
             "REPLY (ON|OFF|SKIP)",

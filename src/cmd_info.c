@@ -149,29 +149,56 @@ static void info_iothreads(text *t) {
 }
 /*@ end */
 
+/* Valkey's serverBuildId is a hash of the version and the build's time
+ * and host; soloist hashes its version and build time alike. */
+static unsigned long long build_id(void) {
+    const char *s = SOLOIST_VERSION " " __DATE__ " " __TIME__;
+    unsigned long long h = 1469598103934665603ULL; /* FNV-1a */
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+    return h;
+}
+
+/* INFO server: Valkey 8.1's fields in its order (server.c
+ * genValkeyInfoString): redis_version first (the Redis version clients
+ * gate features on, 7.2.4 in Valkey 8), then server_name and the
+ * server's own version: Valkey prints valkey_version, soloist
+ * soloist_version. No valkey_version: a client that reads one gates
+ * Valkey's own commands on it, and soloist has only the few this book
+ * needs (server_name says which server answers). soloist has no git build
+ * stamp, so redis_git_sha1 is Valkey's "unknown", eight zeros, and
+ * redis_git_dirty 0. The mode goes under Valkey's name, server_mode. */
+static void info_server(text *t, long long uptime) {
+    struct utsname u;
+    uname(&u);
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    text_printf(t,
+                "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\n"
+                "redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:%llx\r\nserver_mode:standalone\r\n"
+                "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\n"
+                "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n"
+                "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
+                "uptime_in_days:%lld\r\nhz:%d\r\nconfigured_hz:%d\r\nlru_clock:%lld\r\nexecutable:%s\r\n"
+                "config_file:%s\r\nio_threads_active:%d\r\n",
+                SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, build_id(), u.sysname, u.release, u.machine,
+                (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid, server.runid,
+                server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
+                (util_mstime() / 1000) & ((1LL << 24) - 1), exe, server.configfile ? server.configfile : "",
+                io_threads_active() > 1);
+    /* Valkey's getListensInfoString: one line per listener, each bind
+     * address in turn. */
+    text_printf(t, "listener0:name=tcp");
+    for (int i = 0; i < server.bindaddr_count; i++) text_printf(t, ",bind=%s", server.bindaddr[i]);
+    text_printf(t, ",port=%d\r\n", server.port);
+}
+
 static void gen_info(text *t, int argc, obj **argv) {
     long long now = util_mstime();
     long long uptime = (now - server.start_time_ms) / 1000;
     int sections = 0;
 #define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (text_printf(t, "\r\n"), 1) : 1))
-    SECTION("server", 1) {
-        struct utsname u;
-        uname(&u);
-        /* Valkey's order: redis_version first (the Redis version a client
-         * may gate features on, 7.2.4 in Valkey 8 and 9), then server_name
-         * and the server's own version (Valkey: valkey_version), and the
-         * mode under Valkey's name server_mode (Redis: redis_mode). */
-        text_printf(t,
-                    "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\n"
-                    "server_mode:standalone\r\nos:%s %s %s\r\narch_bits:%d\r\nmultiplexing_api:epoll\r\n"
-                    "gcc_version:%d.%d.%d\r\nprocess_id:%d\r\nrun_id:%s\r\ntcp_port:%d\r\n"
-                    "server_time_usec:%lld\r\nuptime_in_seconds:%lld\r\nuptime_in_days:%lld\r\nhz:%d\r\n"
-                    "configured_hz:%d\r\nexecutable:soloist-server\r\nconfig_file:%s\r\nio_threads_active:%d\r\n",
-                    SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, u.sysname, u.release, u.machine, (int)(sizeof(void *) * 8),
-                    __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid, server.runid, server.port,
-                    util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
-                    server.configfile ? server.configfile : "", io_threads_active() > 1);
-    }
+    SECTION("server", 1) info_server(t, uptime);
     SECTION("clients", 1) {
         size_t max_in = 0, max_out = 0;
         for (client *c = server.clients; c; c = c->next) {
@@ -291,9 +318,10 @@ static void reply_flags(client *c, uint32_t flags) {
         uint32_t bit;
         const char *name;
     } names[] = {
-        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},       {CMD_DENYOOM, "denyoom"}, {CMD_ADMIN, "admin"},
-        {CMD_NOSCRIPT, "noscript"}, {CMD_LOADING, "loading"},         {CMD_STALE, "stale"},     {CMD_NOAUTH, "no_auth"},
-        {CMD_FAST, "fast"},         {CMD_MOVABLEKEYS, "movablekeys"}, /* last, as Redis 7.0 and Valkey print it */
+        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},       {CMD_DENYOOM, "denyoom"},
+        {CMD_ADMIN, "admin"},       {CMD_NOSCRIPT, "noscript"},       {CMD_LOADING, "loading"},
+        {CMD_STALE, "stale"},       {CMD_NOAUTH, "no_auth"},          {CMD_FAST, "fast"},
+        {CMD_NO_MULTI, "no_multi"}, {CMD_MOVABLEKEYS, "movablekeys"}, /* last, as Redis 7.0 and Valkey print it */
     };
     long n = 0;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) n += (flags & names[i].bit) != 0;

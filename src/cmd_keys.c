@@ -47,7 +47,9 @@ static void del_command(client *c) {
     long long n = 0;
     for (int j = 1; j < c->argc; j++) {
         db_expire_if_needed(c->db, c->argv[j]);
-        n += db_delete(c->db, c->argv[j]);
+        if (!db_delete(c->db, c->argv[j])) continue;
+        db_signal_modified(c->db, c->argv[j]);
+        n++;
     }
     reply_long_long(c, n);
 }
@@ -264,6 +266,7 @@ static void expire_generic(client *c, long long basetime, long long unit_ms) {
         db_delete(c->db, key);
     else
         db_set_expire(c->db, key, when);
+    db_signal_modified(c->db, key);
     reply_long_long(c, 1);
 }
 /*@ end */
@@ -298,6 +301,7 @@ static void pexpiretime_command(client *c) { ttl_generic(c, 1, 1); }
 
 static void persist_command(client *c) {
     int removed = db_lookup_write(c->db, c->argv[1]) && db_remove_expire(c->db, c->argv[1]);
+    if (removed) db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, removed);
 }
 
@@ -340,6 +344,8 @@ static void rename_generic(client *c, int nx) {
     db_add(c->db, to, val);
     if (expire != -1) db_set_expire(c->db, to, expire);
     db_delete(c->db, from);
+    db_signal_modified(c->db, from);
+    db_signal_modified(c->db, to);
     reply_renamed(c, nx, 1);
 }
 /*@ end */
@@ -389,6 +395,7 @@ static void copy_command(client *c) {
     long long expire = db_get_expire(c->db, from);
     db_add(c->db, to, copy);
     if (expire != -1) db_set_expire(c->db, to, expire);
+    db_signal_modified(c->db, to);
     reply_long_long(c, 1);
 }
 
@@ -404,6 +411,7 @@ static void flush_generic(client *c) {
         reply_error(c, ERR_SYNTAX);
         return;
     }
+    db_signal_modified(c->db, NULL); /* every watched key that exists, before it goes */
     db_empty(c->db);
     reply_ok(c);
 }

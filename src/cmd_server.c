@@ -184,7 +184,7 @@ command server_commands[] = {
      "Returns the server's liveliness response.", 0, 0, 0, 0},
     {"echo", echo_command, 2, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection", "Returns the given string.", 0,
      0, 0, 0},
-    {"quit", quit_command, -1, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection",
+    {"quit", quit_command, -1, CMD_NOAUTH | CMD_FAST | CMD_STALE | CMD_LOADING | CMD_NO_QUEUE, 0, 0, 0, "connection",
      "Closes the connection.", 0, 0, 0, 0},
     {"select", select_command, 2, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection",
      "Changes the selected database.", 0, 0, 0, 0},
@@ -194,7 +194,7 @@ command server_commands[] = {
      "Handshakes with the server.", 0, 0, 0, 0},
     {"time", time_command, 1, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "server", "Returns the server time.", 0, 0,
      0, 0},
-    {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, 0, 0, 0, "server",
-     "Synchronously saves the database(s) to disk and shuts down the server.", 0, 0, 0, 0},
+    {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0,
+     "server", "Synchronously saves the database(s) to disk and shuts down the server.", 0, 0, 0, 0},
     {0},
 };

@@ -197,6 +197,7 @@ static void set_generic(client *c, int flags, obj *key, obj *val, obj *expire, i
         db_set_key(c->db, key, val, (flags & SET_KEEPTTL) || expire);
         if (expire) db_set_expire(c->db, key, when);
     }
+    db_signal_modified(c->db, key);
     if (!(flags & SET_GET)) {
         if (replies == REPLY_ONE_ZERO)
             reply_long_long(c, 1);
@@ -233,11 +234,12 @@ static void getset_command(client *c) {
     if (!get_generic(c)) return;
     obj_incr_ref(c->argv[2]);
     db_set_key(c->db, c->argv[1], c->argv[2], 0); /* GETSET drops the TTL */
+    db_signal_modified(c->db, c->argv[1]);
 }
 
 static void getdel_command(client *c) {
     if (!get_generic(c)) return;
-    db_delete(c->db, c->argv[1]);
+    if (db_delete(c->db, c->argv[1])) db_signal_modified(c->db, c->argv[1]);
 }
 
 /* GETEX key [EX s | PX ms | EXAT ts | PXAT ms-ts | PERSIST].
@@ -264,12 +266,16 @@ static void getex_command(client *c) {
     }
 
     reply_bulk(c, o); /* before the key can go away below */
+    int changed = 1;
     if ((flags & (SET_EXAT | SET_PXAT)) && when <= util_mstime())
         db_delete(c->db, c->argv[1]);
     else if (expire)
         db_set_expire(c->db, c->argv[1], when);
     else if (flags & SET_PERSIST)
-        db_remove_expire(c->db, c->argv[1]);
+        changed = db_remove_expire(c->db, c->argv[1]);
+    else
+        changed = 0; /* GETEX key alone reads */
+    if (changed) db_signal_modified(c->db, c->argv[1]);
 }
 
 /*@ mget */
@@ -303,6 +309,7 @@ static void mset_generic(client *c, int nx) {
     for (int j = 1; j < c->argc; j += 2) {
         obj_incr_ref(c->argv[j + 1]);
         db_set_key(c->db, c->argv[j], c->argv[j + 1], 0);
+        db_signal_modified(c->db, c->argv[j]);
     }
     if (nx)
         reply_long_long(c, 1);
@@ -337,6 +344,7 @@ static void incr_decr(client *c, long long incr) {
         db_overwrite(c->db, c->argv[1], n);
     else
         db_add(c->db, c->argv[1], n);
+    db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, value);
 }
 /*@ end */
@@ -384,6 +392,7 @@ static void incrbyfloat_command(client *c) {
         db_overwrite(c->db, c->argv[1], n);
     else
         db_add(c->db, c->argv[1], n);
+    db_signal_modified(c->db, c->argv[1]);
     reply_bulk(c, n);
 }
 
@@ -408,6 +417,7 @@ static void append_command(client *c) {
         memcpy(o->ptr + old, add->ptr, add->len);
         total = o->len;
     }
+    db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, (long long)total);
 }
 
@@ -489,6 +499,7 @@ static void setrange_command(client *c) {
         o = db_unshare_string(c->db, c->argv[1], need > o->len ? need : o->len);
     }
     memcpy(o->ptr + offset, val->ptr, val->len);
+    db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, (long long)o->len);
 }
 
@@ -529,7 +540,9 @@ static void getbit_command(client *c) {
 /*@ setbit */
 /* SETBIT key offset 0|1: replies the bit's old value. The string grows
  * with zero bytes to reach the offset (Valkey: lookupStringForBitCommand),
- * so a large offset allocates up to proto-max-bulk-len at once. */
+ * so a large offset allocates up to proto-max-bulk-len at once. Setting a
+ * bit to the value it has, in a string that did not grow, is no change
+ * (Valkey's setbitCommand signals only a change). */
 static void setbit_command(client *c) {
     uint64_t offset;
     long long on;
@@ -544,6 +557,7 @@ static void setbit_command(client *c) {
         reply_error(c, ERR_WRONGTYPE);
         return;
     }
+    int grew = !o || need > o->len;
     if (!o) {
         o = obj_create_raw(need);
         memset(o->ptr, 0, need);
@@ -557,6 +571,7 @@ static void setbit_command(client *c) {
         o->ptr[offset >> 3] |= (char)mask;
     else
         o->ptr[offset >> 3] &= (char)~mask;
+    if (grew || old != on) db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, old);
 }
 /*@ end */

@@ -196,6 +196,7 @@ static void zadd_generic(client *c, int flags) {
         int out;
         double newscore = scores[j];
         if (!zset_add(zset_of(o), scores[j], m->ptr, m->len, flags, &out, &newscore)) {
+            if (added || updated) db_signal_modified(c->db, c->argv[1]);
             reply_error(c, "resulting score is not a number (NaN)");
             goto done;
         }
@@ -205,6 +206,8 @@ static void zadd_generic(client *c, int flags) {
         score = newscore;
     }
 reply:
+    /* Valkey: only a member added or a score changed is a change. */
+    if (added || updated) db_signal_modified(c->db, c->argv[1]);
     if (incr) {
         if (processed)
             reply_double(c, score);
@@ -232,6 +235,7 @@ static void zrem_command(client *c) {
         if (zset_length(z) == 0) break; /* the key goes; the rest cannot be there */
     }
     delete_if_empty(c, z);
+    if (deleted) db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, deleted);
 }
 
@@ -275,6 +279,7 @@ static void zremrange_generic(client *c, enum range_type type) {
         deleted = zset_delete_lex_range(z, &lr);
     }
     delete_if_empty(c, z);
+    if (deleted) db_signal_modified(c->db, c->argv[1]);
     reply_long_long(c, (long long)deleted);
 }
 
@@ -650,6 +655,7 @@ static void zpop_generic(client *c, int max) {
         zset_delete(z, m, len); /* node and m are gone from here */
     }
     delete_if_empty(c, z);
+    db_signal_modified(c->db, c->argv[1]); /* at least one member went */
 }
 
 static void zpopmin_command(client *c) { zpop_generic(c, 0); }

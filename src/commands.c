@@ -39,8 +39,9 @@ static int by_name(const void *a, const void *b) {
 }
 
 static command *const *tables(size_t *n) {
-    static command *const all[] = {server_commands, client_commands, config_commands, info_commands,
-                                   string_commands, keys_commands,   zset_commands,   zset_algebra_commands};
+    static command *const all[] = {server_commands, client_commands,       config_commands,
+                                   info_commands,   string_commands,       keys_commands,
+                                   zset_commands,   zset_algebra_commands, multi_commands};
     *n = sizeof(all) / sizeof(all[0]);
     return all;
 }
@@ -103,6 +104,45 @@ size_t commands_count(void) { return index_len; }
 
 /* ------------------------------------------------------------ dispatch */
 
+static commands_queue_fn *multi_queue;
+static commands_exec_abort_fn *multi_exec_abort;
+
+void commands_on_multi(commands_queue_fn *queue, commands_exec_abort_fn *abort) {
+    multi_queue = queue;
+    multi_exec_abort = abort;
+}
+
+/* Valkey: flagTransaction. A command refused while c is in MULTI dooms the
+ * transaction: EXEC will answer -EXECABORT. */
+static void flag_transaction(client *c) {
+    if (c->flags & CLIENT_MULTI) c->flags |= CLIENT_DIRTY_EXEC;
+}
+
+/* Valkey: rejectCommand — the error, and the transaction flagged; a
+ * refused EXEC aborts the transaction instead (commands_on_multi). */
+static void reject(client *c, const char *msg) {
+    flag_transaction(c);
+    if (c->cmd && multi_exec_abort && strcmp(c->cmd->name, "exec") == 0)
+        multi_exec_abort(c, msg);
+    else
+        reply_error(c, msg);
+}
+
+/* Inside MULTI: refuses a NO_MULTI command, or queues any other that is
+ * not NO_QUEUE (Valkey: processCommand). 1 when it took the command. */
+static int in_transaction(client *c, command *cmd) {
+    if (cmd->flags & CMD_NO_MULTI) {
+        cmd->rejected_calls++;
+        c->cmd = NULL;
+        reject(c, "Command not allowed inside a transaction");
+        return 1;
+    }
+    if ((cmd->flags & CMD_NO_QUEUE) || !multi_queue) return 0;
+    multi_queue(c);
+    c->cmd = NULL;
+    return 1;
+}
+
 /*@ process-command */
 void process_command(client *c) {
     obj *name = c->argv[0];
@@ -121,7 +161,7 @@ void process_command(client *c) {
         }
         char msg[512];
         snprintf(msg, sizeof(msg), "unknown command '%.128s', with args beginning with: %s", name->ptr, args);
-        reply_error(c, msg);
+        reject(c, msg);
         return;
     }
     int container = commands_subcommands(cmd) != NULL && c->argc >= 2;
@@ -136,23 +176,26 @@ void process_command(client *c) {
         char msg[256];
         snprintf(msg, sizeof(msg), "unknown subcommand '%.128s'. Try %s HELP.", c->argv[1]->ptr, upper);
         c->cmd = NULL;
-        reply_error(c, msg);
+        reject(c, msg);
         return;
     }
     if (sub) c->cmd = cmd = sub;
     c->lastcmd = cmd;
     if ((cmd->arity > 0 && cmd->arity != c->argc) || c->argc < -cmd->arity) {
+        char msg[128];
         cmd->rejected_calls++;
-        reply_error_arity(c);
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd->name);
+        reject(c, msg);
         c->cmd = NULL;
         return;
     }
     if (!c->authenticated && !(cmd->flags & CMD_NOAUTH)) {
         cmd->rejected_calls++;
+        reject(c, "-NOAUTH Authentication required.");
         c->cmd = NULL;
-        reply_error(c, "-NOAUTH Authentication required.");
         return;
     }
+    if ((c->flags & CLIENT_MULTI) && in_transaction(c, cmd)) return;
     call(c);
 }
 /*@ end */

@@ -35,6 +35,12 @@ typedef void command_proc(struct client *c);
  * story. Redis 7.0 and Valkey derive it from the key specs; soloist marks
  * it by hand. COMMAND INFO prints it after every other flag. */
 #define CMD_MOVABLEKEYS (1u << 9)
+/* Transactions (multi.c). NO_MULTI: refused inside MULTI ("no_multi"; MULTI,
+ * WATCH, SHUTDOWN). NO_QUEUE, soloist's own mark: run at once inside MULTI
+ * instead of queued (EXEC, DISCARD, MULTI, WATCH, QUIT: the commands Valkey
+ * 8.1's processCommand names). */
+#define CMD_NO_MULTI (1u << 16)
+#define CMD_NO_QUEUE (1u << 17)
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND INFO prints it */
@@ -59,6 +65,7 @@ extern command config_commands[];       /* cmd_config.c: CONFIG */
 extern command info_commands[];         /* cmd_info.c: INFO, COMMAND */
 extern command zset_commands[];         /* cmd_zset.c: ZADD, ZRANGE, ZRANK, ZSCAN, ... */
 extern command zset_algebra_commands[]; /* cmd_zset_algebra.c: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD */
+extern command multi_commands[];        /* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",
@@ -91,6 +98,18 @@ size_t commands_count(void);
 void process_command(struct client *c);
 /* Runs c->cmd and accounts its time (Valkey: call()). */
 void call(struct client *c);
+/* Transactions: while c is in MULTI, process_command hands each command
+ * that passed its checks (and is not CMD_NO_QUEUE) to queue instead of
+ * running it. multi.c registers it at start (multi_init): multi.c uses
+ * call(), so the dispatcher reaches it through this pointer, as the
+ * keyspace reaches its listener, and no two modules use each other. */
+typedef void commands_queue_fn(struct client *c);
+/* abort: EXEC itself was refused (its arity, NOAUTH): the transaction is
+ * discarded and the refusal sent as -EXECABORT (Valkey: rejectCommand
+ * calls execCommandAbort), so a client is never left in MULTI by an EXEC
+ * that failed. err is the refusal's text, as reply_error takes it. */
+typedef void commands_exec_abort_fn(struct client *c, const char *err);
+void commands_on_multi(commands_queue_fn *queue, commands_exec_abort_fn *abort);
 /* "ERR wrong number of arguments for 'cmd' command", for c->cmd. */
 void reply_error_arity(struct client *c);
 

@@ -102,7 +102,7 @@ void db_delete_entry(db *d, db_entry *e) {
  * touches several volatile keys within the same millisecond boundary. */
 static int expire_entry_if_needed(db *d, db_entry *e) {
     if (e->expire == -1 || util_mstime() <= e->expire) return 0;
-    db_delete_entry(d, e);
+    db_delete_expired(d, e);
     db_stat.expired_keys++;
     return 1;
 }
@@ -249,7 +249,7 @@ obj *db_random_key(db *d) {
         if (!hashtable_fair_random_entry(d->keys, &p)) return NULL;
         db_entry *e = p;
         if (db_entry_is_expired(e, now)) {
-            db_delete_entry(d, e);
+            db_delete_expired(d, e);
             db_stat.expired_keys++;
             continue;
         }
@@ -275,4 +275,17 @@ void db_on_modified(db_key_listener *fn) { on_modified = fn; }
 
 void db_signal_modified(db *d, obj *key) {
     if (on_modified) on_modified(d, key);
+}
+
+/* The listener is called after the key is gone, so it needs its own copy
+ * of the name: one allocation per expired key, and none with no listener. */
+void db_delete_expired(db *d, db_entry *e) {
+    if (!on_modified) {
+        db_delete_entry(d, e);
+        return;
+    }
+    obj *key = obj_create_string(e->key, e->keylen);
+    db_delete_entry(d, e);
+    on_modified(d, key);
+    obj_decr_ref(key);
 }

@@ -113,6 +113,11 @@ void db_rehash_step(db *d, uint64_t budget_us);
 int db_entry_is_expired(const db_entry *e, long long now_ms);
 /* Removes e from both tables and frees it and its value reference. */
 void db_delete_entry(db *d, db_entry *e);
+/* The same for an entry whose time has passed, signalled as a change
+ * (db_signal_modified) once it is gone, as Valkey's
+ * deleteExpiredKeyAndPropagate signals an expired key. Not counted: the
+ * caller counts expired_keys. */
+void db_delete_expired(db *d, db_entry *e);
 /* Lazy expiry alone: deletes key if its time has passed and counts it in
  * expired_keys. 1 if it was expired (and is now gone). No hit/miss. */
 int db_expire_if_needed(db *d, obj *key);
@@ -135,7 +140,10 @@ obj *db_unshare_string(db *d, obj *key, size_t len);
  * commands call db_signal_modified themselves, as Valkey's do, because
  * only they know whether anything changed: ZADD that adds nothing and SET
  * with NX on an existing key touch nothing. Deletions by expiry and
- * FLUSHALL are signalled by the code that does them. */
+ * FLUSHALL are signalled by the code that does them: expiry after the key
+ * is gone (db_delete_expired), FLUSHALL and FLUSHDB with key NULL, "the
+ * whole database", while the keys are still there, as Valkey's
+ * signalFlushedDb calls touchAllWatchedKeysInDb before emptying. */
 typedef void db_key_listener(db *d, obj *key);
 void db_on_modified(db_key_listener *fn);
 void db_signal_modified(db *d, obj *key);

@@ -85,7 +85,7 @@ void db_active_expire_cycle(db *d, long long budget_us) {
         for (int buckets = 0; s.sampled < num && buckets < EXPIRE_MAX_BUCKETS_PER_LOOP; buckets++) {
             s.ndoomed = 0;
             d->expire_cursor = hashtable_scan(d->expires, d->expire_cursor, sample_entry, &s);
-            for (size_t i = 0; i < s.ndoomed; i++) db_delete_entry(d, s.doomed[i]);
+            for (size_t i = 0; i < s.ndoomed; i++) db_delete_expired(d, s.doomed[i]);
             s.expired += s.ndoomed;
             if (d->expire_cursor == 0) {
                 wrapped = 1; /* a whole pass is done: enough for this cycle */

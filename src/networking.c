@@ -122,6 +122,7 @@
 #include "io_offload.h"
 #include "io_threads.h"
 #include "memory_prefetch.h"
+#include "multi.h"
 #include "reply.h"
 #include "resp.h"
 #include "server.h"
@@ -246,6 +247,7 @@ void client_free(client *c) {
         server.clients_count--;
     }
     unlink_pending_write(c);
+    multi_free_client(c); /* its queue, and its keys unwatched */
     for (int i = c->cmdq_pos; i < c->cmdq_len; i++) free_argv(c->cmdq[i].argc, c->cmdq[i].argv);
     zfree(c->cmdq);
     if (c->argv) free_argv(c->argc, c->argv);
@@ -449,6 +451,7 @@ void client_read_done(client *c) {
     }
     c->last_interaction = util_mstime();
     server.stat_net_input_bytes += n;
+    c->net_input_bytes += (unsigned long long)n;
     if (c->io_read_flags & CLIENT_IO_READ_QB_LIMIT) {
         server_log(LL_WARNING, "Closing client that reached max query buffer length: id=%llu addr=%s qbuf=%zu",
                    (unsigned long long)c->id, c->addr, c->qb_len);
@@ -517,6 +520,7 @@ int client_write_done(client *c, int offloaded) {
     server.stat_total_writes += c->io_write_calls;
     if (c->io_nwritten) {
         server.stat_net_output_bytes += (long long)c->io_nwritten;
+        c->net_output_bytes += c->io_nwritten;
         consume_written(c, c->io_nwritten);
         c->last_interaction = util_mstime();
     }
@@ -615,26 +619,61 @@ void networking_clients_cron(void) {
 /*@ end */
 
 /*@ client-info */
+/* Valkey's flag letters, in its order (catClientInfoString): x in MULTI,
+ * d a watched key touched, c closing after the reply, A closing now;
+ * N for none. */
+static void client_flags_string(const client *c, char *out) {
+    char *p = out;
+    if (c->flags & CLIENT_MULTI) *p++ = 'x';
+    if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
+    if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (c->flags & CLIENT_CLOSE_ASAP) *p++ = 'A';
+    if (p == out) *p++ = 'N';
+    *p = '\0';
+}
+
+/* argv-mem: the bytes of the arguments parsed and not yet freed: the
+ * command running now (EXEC's own while it runs its queue, as Valkey
+ * counts) and, since a read parses a whole pipeline, the commands parsed
+ * behind it. */
+static size_t client_argv_mem(const client *c) {
+    int argc;
+    obj **argv = multi_top_argv(c, &argc);
+    size_t n = 0;
+    for (int i = 0; argv && i < argc; i++) n += argv[i]->len;
+    for (int i = c->cmdq_pos; i < c->cmdq_len; i++)
+        for (int j = 0; c->cmdq[i].argv && j < c->cmdq[i].argc; j++) n += c->cmdq[i].argv[j]->len;
+    return n;
+}
+
+/* One CLIENT LIST line, every field Valkey 8.1 prints, in its order
+ * (networking.c catClientInfoString). */
 size_t client_info_string(const client *c, char *buf, size_t len) {
     /* The input fields may be a worker's: wait until it is done with them. */
     io_offload_wait_read(c);
     long long now = util_mstime();
     const char *cmd = c->lastcmd ? c->lastcmd->name : "NULL";
-    char events[3] = {0};
+    char events[3] = {0}, flags[8];
     int mask = c->fd != -1 ? ae_get_file_mask(server.el, c->fd) : 0, e = 0;
     if (mask & AE_READABLE) events[e++] = 'r';
     if (mask & AE_WRITABLE) events[e++] = 'w';
+    client_flags_string(c, flags);
     /* Memory the client holds: the shared query buffer is not its own. */
     size_t rbs = c->buf ? c->buf_size : 0;
     size_t qbuf_mem = client_io_borrows_shared_qb(c) ? 0 : c->qb_cap;
+    size_t argv_mem = client_argv_mem(c), multi_mem = multi_queued_mem(c);
     int n = snprintf(buf, len,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
-                     "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
-                     "oll=%ld omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d",
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
+                     "ssub=0 multi=%d watch=%d qbuf=%zu qbuf-free=%zu argv-mem=%zu multi-mem=%zu rbs=%zu rbp=%zu "
+                     "obl=%zu oll=%ld omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d "
+                     "lib-name=%s lib-ver=%s tot-net-in=%llu tot-net-out=%llu tot-cmds=%lld",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-                     (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, c->db ? c->db->id : 0, c->qb_len,
-                     c->qb_cap - c->qb_len, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
-                     sizeof(*c) + qbuf_mem + rbs + c->reply_bytes, events, cmd, c->resp);
+                     (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, flags, c->db ? c->db->id : 0,
+                     multi_queued_count(c), multi_watched_count(c), c->qb_len, c->qb_cap - c->qb_len, argv_mem,
+                     multi_mem, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
+                     sizeof(*c) + qbuf_mem + rbs + c->reply_bytes + argv_mem + multi_mem, events, cmd, c->resp,
+                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->net_input_bytes,
+                     c->net_output_bytes, c->commands_processed);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }
 /*@ end */

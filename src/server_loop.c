@@ -24,6 +24,7 @@
 #include "db.h"
 #include "hashtable.h"
 #include "io_offload.h"
+#include "multi.h"
 #include "networking.h"
 #include "server.h"
 #include "siphash.h"
@@ -238,6 +239,7 @@ int server_init(void) {
     }
     db_init(&db0, 0);
     commands_init();
+    multi_init(); /* the transaction queue and the WATCH registry's listener */
     if (listen_on_port() == -1) return -1;
     for (int i = 0; i < server.ipfd_count; i++)
         ae_add_file(server.el, server.ipfd[i], AE_READABLE, networking_accept_handler, NULL);

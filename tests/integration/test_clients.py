@@ -53,6 +53,65 @@ class ClientsTest(harness.ServerTestCase):
             time.sleep(0.05)
         return False
 
+    # Valkey 8.1's CLIENT LIST fields, in its order (src/networking.c
+    # catClientInfoString).
+    VALKEY_FIELDS = ("id addr laddr fd name age idle flags db sub psub ssub multi watch qbuf qbuf-free argv-mem "
+                     "multi-mem rbs rbp obl oll omem tot-mem events cmd user redir resp lib-name lib-ver "
+                     "tot-net-in tot-net-out tot-cmds").split()
+
+    def info_fields(self, c):
+        line = parse(c.request("CLIENT", "INFO")).decode().rstrip("\n")
+        return [f.split("=", 1) for f in line.split(" ")]
+
+    def test_client_info_fields_in_valkey_order(self):
+        if self.server.kind == "redis":
+            self.skipTest("Redis 7.0 prints fewer fields (no watch, lib-*, tot-*)")
+        c = self.conn()
+        self.assertEqual([k for k, _ in self.info_fields(c)], self.VALKEY_FIELDS)
+
+    def test_client_info_counts_bytes_and_commands(self):
+        """tot-net-in counts every byte read (this CLIENT INFO's too),
+        tot-net-out every byte written before it, tot-cmds the commands
+        run before it."""
+        if self.server.kind == "redis":
+            self.skipTest("Redis 7.0 has no tot-net-in, tot-net-out, tot-cmds")
+        c = self.conn()
+        self.assertEqual(c.request("PING"), b"+PONG\r\n")
+        c.send(b"SET k v\r\n")
+        self.assertEqual(c.read_reply(), b"+OK\r\n")
+        sent = len(harness.encode("PING")) + len(b"SET k v\r\n") + len(harness.encode("CLIENT", "INFO"))
+        f = dict(self.info_fields(c))
+        self.assertEqual(int(f["tot-net-in"]), sent)
+        self.assertEqual(int(f["tot-net-out"]), len(b"+PONG\r\n+OK\r\n"))
+        self.assertEqual(int(f["tot-cmds"]), 2)
+        self.assertEqual(int(f["argv-mem"]), len("client") + len("info"))
+
+    def test_client_info_transaction_fields(self):
+        """multi= counts the queued commands (-1 outside MULTI), multi-mem
+        their argument bytes plus a pointer per argument, watch= the
+        watched keys, and the flags show x (MULTI) and d (a watched key
+        was touched)."""
+        c, other = self.conn(), self.conn()
+        c.request("WATCH", "k1", "k2", "k1")
+        f = dict(self.info_fields(c))
+        self.assertEqual((f["flags"], f["multi"]), ("N", "-1"))
+        if self.server.kind != "redis":
+            self.assertEqual(f["watch"], "2")
+        other.request("SET", "k2", "x")
+        f = dict(self.info_fields(c))
+        self.assertEqual(f["flags"], "d")
+        if self.server.kind != "redis":
+            self.assertEqual(f["watch"], "0")  # a touched client forgets its watches
+        c.request("UNWATCH")
+        c.request("MULTI")
+        c.request("SET", "a", "1")
+        c.request("INCR", "a")
+        theirs = [x for x in client_list(other) if x["flags"] == "x"]
+        self.assertEqual(len(theirs), 1)
+        self.assertEqual(theirs[0]["multi"], "2")
+        self.assertEqual(int(theirs[0]["multi-mem"]), (3 + 1 + 1 + 3 * 8) + (4 + 1 + 2 * 8))
+        self.assertEqual(parse(c.request("EXEC")), [b"OK", 2])
+
     def test_client_ids_increase_and_list_shows_all(self):
         a, b = self.conn(), self.conn()
         ia = parse(a.request("CLIENT", "ID"))
@@ -116,7 +175,7 @@ class ClientsTest(harness.ServerTestCase):
         mine = [x for x in client_list(b) if x["id"] == str(ida)][0]
         self.assertEqual((mine["lib-name"], mine["lib-ver"]), ("redis-py", "5.0.1"))
         self.assertRegex(parse(b.request("CLIENT", "LIST", "ID", str(ida))).decode(),
-                         r" resp=2 lib-name=redis-py lib-ver=5\.0\.1\n$")
+                         r" resp=2 lib-name=redis-py lib-ver=5\.0\.1 tot-net-in=\d+ tot-net-out=\d+ tot-cmds=\d+\n$")
         a.request("CLIENT", "SETINFO", "lib-ver", "")
         mine = [x for x in client_list(b) if x["id"] == str(ida)][0]
         self.assertEqual(mine["lib-ver"], "")

@@ -213,16 +213,24 @@ class InfoTest(unittest.TestCase):
             self.assertIn(k, f)
 
     def test_server_identity_fields(self):
-        """What client libraries read to tell servers apart: as Valkey,
-        redis_version (the Redis version it is compatible with, 7.2.4)
-        comes first, then server_name and the server's own version, and
-        the mode is server_mode (Valkey's name for redis_mode)."""
+        """What client libraries read to tell servers apart, in Valkey
+        8.1's order: redis_version (the Redis version it is compatible
+        with, 7.2.4) first, then server_name and soloist's own version
+        (no valkey_version: soloist is not Valkey), the build stamp (redis_git_sha1,
+        redis_git_dirty, redis_build_id), and the mode as server_mode
+        (Valkey's name for redis_mode); the listeners close the section."""
         if self.server.kind == "redis":
             self.skipTest("soloist only")
         text = info(self.c, "server")
         self.assertRegex(text, r"^# Server\r\nredis_version:7\.2\.4\r\nserver_name:soloist\r\n"
-                               r"soloist_version:\d+\.\d+\.\d+\r\nserver_mode:standalone\r\n")
-        self.assertNotIn("valkey_version", text)
+                               r"soloist_version:\d+\.\d+\.\d+\r\n"
+                               r"redis_git_sha1:0{8}\r\nredis_git_dirty:0\r\nredis_build_id:[0-9a-f]+\r\n"
+                               r"server_mode:standalone\r\nos:[^\r]+\r\narch_bits:(32|64)\r\n")
+        f = info_fields(text)["server"]
+        for k in ("monotonic_clock", "atomicvar_api", "gcc_version", "process_supervised", "lru_clock",
+                  "executable", "config_file", "io_threads_active"):
+            self.assertIn(k, f)
+        self.assertRegex(text, r"\r\nlistener0:name=tcp(,bind=[^,\r]+)+,port=%d\r\n" % self.server.port)
 
     def test_clients_and_stats(self):
         c2 = self.server.conn()
