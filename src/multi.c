@@ -137,9 +137,9 @@ static multi_state *state_of(client *c) {
     return c->mstate;
 }
 
-/* An obj that views bytes it does not own (a lookup key). */
-static obj key_view(const char *p, size_t len) {
-    return (obj){.type = OBJ_STRING, .encoding = OBJ_ENC_RAW, .refcount = 1, .len = len, .ptr = (char *)p};
+/* Makes *o view bytes it does not own (a lookup key). */
+static void key_view(obj *o, const char *p, size_t len) {
+    *o = (obj){.type = OBJ_STRING, .encoding = OBJ_ENC_RAW, .refcount = 1, .len = len, .ptr = (char *)p};
 }
 
 /* ------------------------------------------------------------ watches */
@@ -245,7 +245,8 @@ static void touch_all(struct db *d) {
     hashtable_init_iterator(&it, registry, 1);
     while (hashtable_next(&it, &p)) {
         watch_entry *e = p;
-        obj k = key_view(e->key, e->name.len);
+        obj k;
+        key_view(&k, e->key, e->name.len);
         if (!db_find_entry(d, &k)) continue;
         for (watched_key *wk = e->clients; wk; wk = wk->next) {
             if (wk->db != d) continue;
@@ -274,7 +275,8 @@ static int watched_key_expired(client *c) {
     long long now = util_mstime();
     for (watched_key *wk = c->mstate ? c->mstate->watched : NULL; wk; wk = wk->next_of_client) {
         if (wk->expired) continue;
-        obj k = key_view(wk->entry->key, wk->entry->name.len);
+        obj k;
+        key_view(&k, wk->entry->key, wk->entry->name.len);
         db_entry *de = db_find_entry(wk->db, &k);
         if (de && db_entry_is_expired(de, now)) return 1;
     }
