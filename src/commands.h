@@ -30,6 +30,7 @@ typedef void command_proc(struct client *c);
 #define CMD_LOADING (1u << 6)  /* "loading" */
 #define CMD_STALE (1u << 7)    /* "stale" */
 #define CMD_NOSCRIPT (1u << 8) /* "noscript" */
+#define CMD_BLOCKING (1u << 9) /* "blocking": may block the client (blocked.c) */
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND INFO prints it */

@@ -238,6 +238,11 @@ static bool fallback(enum io_fallback why) {
  * that refused the job (queue_full). */
 /*@ offload-read */
 bool io_offload_read(client *c) {
+    /* A blocked or just-unblocked client reads on main: whoever unblocks it
+     * must find its command queue free (blocked.c's essay; Valkey's
+     * trySendReadToIOThreads keeps such reads on main too). */
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_UNBLOCKED))
+        return fallback(io_threads_active() < 2 ? IO_FALLBACK_INACTIVE : IO_FALLBACK_NOT_ELIGIBLE);
     /*@ exercise: read-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))

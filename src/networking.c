@@ -118,6 +118,7 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "blocked.h"
 #include "client_io.h"
 #include "commands.h"
 #include "db.h"
@@ -248,6 +249,7 @@ void client_free(client *c) {
         server.clients_count--;
     }
     unlink_pending_write(c);
+    blocked_client_gone(c); /* a blocked client leaves every waiting list */
     for (int i = c->cmdq_pos; i < c->cmdq_len; i++) free_argv(c->cmdq[i].argc, c->cmdq[i].argv);
     zfree(c->cmdq);
     if (c->argv) free_argv(c->argc, c->argv);
@@ -358,7 +360,11 @@ static void release_argv(client *c, int argc, obj **argv) {
     if (!io_offload_free_argv(c, argc, argv)) free_argv(argc, argv);
 }
 
-/* Runs the queued commands in order; stops when the client must close.
+/* Runs the queued commands in order; stops when the client must close, or
+ * when a command blocked it (blocked.c): the rest wait for it to be
+ * unblocked, and networking_handle_unblocked resumes them. After each
+ * command the clients waiting on keys it created are served (Valkey calls
+ * handleClientsBlockedOnKeys after call()).
  * The phase clock switches to EXEC once for the whole batch, not once per
  * command: at depth 16 a clock read per command would cost a measurable
  * share of a command that takes a microsecond or two. */
@@ -378,13 +384,15 @@ static void run_queued_commands(client *c) {
     int first = c->cmdq_pos;
     server_phase(PHASE_EXEC);
     int prefetched = c->cmdq_pos; /* step 6: the commands before it had their keys prefetched */
-    while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+    while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         if (c->cmdq_pos == prefetched) prefetched = memory_prefetch_pipeline(c);
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
         c->argc = pc->argc;
         c->argv = pc->argv;
         pc->argv = NULL;
         process_command(c);
+        blocked_handle_ready_keys();
+        if (c->flags & CLIENT_BLOCKED) break; /* its argv stays: blocked.c runs it again */
         client_command_done(c);
         if (c->argv) release_argv(c, c->argc, c->argv);
         c->argc = 0;
@@ -417,7 +425,8 @@ static void process_input(client *c) {
             c->qb_len = c->qb_pos = 0;
             break;
         }
-        if (!had || (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) || c->qb_len == 0) break;
+        if (!had || (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED)) || c->qb_len == 0)
+            break;
         if (client_io_parse(c, &err) == -1) err_len = resp_parser_error_len(&c->parser);
     }
     /* What the loop parsed from a private buffer may have emptied it. */
@@ -481,6 +490,22 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     c->cur_tid = 0; /* main allocates this read's argvs: main frees them */
     client_io_read(c);
     client_read_done(c);
+}
+/*@ end */
+
+/*@ handle-unblocked */
+/* before_sleep: the clients unblocked since the last turn (served, timed
+ * out, CLIENT UNBLOCK) run the commands they pipelined behind the blocked
+ * one, in the order they were unblocked (Valkey: processUnblockedClients).
+ * Their reads were kept on main while they were blocked (blocked.c), so no
+ * worker holds their command queue. */
+void networking_handle_unblocked(void) {
+    for (client *c; (c = blocked_next_unblocked());) {
+        if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) continue;
+        server.current_client = c;
+        run_queued_commands(c);
+        server.current_client = NULL;
+    }
 }
 /*@ end */
 
@@ -604,7 +629,9 @@ void networking_clients_cron(void) {
     long long now = util_mstime();
     for (client *c = server.clients, *next; c; c = next) {
         next = c->next;
-        if (server.maxidletime && now - c->last_interaction > (long long)server.maxidletime * 1000) {
+        /* A blocked client is not idle: it waits (Valkey: no timeout for BLPOP). */
+        if (server.maxidletime && !(c->flags & CLIENT_BLOCKED) &&
+            now - c->last_interaction > (long long)server.maxidletime * 1000) {
             server_log(LL_VERBOSE, "Closing idle client");
             client_free(c);
             continue;
@@ -629,13 +656,14 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
     /* Memory the client holds: the shared query buffer is not its own. */
     size_t rbs = c->buf ? c->buf_size : 0;
     size_t qbuf_mem = client_io_borrows_shared_qb(c) ? 0 : c->qb_cap;
+    const char *flags = c->flags & CLIENT_BLOCKED ? "b" : "N"; /* Valkey: 'b' blocked */
     int n = snprintf(buf, len,
-                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=N db=%d sub=0 psub=0 "
+                     "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
                      "ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu rbp=%zu obl=%zu "
                      "oll=%ld omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 resp=%d",
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-                     (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, c->db ? c->db->id : 0, c->qb_len,
-                     c->qb_cap - c->qb_len, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
+                     (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, flags, c->db ? c->db->id : 0,
+                     c->qb_len, c->qb_cap - c->qb_len, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
                      sizeof(*c) + qbuf_mem + rbs + c->reply_bytes, events, cmd, c->resp);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }
