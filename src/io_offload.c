@@ -234,8 +234,9 @@ static bool fallback(enum io_fallback why) {
  * input now, and a result is owed (io.reads_pending: take_results takes
  * nothing while no result is owed). False: main reads it itself, at once;
  * the token is IDLE and the reason counted: no active worker (inactive),
- * a client that is closing or has no socket (not_eligible), or an inbox
- * that refused the job (queue_full). */
+ * a client that is closing, has no socket, or is blocked or just
+ * unblocked (not_eligible), or an inbox that refused the job
+ * (queue_full). */
 /*@ offload-read */
 bool io_offload_read(client *c) {
     /* A blocked or just-unblocked client reads on main: whoever unblocks it
