@@ -25,6 +25,7 @@
 struct db;
 struct command;
 struct multi_state;
+struct blocked_state;
 
 /* Valkey: PROTO_REPLY_CHUNK_BYTES — the largest reply buffer and the
  * smallest reply block. */
@@ -83,6 +84,15 @@ typedef struct parsed_cmd {
 #define CLIENT_MULTI (1u << 7)
 #define CLIENT_DIRTY_CAS (1u << 8)
 #define CLIENT_DIRTY_EXEC (1u << 9)
+/* Blocking pops (blocked.c). BLOCKED: the client waits in blocked.c's
+ * registry, its command's argv kept to run again when a key is served;
+ * its pipelined commands wait behind it. UNBLOCKED: served, timed out or
+ * CLIENT UNBLOCKed, its pipelined commands not yet resumed (before_sleep
+ * does that). While either is set no read of it is offloaded (io_offload.c,
+ * as Valkey's trySendReadToIOThreads). MULTI belongs to the transactions:
+ * inside one a blocking pop does not block. */
+#define CLIENT_BLOCKED (1u << 10)
+#define CLIENT_UNBLOCKED (1u << 11)
 /* Replies are not appended while any of these is set (reply.c). */
 #define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 
@@ -197,6 +207,10 @@ typedef struct client {
     int io_write_calls;  /* write()/writev() calls it made (INFO stats) */
     int io_write_errno;
     unsigned io_write_flags;
+
+    /* Blocking pops: the keys and deadline a blocked client waits on, NULL
+     * when not blocked (blocked.c owns it; main thread only). */
+    struct blocked_state *bstate;
 
     /* server.clients list and the pending-write list. */
     struct client *prev, *next;

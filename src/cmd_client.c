@@ -1,7 +1,8 @@
 /* cmd_client.c — the CLIENT command and its subcommands.
  *
  * Step 0 (server layer). Owns: client_commands[] — CLIENT ID, GETNAME,
- * SETNAME, LIST, INFO, KILL, REPLY, SETINFO, NO-EVICT, NO-TOUCH, HELP.
+ * SETNAME, LIST, INFO, KILL, REPLY, SETINFO, UNBLOCK, NO-EVICT, NO-TOUCH,
+ * HELP.
  * CLIENT REPLY only sets the client's flags (client.h); reply.c drops
  * what a flagged client would have been sent.
  * Threads: main thread only (commands run on the soloist).
@@ -11,6 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "blocked.h"
 #include "client.h"
 #include "commands.h"
 #include "networking.h"
@@ -149,6 +151,30 @@ static void client_kill(client *c) {
     if (kill_self) c->flags |= CLIENT_CLOSE_AFTER_REPLY;
 }
 
+/* CLIENT UNBLOCK id [TIMEOUT|ERROR] (Valkey: clientCommand's unblock
+ * branch): the reason is checked before the id; :1 when the client was
+ * blocked, :0 otherwise (no such client, or not blocked). */
+static void client_unblock(client *c) {
+    int error = 0;
+    if (c->argc == 4) {
+        if (arg_is(c->argv[3], "error"))
+            error = 1;
+        else if (!arg_is(c->argv[3], "timeout")) {
+            reply_error(c, "CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+            return;
+        }
+    }
+    long long id;
+    if (!obj_get_ll(c->argv[2], &id)) {
+        reply_error(c, ERR_NOT_INT);
+        return;
+    }
+    client *target = NULL;
+    for (client *x = server.clients; x && !target; x = x->next)
+        if ((long long)x->id == id) target = x;
+    reply_long_long(c, target && blocked_unblock(target, error));
+}
+
 static void client_command(client *c) {
     obj *sub = c->argv[1];
     if (arg_is(sub, "id") && c->argc == 2) {
@@ -199,6 +225,8 @@ static void client_command(client *c) {
         client_list_reply(c, c, NULL, 0);
     } else if (arg_is(sub, "kill") && c->argc >= 3) {
         client_kill(c);
+    } else if (arg_is(sub, "unblock") && (c->argc == 3 || c->argc == 4)) {
+        client_unblock(c);
     } else if (arg_is(sub, "setinfo") && c->argc == 4) {
         /* Client libraries (redis-py, go-redis, valkey-glide) send these
          * on connect; CLIENT LIST shows them. */
@@ -258,6 +286,8 @@ static void client_command(client *c) {
             "    Set client meta attr. Options are:",
             "    * LIB-NAME: the client lib name.",
             "    * LIB-VER: the client lib version.",
+            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+            "    Unblock the specified blocked client.",
             "NO-EVICT (ON|OFF)",
             "    Protect current client connection from eviction.",
             "NO-TOUCH (ON|OFF)",
@@ -286,6 +316,8 @@ command client_subcommands[] = {
         "Instructs the server whether to reply to commands."),
     SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Terminates open connections."),
+    SUB("client|unblock", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Unblocks a client blocked by a blocking command from a different connection."),
     SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Sets information specific to the client or connection."),
     SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,

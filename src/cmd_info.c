@@ -17,6 +17,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "blocked.h"
 #include "client.h"
 #include "commands.h"
 #include "db.h"
@@ -210,8 +211,11 @@ static void gen_info(text *t, int argc, obj **argv) {
         }
         text_printf(t,
                     "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
-                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:0\r\n",
-                    server.clients_count, server.maxclients, max_in, max_out);
+                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\n",
+                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count());
+        /* Valkey 8.1's blocking fields (no module keys: on_nokey is 0). */
+        text_printf(t, "clients_in_timeout_table:%zu\r\ntotal_blocking_keys:%zu\r\ntotal_blocking_keys_on_nokey:0\r\n",
+                    blocked_timeouts_count(), blocked_keys_count());
     }
     SECTION("memory", 1) {
         char h[32];
@@ -318,9 +322,11 @@ static void reply_flags(client *c, uint32_t flags) {
         uint32_t bit;
         const char *name;
     } names[] = {
-        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},       {CMD_DENYOOM, "denyoom"},
-        {CMD_ADMIN, "admin"},       {CMD_NOSCRIPT, "noscript"},       {CMD_LOADING, "loading"},
-        {CMD_STALE, "stale"},       {CMD_NOAUTH, "no_auth"},          {CMD_FAST, "fast"},
+        {CMD_WRITE, "write"},       {CMD_READONLY, "readonly"},
+        {CMD_DENYOOM, "denyoom"},   {CMD_ADMIN, "admin"},
+        {CMD_NOSCRIPT, "noscript"}, {CMD_BLOCKING, "blocking"},
+        {CMD_LOADING, "loading"},   {CMD_STALE, "stale"},
+        {CMD_NOAUTH, "no_auth"},    {CMD_FAST, "fast"},
         {CMD_NO_MULTI, "no_multi"}, {CMD_MOVABLEKEYS, "movablekeys"}, /* last, as Redis 7.0 and Valkey print it */
     };
     long n = 0;

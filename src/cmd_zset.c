@@ -3,18 +3,19 @@
  * Step 8 (commands layer). Owns: zset_commands[] — ZADD ZINCRBY ZREM
  * ZSCORE ZMSCORE ZCARD ZRANK ZREVRANK ZRANGE ZRANGESTORE ZRANGEBYSCORE
  * ZREVRANGE ZREVRANGEBYSCORE ZRANGEBYLEX ZREVRANGEBYLEX ZCOUNT ZLEXCOUNT
- * ZPOPMIN ZPOPMAX ZRANDMEMBER ZREMRANGEBYSCORE ZREMRANGEBYRANK
- * ZREMRANGEBYLEX ZSCAN — their argument parsing and their replies. The
- * data structure is src/zset.c; this file never touches a node's insides.
- * The set algebra (ZUNION, ZINTER, ZDIFF and their STORE forms,
- * ZINTERCARD) is cmd_zset_algebra.c.
+ * ZPOPMIN ZPOPMAX ZMPOP BZPOPMIN BZPOPMAX BZMPOP ZRANDMEMBER
+ * ZREMRANGEBYSCORE ZREMRANGEBYRANK ZREMRANGEBYLEX ZSCAN — their argument
+ * parsing and their replies. The data structure is src/zset.c; this file
+ * never touches a node's insides. The set algebra (ZUNION, ZINTER, ZDIFF
+ * and their STORE forms, ZINTERCARD) is cmd_zset_algebra.c; the blocking
+ * pops block through blocked.c.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/t_zset.c (zaddGenericCommand, zremCommand,
  * zremrangeGenericCommand, zrangeGenericCommand and its result handler,
  * genericZrangebyrankCommand, genericZrangebyscoreCommand,
  * genericZrangebylexCommand, zcountCommand, zlexcountCommand,
- * zrankGenericCommand, genericZpopCommand, zrandmemberWithCountCommand,
- * zrangestoreCommand),
+ * zrankGenericCommand, genericZpopCommand, blockingGenericZpopCommand,
+ * zmpopGenericCommand, zrandmemberWithCountCommand, zrangestoreCommand),
  * src/db.c (scanGenericCommand for ZSCAN). Replies and errors are
  * Valkey's; the differential suite checks them against Redis 7.0 and
  * lists where the two differ. Scores go out through reply_double: a RESP3
@@ -28,6 +29,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "blocked.h"
 #include "client.h"
 #include "commands.h"
 #include "db.h"
@@ -614,7 +616,38 @@ static void zrank_generic(client *c, int reverse) {
 static void zrank_command(client *c) { zrank_generic(c, 0); }
 static void zrevrank_command(client *c) { zrank_generic(c, 1); }
 
-/* ---- ZPOPMIN ZPOPMAX ------------------------------------------------------------------------------ */
+/* ---- ZPOPMIN ZPOPMAX ZMPOP BZPOPMIN BZPOPMAX BZMPOP ------------------------------------------------ */
+
+/* Pops up to count members (-1: one, and a flat reply) from z, the sorted
+ * set at key, and replies (Valkey: genericZpopCommand's reply shapes).
+ * emitkey puts the key first: flat [key, m, s] (BZPOPMIN), or nested
+ * [key, [[m, s], ...]] (ZMPOP, BZMPOP). Deletes the key once empty. */
+static void zpop_reply(client *c, obj *key, zset *z, int max, int emitkey, long long count, int nested) {
+    if (count == -1) count = 1;
+    long long n = count > (long long)zset_length(z) ? (long long)zset_length(z) : count, popped = n;
+    if (!emitkey) {
+        reply_array_len(c, nested ? n : n * 2);
+    } else if (!nested) {
+        reply_array_len(c, n * 2 + 1);
+        reply_bulk(c, key);
+    } else {
+        reply_array_len(c, 2);
+        reply_bulk(c, key);
+        reply_array_len(c, n);
+    }
+    while (n--) {
+        zset_node *node = max ? zset_last(z) : zset_first(z);
+        size_t len;
+        const char *m = zset_node_member(z, node, &len);
+        if (nested) reply_array_len(c, 2);
+        reply_bulk_buf(c, m, len);
+        reply_double(c, zset_node_score(z, node));
+        zset_delete(z, m, len); /* node and m are gone from here */
+    }
+    if (popped == 0) return;
+    if (zset_length(z) == 0) db_delete(c->db, key);
+    db_signal_modified(c->db, key);
+}
 
 static void zpop_generic(client *c, int max) {
     long long count = -1; /* not given: one member, flat reply */
@@ -641,22 +674,100 @@ static void zpop_generic(client *c, int max) {
         reply_array_len(c, 0);
         return;
     }
-    zset *z = zset_of(o);
-    if (count == -1) count = 1;
-    long long n = count > (long long)zset_length(z) ? (long long)zset_length(z) : count;
-    reply_array_len(c, nested ? n : n * 2);
-    while (n--) {
-        zset_node *node = max ? zset_last(z) : zset_first(z);
-        size_t len;
-        const char *m = zset_node_member(z, node, &len);
-        if (nested) reply_array_len(c, 2);
-        reply_bulk_buf(c, m, len);
-        reply_double(c, zset_node_score(z, node));
-        zset_delete(z, m, len); /* node and m are gone from here */
-    }
-    delete_if_empty(c, z);
-    db_signal_modified(c->db, c->argv[1]); /* at least one member went */
+    zpop_reply(c, c->argv[1], zset_of(o), max, 0, count, nested);
 }
+
+/* The first of keys that holds a sorted set (Valkey: the key loop of
+ * genericZpopCommand and blockingGenericZpopCommand): 1 with *key and *z
+ * set; 0 with nothing found; -1 with WRONGTYPE replied for a key of
+ * another type met first. An empty sorted set is skipped like an absent
+ * key (none stays in the keyspace, but Valkey checks). */
+static int first_zset(client *c, obj **keys, int nkeys, obj **key, zset **z) {
+    for (int i = 0; i < nkeys; i++) {
+        obj *o = db_lookup_write(c->db, keys[i]);
+        if (!o) continue;
+        if (o->type != OBJ_ZSET) {
+            reply_error(c, ERR_WRONGTYPE);
+            return -1;
+        }
+        if (zset_length(zset_of(o)) == 0) continue;
+        *key = keys[i];
+        *z = zset_of(o);
+        return 1;
+    }
+    return 0;
+}
+
+/* The blocking pops (Valkey: blockingGenericZpopCommand): pop from the
+ * first non-empty sorted set among keys, or block on all of them, or,
+ * inside MULTI, reply the null a timeout would (a transaction never
+ * blocks). The timeout is read first, before any key. */
+static void bzpop_generic(client *c, obj **keys, int nkeys, int max, int timeout_idx, long long count, int nested) {
+    long long deadline;
+    obj *key;
+    zset *z;
+    if (!blocked_timeout_or_reply(c, c->argv[timeout_idx], &deadline)) return;
+    int found = first_zset(c, keys, nkeys, &key, &z);
+    if (found < 0) return;
+    if (found) {
+        zpop_reply(c, key, z, max, 1, count, nested);
+    } else if (c->flags & CLIENT_MULTI) {
+        reply_null_array(c);
+    } else {
+        blocked_block_for_keys(c, keys, nkeys, deadline);
+    }
+}
+
+static void bzpopmin_command(client *c) { bzpop_generic(c, c->argv + 1, c->argc - 2, 0, c->argc - 1, -1, 0); }
+static void bzpopmax_command(client *c) { bzpop_generic(c, c->argv + 1, c->argc - 2, 1, c->argc - 1, -1, 0); }
+
+/* Valkey's getRangeLongFromObjectOrReply with a message of its own: one
+ * error for "not a number" and "out of range". */
+static int get_positive_or_reply(client *c, const obj *o, long long *out, const char *msg) {
+    if (obj_get_ll(o, out) && *out >= 1 && *out <= LONG_MAX) return 1;
+    reply_error(c, msg);
+    return 0;
+}
+
+/* ZMPOP numkeys key [key ...] MIN|MAX [COUNT count] and BZMPOP timeout
+ * numkeys ... (Valkey: zmpopGenericCommand). Checked in Valkey's order:
+ * numkeys, then MIN|MAX, then COUNT, and only then BZMPOP's timeout. */
+static void zmpop_generic(client *c, int numkeys_idx, int blocking) {
+    long long numkeys, count = -1;
+    if (!get_positive_or_reply(c, c->argv[numkeys_idx], &numkeys, "numkeys should be greater than 0")) return;
+    if (numkeys >= c->argc - numkeys_idx - 1) { /* MIN|MAX would be past the end */
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    int where_idx = numkeys_idx + (int)numkeys + 1;
+    int max = arg_is(c->argv[where_idx], "max");
+    if (!max && !arg_is(c->argv[where_idx], "min")) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    for (int j = where_idx + 1; j < c->argc; j++) {
+        if (count == -1 && arg_is(c->argv[j], "count") && j + 1 < c->argc) {
+            if (!get_positive_or_reply(c, c->argv[++j], &count, "count should be greater than 0")) return;
+        } else {
+            reply_error(c, ERR_SYNTAX);
+            return;
+        }
+    }
+    if (count == -1) count = 1;
+    obj **keys = c->argv + numkeys_idx + 1;
+    if (blocking) {
+        bzpop_generic(c, keys, (int)numkeys, max, 1, count, 1);
+        return;
+    }
+    obj *key;
+    zset *z;
+    int found = first_zset(c, keys, (int)numkeys, &key, &z);
+    if (found > 0) zpop_reply(c, key, z, max, 1, count, 1);
+    if (found == 0) reply_null_array(c);
+}
+
+static void zmpop_command(client *c) { zmpop_generic(c, 1, 0); }
+static void bzmpop_command(client *c) { zmpop_generic(c, 2, 1); }
 
 static void zpopmin_command(client *c) { zpop_generic(c, 0); }
 static void zpopmax_command(client *c) { zpop_generic(c, 1); }
@@ -864,6 +975,21 @@ command zset_commands[] = {
     ZCMD("zpopmax", zpopmax_command, -2, W | F,
          "Returns the highest-scoring members from a sorted set after removing them. Deletes the sorted set if the "
          "last member was popped."),
+    ZCMD("zmpop", zmpop_command, -4, W,
+         "Returns the highest- or lowest-scoring members from one or more sorted sets after removing them. Deletes "
+         "the sorted set if the last member was popped."),
+    {"bzpopmin", bzpopmin_command, -3, W | CMD_NOSCRIPT | CMD_BLOCKING | F, 1, -2, 1, "sorted-set",
+     "Removes and returns the member with the lowest score from one or more sorted sets. Blocks until a member is "
+     "available otherwise. Deletes the sorted set if the last element was popped.",
+     0, 0, 0, 0},
+    {"bzpopmax", bzpopmax_command, -3, W | CMD_NOSCRIPT | CMD_BLOCKING | F, 1, -2, 1, "sorted-set",
+     "Removes and returns the member with the highest score from one or more sorted sets. Blocks until a member "
+     "available otherwise.  Deletes the sorted set if the last element was popped.",
+     0, 0, 0, 0},
+    {"bzmpop", bzmpop_command, -5, W | CMD_BLOCKING, 0, 0, 0, "sorted-set",
+     "Removes and returns a member by score from one or more sorted sets. Blocks until a member is available "
+     "otherwise. Deletes the sorted set if the last element was popped.",
+     0, 0, 0, 0},
     ZCMD("zrandmember", zrandmember_command, -2, R, "Returns one or more random members from a sorted set."),
     ZCMD("zscan", zscan_command, -3, R, "Iterates over members and scores of a sorted set."),
     {0},

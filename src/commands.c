@@ -212,6 +212,13 @@ void call(client *c) {
     uint64_t end = util_monotonic_ns();
     uint64_t dur = end - start;
     server.exec_clock_ns = end;
+    /* A command that blocked the client is counted once, when it ends: as
+     * the rerun that serves it, or by blocked.c on a timeout (Valkey's call
+     * skips the statistics of a client it just blocked). */
+    if (c->flags & CLIENT_BLOCKED) {
+        c->cmd = NULL;
+        return;
+    }
     cmd->calls++;
     cmd->usec += (long long)(dur / 1000);
     if (server.stat_total_error_replies != errors_before) cmd->failed_calls++;

@@ -41,6 +41,7 @@ typedef void command_proc(struct client *c);
  * 8.1's processCommand names). */
 #define CMD_NO_MULTI (1u << 16)
 #define CMD_NO_QUEUE (1u << 17)
+#define CMD_BLOCKING (1u << 10) /* "blocking": may block the client (blocked.c) */
 
 typedef struct command {
     const char *name; /* lower case, as COMMAND INFO prints it */

@@ -136,6 +136,11 @@ obj *db_lookup_write(db *d, obj *key) {
 
 /* ---- writes -------------------------------------------------------------- */
 
+/* Keyspace events: the listeners the layer above registered (the end of
+ * this file). */
+static db_key_listener *on_added;
+void db_on_added(db_key_listener *fn) { on_added = fn; }
+
 void db_add(db *d, obj *key, obj *val) {
     db_entry *e = entry_create(key->ptr, key->len, val);
     if (!hashtable_add(d->keys, e)) {
@@ -144,7 +149,9 @@ void db_add(db *d, obj *key, obj *val) {
         e->val = NULL;
         zfree(e);
         db_overwrite(d, key, val);
+        return;
     }
+    if (on_added) on_added(d, key);
 }
 
 void (*db_value_release)(obj *val) = obj_decr_ref;

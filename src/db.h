@@ -148,4 +148,14 @@ typedef void db_key_listener(db *d, obj *key);
 void db_on_modified(db_key_listener *fn);
 void db_signal_modified(db *d, obj *key);
 
+/* added: a key was created (db_add, which every path that creates a key
+ * goes through: ZADD, RENAME, COPY, SET of a new key). Blocking pops
+ * listen (blocked.c): a sorted set can only go from absent to non-empty
+ * by being created, so this is the one event that can serve a client
+ * waiting on a key (Valkey: dbAdd calls signalKeyAsReady). Signalled by
+ * db_add itself, before the caller has filled the value: listeners only
+ * note the key and look at it after the command. An overwrite of an
+ * existing key is not an "added" event, as in Valkey's dbSetValue. */
+void db_on_added(db_key_listener *fn);
+
 #endif

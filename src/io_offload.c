@@ -232,10 +232,16 @@ static bool fallback(enum io_fallback why) {
  * input now, and a result is owed (io.reads_pending: take_results takes
  * nothing while no result is owed). False: main reads it itself, at once;
  * the token is IDLE and the reason counted: no active worker (inactive),
- * a client that is closing or has no socket (not_eligible), or an inbox
- * that refused the job (queue_full). */
+ * a client that is closing, has no socket, or is blocked or just
+ * unblocked (not_eligible), or an inbox that refused the job
+ * (queue_full). */
 /*@ offload-read */
 bool io_offload_read(client *c) {
+    /* A blocked or just-unblocked client reads on main: whoever unblocks it
+     * must find its command queue free (blocked.c's essay; Valkey's
+     * trySendReadToIOThreads keeps such reads on main too). */
+    if (c->flags & (CLIENT_BLOCKED | CLIENT_UNBLOCKED))
+        return fallback(io_threads_active() < 2 ? IO_FALLBACK_INACTIVE : IO_FALLBACK_NOT_ELIGIBLE);
     /*@ exercise: read-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))

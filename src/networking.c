@@ -116,6 +116,7 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "blocked.h"
 #include "client_io.h"
 #include "commands.h"
 #include "db.h"
@@ -247,7 +248,8 @@ void client_free(client *c) {
         server.clients_count--;
     }
     unlink_pending_write(c);
-    multi_free_client(c); /* its queue, and its keys unwatched */
+    multi_free_client(c);   /* its queue, and its keys unwatched */
+    blocked_client_gone(c); /* a blocked client leaves every waiting list */
     for (int i = c->cmdq_pos; i < c->cmdq_len; i++) free_argv(c->cmdq[i].argc, c->cmdq[i].argv);
     zfree(c->cmdq);
     if (c->argv) free_argv(c->argc, c->argv);
@@ -358,7 +360,11 @@ static void release_argv(client *c, int argc, obj **argv) {
     if (!io_offload_free_argv(c, argc, argv)) free_argv(argc, argv);
 }
 
-/* Runs the queued commands in order; stops when the client must close.
+/* Runs the queued commands in order; stops when the client must close, or
+ * when a command blocked it (blocked.c): the rest wait for it to be
+ * unblocked, and networking_handle_unblocked resumes them. After each
+ * command the clients waiting on keys it created are served (Valkey calls
+ * handleClientsBlockedOnKeys after call()).
  * The phase clock switches to EXEC once for the whole batch, not once per
  * command: at depth 16 a clock read per command would cost a measurable
  * share of a command that takes a microsecond or two. */
@@ -378,13 +384,15 @@ static void run_queued_commands(client *c) {
     int first = c->cmdq_pos;
     server_phase(PHASE_EXEC);
     int prefetched = c->cmdq_pos; /* step 6: the commands before it had their keys prefetched */
-    while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP))) {
+    while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         if (c->cmdq_pos == prefetched) prefetched = memory_prefetch_pipeline(c);
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
         c->argc = pc->argc;
         c->argv = pc->argv;
         pc->argv = NULL;
         process_command(c);
+        blocked_handle_ready_keys();
+        if (c->flags & CLIENT_BLOCKED) break; /* its argv stays: blocked.c runs it again */
         client_command_done(c);
         if (c->argv) release_argv(c, c->argc, c->argv);
         c->argc = 0;
@@ -417,7 +425,8 @@ static void process_input(client *c) {
             c->qb_len = c->qb_pos = 0;
             break;
         }
-        if (!had || (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP)) || c->qb_len == 0) break;
+        if (!had || (c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED)) || c->qb_len == 0)
+            break;
         if (client_io_parse(c, &err) == -1) err_len = resp_parser_error_len(&c->parser);
     }
     /* What the loop parsed from a private buffer may have emptied it. */
@@ -482,6 +491,22 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     c->cur_tid = 0; /* main allocates this read's argvs: main frees them */
     client_io_read(c);
     client_read_done(c);
+}
+/*@ end */
+
+/*@ handle-unblocked */
+/* before_sleep: the clients unblocked since the last turn (served, timed
+ * out, CLIENT UNBLOCK) run the commands they pipelined behind the blocked
+ * one, in the order they were unblocked (Valkey: processUnblockedClients).
+ * Their reads were kept on main while they were blocked (blocked.c), so no
+ * worker holds their command queue. */
+void networking_handle_unblocked(void) {
+    for (client *c; (c = blocked_next_unblocked());) {
+        if (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)) continue;
+        server.current_client = c;
+        run_queued_commands(c);
+        server.current_client = NULL;
+    }
 }
 /*@ end */
 
@@ -606,7 +631,9 @@ void networking_clients_cron(void) {
     long long now = util_mstime();
     for (client *c = server.clients, *next; c; c = next) {
         next = c->next;
-        if (server.maxidletime && now - c->last_interaction > (long long)server.maxidletime * 1000) {
+        /* A blocked client is not idle: it waits (Valkey: no timeout for BLPOP). */
+        if (server.maxidletime && !(c->flags & CLIENT_BLOCKED) &&
+            now - c->last_interaction > (long long)server.maxidletime * 1000) {
             server_log(LL_VERBOSE, "Closing idle client");
             client_free(c);
             continue;
@@ -620,13 +647,15 @@ void networking_clients_cron(void) {
 
 /*@ client-info */
 /* Valkey's flag letters, in its order (catClientInfoString): x in MULTI,
- * d a watched key touched, c closing after the reply, A closing now;
- * N for none. */
+ * b blocked, d a watched key touched, c closing after the reply, u
+ * unblocked (its pipeline not yet resumed), A closing now; N for none. */
 static void client_flags_string(const client *c, char *out) {
     char *p = out;
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
+    if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
     if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
     if (c->flags & CLIENT_CLOSE_AFTER_REPLY) *p++ = 'c';
+    if (c->flags & CLIENT_UNBLOCKED) *p++ = 'u';
     if (c->flags & CLIENT_CLOSE_ASAP) *p++ = 'A';
     if (p == out) *p++ = 'N';
     *p = '\0';

@@ -41,6 +41,8 @@ int client_write_done(client *c, int offloaded);
 void networking_accept_handler(ae_loop *el, int fd, void *data, int mask);
 /* before_sleep's work: write pending replies, free closed clients. */
 int networking_handle_pending_writes(void);
+/* Resumes the pipelines of the clients blocked.c unblocked (before_sleep). */
+void networking_handle_unblocked(void);
 void networking_free_closed_clients(void);
 /* Cron: idle timeouts, query buffer shrink. */
 void networking_clients_cron(void);

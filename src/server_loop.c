@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "blocked.h"
 #include "commands.h"
 #include "config.h"
 #include "db.h"
@@ -82,6 +83,12 @@ static void before_sleep(ae_loop *el) {
     (void)el;
     server_phase(PHASE_OTHER);
     io_offload_take_results();
+    /* Blocked clients whose deadline passed get their null, then every
+     * unblocked client resumes its pipeline; their replies go out with the
+     * write pass below (Valkey: handleBlockedClientsTimeout and
+     * processUnblockedClients in beforeSleep). */
+    blocked_handle_timeouts(util_mstime());
+    networking_handle_unblocked();
     networking_handle_pending_writes();
     networking_free_closed_clients();
     if (server.shutdown_asap) {

@@ -93,7 +93,8 @@ LAYERS = [
     {"name": "server-state", "why": "the server's state is read by everything above and calls nothing above it",
      "files": ["server.[ch]", "server_test.h"]},
     {"name": "commands", "why": "commands act on the keyspace and the reply buffer, never on a socket",
-     "files": ["reply.[ch]", "commands.[ch]", "cmd_string.c", "cmd_keys.c", "cmd_zset.c", "cmd_zset_algebra.c", "multi.[ch]"],
+     "files": ["reply.[ch]", "commands.[ch]", "cmd_string.c", "cmd_keys.c", "cmd_zset.c", "cmd_zset_algebra.c", "multi.[ch]",
+               "blocked.[ch]"],
      "never": ["anet.h"]},
     {"name": "clients", "why": "main's half of a client's life: who does its I/O, then what follows; the "
                                "configuration's values come from server.*, never from the option table above",

@@ -7,7 +7,11 @@
 #   3. stress.py against the ASan+UBSan server: random pipelines, garbage,
 #      slow readers and vanishing clients for at most 40 rounds / 25 s with
 #      a printed seed (SOLOIST_STRESS_SEED replays one), then PING, SIGTERM
-#      exit 0 and no sanitizer report: one count per check it prints.
+#      exit 0 and no sanitizer report: one count per check it prints;
+#   4. blocking_chaos.py against the ASan+UBSan server for 10 s (60 s long):
+#      clients blocking and unblocking (served, timed out, killed,
+#      CLIENT UNBLOCKed) while io-threads flips between 1 and 4 under load;
+#      no lost reply or member, no crash: one count per check it prints.
 # The fuzzer keeps one core busy while the reproducers and stress.py
 # mostly wait on sockets, so 1 runs beside 2 and 3; its output is printed
 # after theirs.
@@ -68,6 +72,19 @@ else
   sp=$(sed -E 's/^stress: ([0-9]+) passed.*/\1/' <<<"$line")
   sf=$(sed -E 's/^stress: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")
   p=$((p + sp)); f=$((f + sf))
+fi
+
+echo "== 4. blocking_chaos.py against build/asan/soloist-server"
+chaos_s=10; [ "${SOLOIST_LONG:-0}" = 1 ] && chaos_s=60
+log=build/stress-logs/suite-36-blocking.out
+timeout $((chaos_s + 120)) python3 tests/stress/blocking_chaos.py --server build/asan/soloist-server \
+  --seconds "$chaos_s" 2>&1 | tee "$log"
+line=$(grep -E '^blocking_chaos: [0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
+if [ -z "$line" ]; then
+  echo "blocking_chaos.py printed no count"; fail
+else
+  p=$((p + $(sed -E 's/^blocking_chaos: ([0-9]+) passed.*/\1/' <<<"$line")))
+  f=$((f + $(sed -E 's/^blocking_chaos: [0-9]+ passed, ([0-9]+) failed.*/\1/' <<<"$line")))
 fi
 
 echo "== 1. fuzz_resp (libFuzzer, ${fuzz_s}s)"

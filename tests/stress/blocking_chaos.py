@@ -1,0 +1,216 @@
+#!/usr/bin/env python3
+"""Blocking pops under chaos: clients block and unblock while CONFIG SET
+io-threads flips between 1 and 4 under load. No reply may be lost, no
+member popped twice or lost, and the server must not crash.
+
+For --seconds (10 by default) against one server (--server, started with
+--io-threads 4 --io-threads-always-active yes):
+  - waiters: each loops BZPOPMIN or BZMPOP over a few of 8 shared keys
+    with a short timeout (0.01-0.3 s), followed in the same write by a
+    PING, and must get both replies, the pop's within its timeout plus a
+    bound; every member it pops is recorded;
+  - producers ZADD unique members to the shared keys;
+  - a flipper sets io-threads to 1 or 4 every 20-200 ms;
+  - a killer blocks clients on keys no producer writes and closes them
+    while they wait, or CLIENT KILLs them, or CLIENT UNBLOCKs them.
+At the end every member added is either popped exactly once or still in
+the keyspace, INFO blocked_clients drops to 0, and PING answers. Prints
+one line per check and "blocking_chaos: N passed, M failed"; exit 1 on a
+failure. Python 3 standard library only (and tests/integration/harness.py).
+"""
+
+import argparse
+import os
+import random
+import socket
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+import harness  # noqa: E402
+from harness import Conn, Error, parse  # noqa: E402
+
+KEYS = ["chaos:%d" % i for i in range(8)]
+LATE = 3.0  # seconds a timeout may be late on a loaded two-core machine under a sanitizer
+
+
+class Shared:
+    def __init__(self, seconds):
+        self.stop_at = time.monotonic() + seconds
+        self.lock = threading.Lock()
+        self.popped = []
+        self.added = []
+        self.errors = []
+        self.replies = 0
+
+    def running(self):
+        return time.monotonic() < self.stop_at
+
+    def fail(self, msg):
+        with self.lock:
+            if len(self.errors) < 20:
+                self.errors.append(msg)
+
+
+def waiter(sh, port, seed):
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    try:
+        while sh.running():
+            keys = rng.sample(KEYS, rng.randint(1, 3))
+            timeout = rng.choice(["0.01", "0.05", "0.1", "0.3"])
+            if rng.random() < 0.5:
+                cmd = ["BZPOPMIN"] + keys + [timeout]
+            else:
+                cmd = ["BZMPOP", timeout, str(len(keys))] + keys + [rng.choice(["MIN", "MAX"]), "COUNT", "3"]
+            c.send(harness.encode(*cmd) + harness.encode("PING"))
+            r = parse(c.read_reply(timeout=float(timeout) + LATE))
+            if r is not None:
+                if cmd[0] == "BZPOPMIN":
+                    members = [r[1]]
+                else:
+                    members = [m for m, _ in r[1]]
+                with sh.lock:
+                    sh.popped.extend(members)
+            if parse(c.read_reply(timeout=LATE)) != b"PONG":
+                sh.fail("no PONG after %s" % cmd)
+            with sh.lock:
+                sh.replies += 2
+    except Exception as e:  # a lost reply is a timeout here
+        sh.fail("waiter %d: %r" % (seed, e))
+    finally:
+        c.close()
+
+
+def producer(sh, port, seed):
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    n = 0
+    try:
+        while sh.running():
+            key = rng.choice(KEYS)
+            members = ["p%d-%d" % (seed, n + i) for i in range(rng.randint(1, 4))]
+            n += len(members)
+            args = []
+            for m in members:
+                args += [str(rng.randint(0, 100)), m]
+            if parse(c.request("ZADD", key, *args)) != len(members):
+                sh.fail("ZADD did not add %s" % members)
+            with sh.lock:
+                sh.added.extend(m.encode() for m in members)
+            time.sleep(rng.random() * 0.01)
+    except Exception as e:
+        sh.fail("producer %d: %r" % (seed, e))
+    finally:
+        c.close()
+
+
+def flipper(sh, port, seed):
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    try:
+        while sh.running():
+            r = parse(c.request("CONFIG", "SET", "io-threads", rng.choice(["1", "4"])))
+            if r != b"OK" and not isinstance(r, Error):
+                sh.fail("CONFIG SET io-threads: %r" % r)
+            time.sleep(rng.uniform(0.02, 0.2))
+    except Exception as e:
+        sh.fail("flipper: %r" % e)
+    finally:
+        c.close()
+
+
+def client_id(c):
+    return parse(c.request("CLIENT", "ID"))
+
+
+def killer(sh, port, seed):
+    """Blocks clients on keys nobody writes, then ends their wait."""
+    rng = random.Random(seed)
+    admin = Conn(port, timeout=10)
+    try:
+        while sh.running():
+            c = Conn(port, timeout=10)
+            cid = client_id(c)
+            c.send(harness.encode("BZPOPMIN", "nobody:%d" % rng.randint(0, 3), "0"))
+            time.sleep(rng.uniform(0.005, 0.05))
+            how = rng.randint(0, 2)
+            if how == 0:
+                c.close()
+                continue
+            if how == 1:
+                admin.request("CLIENT", "KILL", "ID", str(cid))
+                c.wait_closed(timeout=LATE)
+                c.close()
+                continue
+            if parse(admin.request("CLIENT", "UNBLOCK", str(cid), "ERROR")) != 1:
+                sh.fail("CLIENT UNBLOCK of a blocked client answered 0")
+            r = c.read_reply(timeout=LATE)
+            if not r.startswith(b"-UNBLOCKED"):
+                sh.fail("unblocked client got %r" % r)
+            c.close()
+    except Exception as e:
+        sh.fail("killer: %r" % e)
+    finally:
+        admin.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--server", default="build/soloist-server")
+    ap.add_argument("--seconds", type=float, default=10)
+    ap.add_argument("--seed", type=int, default=None)
+    args = ap.parse_args()
+    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
+    print("blocking_chaos: seed %d (--seed %d replays the choices, not the timing)" % (seed, seed))
+    server = harness.Server(os.path.abspath(args.server), extra=["--io-threads", "4", "--io-threads-always-active", "yes"],
+                            name="blocking-chaos").start()
+    sh = Shared(args.seconds)
+    threads = [threading.Thread(target=waiter, args=(sh, server.port, seed + i)) for i in range(12)]
+    threads += [threading.Thread(target=producer, args=(sh, server.port, seed + 100 + i)) for i in range(3)]
+    threads += [threading.Thread(target=flipper, args=(sh, server.port, seed + 200)),
+                threading.Thread(target=killer, args=(sh, server.port, seed + 300))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(args.seconds + 60)
+    passed = failed = 0
+
+    def check(ok, what):
+        nonlocal passed, failed
+        print("%s %s" % ("PASS" if ok else "FAIL", what))
+        passed, failed = passed + bool(ok), failed + (not ok)
+
+    check(not any(t.is_alive() for t in threads), "every client thread finished")
+    check(server.alive(), "the server is alive")
+    for e in sh.errors:
+        print("  " + e)
+    check(not sh.errors, "no lost reply, no unexpected reply (%d replies read)" % sh.replies)
+    if server.alive():
+        c = Conn(server.port, timeout=10)
+        left = []
+        for k in KEYS:
+            left += parse(c.request("ZRANGE", k, "0", "-1"))
+        popped = sh.popped
+        check(len(popped) == len(set(popped)), "no member popped twice (%d popped)" % len(popped))
+        check(sorted(popped + left) == sorted(sh.added), "every member added is popped or still there (%d added)"
+              % len(sh.added))
+        ok = False
+        end = time.monotonic() + 5
+        while time.monotonic() < end and not ok:
+            info = parse(c.request("INFO", "clients")).decode()
+            ok = "blocked_clients:0\r" in info and "total_blocking_keys:0\r" in info
+            time.sleep(0.05)
+        check(ok, "no client left blocked, no key left waited on")
+        check(parse(c.request("PING")) == b"PONG", "PING answers")
+        c.close()
+        check(server.stop() == 0, "the server exits cleanly on SIGTERM")
+        report = harness.sanitizer_report(server.log_text())
+        check(not report, "no sanitizer report" + ("\n" + report if report else ""))
+    print("blocking_chaos: %d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
