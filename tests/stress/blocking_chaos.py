@@ -12,9 +12,12 @@ For --seconds (10 by default) against one server (--server, started with
   - producers ZADD unique members to the shared keys;
   - a flipper sets io-threads to 1 or 4 every 20-200 ms;
   - a killer blocks clients on keys no producer writes and closes them
-    while they wait, or CLIENT KILLs them, or CLIENT UNBLOCKs them.
-At the end every member added is either popped exactly once or still in
-the keyspace, INFO blocked_clients drops to 0, and PING answers. Prints
+    while they wait, or CLIENT KILLs them, or CLIENT UNBLOCKs them;
+  - transactors race each other with WATCH on a counter: each MULTI/EXEC
+    writes the counter + 1 and ZADDs a member (a key made ready inside a
+    transaction), and a null EXEC is retried.
+At the end the counter equals the transactions that ran, every member
+added is either popped exactly once or still in the keyspace, INFO blocked_clients drops to 0, and PING answers. Prints
 one line per check and "blocking_chaos: N passed, M failed"; exit 1 on a
 failure. Python 3 standard library only (and tests/integration/harness.py).
 """
@@ -43,6 +46,7 @@ class Shared:
         self.added = []
         self.errors = []
         self.replies = 0
+        self.commits = 0
 
     def running(self):
         return time.monotonic() < self.stop_at
@@ -102,6 +106,41 @@ def producer(sh, port, seed):
             time.sleep(rng.random() * 0.01)
     except Exception as e:
         sh.fail("producer %d: %r" % (seed, e))
+    finally:
+        c.close()
+
+
+def transactor(sh, port, seed):
+    """The optimistic lock every client library documents, racing its
+    peers: WATCH the counter, read it, and in one MULTI/EXEC write it + 1
+    and ZADD a member to a shared key (made ready inside the transaction,
+    so its waiter is served after EXEC). A null EXEC means a peer won:
+    retry. Every EXEC that ran counts once in sh.commits."""
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    n = 0
+    try:
+        while sh.running():
+            c.request("WATCH", "chaos:count")
+            v = parse(c.request("GET", "chaos:count"))
+            member = "t%d-%d" % (seed, n)
+            c.send(harness.encode("MULTI") + harness.encode("SET", "chaos:count", str(int(v or 0) + 1))
+                   + harness.encode("ZADD", rng.choice(KEYS), str(rng.randint(0, 100)), member)
+                   + harness.encode("EXEC"))
+            replies = [parse(c.read_reply(timeout=LATE)) for _ in range(4)]
+            if replies[:3] != [b"OK", b"QUEUED", b"QUEUED"]:
+                sh.fail("transaction queued as %r" % replies[:3])
+            elif replies[3] is None:
+                pass  # a peer touched the counter first
+            elif replies[3] == [b"OK", 1]:
+                n += 1
+                with sh.lock:
+                    sh.commits += 1
+                    sh.added.append(member.encode())
+            else:
+                sh.fail("EXEC answered %r" % (replies[3],))
+    except Exception as e:
+        sh.fail("transactor %d: %r" % (seed, e))
     finally:
         c.close()
 
@@ -169,6 +208,7 @@ def main():
     sh = Shared(args.seconds)
     threads = [threading.Thread(target=waiter, args=(sh, server.port, seed + i)) for i in range(12)]
     threads += [threading.Thread(target=producer, args=(sh, server.port, seed + 100 + i)) for i in range(3)]
+    threads += [threading.Thread(target=transactor, args=(sh, server.port, seed + 400 + i)) for i in range(3)]
     threads += [threading.Thread(target=flipper, args=(sh, server.port, seed + 200)),
                 threading.Thread(target=killer, args=(sh, server.port, seed + 300))]
     for t in threads:
@@ -193,6 +233,9 @@ def main():
         for k in KEYS:
             left += parse(c.request("ZRANGE", k, "0", "-1"))
         popped = sh.popped
+        count = parse(c.request("GET", "chaos:count"))
+        check(int(count or 0) == sh.commits, "the WATCHed counter equals the transactions that ran (%d)"
+              % sh.commits)
         check(len(popped) == len(set(popped)), "no member popped twice (%d popped)" % len(popped))
         check(sorted(popped + left) == sorted(sh.added), "every member added is popped or still there (%d added)"
               % len(sh.added))
