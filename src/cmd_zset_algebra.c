@@ -10,8 +10,10 @@
  * Valkey: src/t_zset.c (zunionInterDiffGenericCommand, zunionInterAggregate,
  * zuiCompareByCardinality, zdiffAlgorithm1, zsetChooseDiffAlgorithm).
  *
- * Design. Every command reads its inputs, builds one new sorted set (or,
- * for ZINTERCARD, only counts), and then replies it or puts it under the
+ * DESIGN
+ *
+ * Every command reads its inputs, builds one new sorted set (or, for
+ * ZINTERCARD, only counts), and then replies it or puts it under the
  * destination key. Nothing changes an input while the result is built, so
  * member bytes and positions read from the inputs stay valid throughout;
  * and the destination may be one of the inputs, since it is replaced only
@@ -19,8 +21,10 @@
  * takes a set as an input (each member with score 1), any key that is not
  * a sorted set gets WRONGTYPE.
  *
- * Costs, with L the members of all inputs together, M the number of
- * inputs, K the result's size, and a lookup one hashtable find:
+ * COSTS
+ *
+ * With L the members of all inputs together, M the number of inputs, K
+ * the result's size, and a lookup one hashtable find:
  *
  *   union      O(L) + O(K log K). One pass over every input accumulates
  *              member -> score in a hashtable whose entries point at the
@@ -42,7 +46,9 @@
  *              O(L + (N - K) log N)), chosen when the other inputs are
  *              small next to N * M; soloist has only the first.
  *
- * Scores. A weight multiplies each input's scores; a product that is not a
+ * SCORES
+ *
+ * A weight multiplies each input's scores; a product that is not a
  * number (0 * inf) counts as 0 (for every input of a union, for the walked
  * input of an intersection), and SUM's inf + -inf is 0, as in Valkey, so
  * a result never holds NaN. The intersection's other inputs are weighed

@@ -40,19 +40,21 @@
  * the reversed index sorts by the low bits first, and a table's size
  * only decides how many high bits follow.
  *
- * Worked example. A scan of the 8-bucket table visits buckets 0 and 4
- * and returns cursor 2. The table then grows to 16 buckets. The keys of
- * old buckets 0 and 4 are now in 0, 8, 4 and 12: exactly the part of the
- * 16-order before 2. The next call starts at 2 and walks
- * 2 10 6 14 1 9 5 13 3 11 7 15: every bucket not yet seen, each once.
- * The other way round, a scan of the 16-bucket table that has visited
- * 0 8 4 12 2 returns 10; if the table shrinks to 8 before the next call,
- * 10's low three bits name bucket 2, which now holds old buckets 2 and 10.
- * Bucket 2's keys are returned a second time, and from there the walk goes
- * on 6 1 5 3 7 with nothing missed. That is the rule in general: what has
- * been visited is always a prefix of the order, whatever the size; after a
- * shrink the prefix is rounded down to a whole bucket, which repeats keys
- * and never skips one. The scan ends when the cursor comes back to 0.
+ * WORKED EXAMPLE
+ *
+ * A scan of the 8-bucket table visits buckets 0 and 4 and returns cursor
+ * 2. The table then grows to 16 buckets. The keys of old buckets 0 and 4
+ * are now in 0, 8, 4 and 12: exactly the part of the 16-order before 2.
+ * The next call starts at 2 and walks 2 10 6 14 1 9 5 13 3 11 7 15: every
+ * bucket not yet seen, each once. The other way round, a scan of the
+ * 16-bucket table that has visited 0 8 4 12 2 returns 10; if the table
+ * shrinks to 8 before the next call, 10's low three bits name bucket 2,
+ * which now holds old buckets 2 and 10. Bucket 2's keys are returned a
+ * second time, and from there the walk goes on 6 1 5 3 7 with nothing
+ * missed. That is the rule in general: what has been visited is always a
+ * prefix of the order, whatever the size; after a shrink the prefix is
+ * rounded down to a whole bucket, which repeats keys and never skips one.
+ * The scan ends when the cursor comes back to 0.
  *
  * While a rehash is in progress both tables hold keys. One call visits the
  * cursor's bucket in the smaller table and every bucket of the larger table

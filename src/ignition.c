@@ -4,24 +4,27 @@
  * caller samples.
  * Valkey: the functions ignition.h names.
  *
- * Why a policy at all. Threads are not free. In Valkey an active worker
- * with no work spins on its park mutex for as long as it is active, a
- * full core each; soloist's spins io-threads-idle-spin-us (20 us by
- * default) and then sleeps on a futex until a job comes (io_threads.c).
- * Either way every request handed to a worker costs main an enqueue and
- * a dequeue and costs the machine two cache-line trips. When main has
- * time to spare the pool buys nothing (and in Valkey burns a core per
- * worker); on a machine with fewer cores than threads it takes the core
- * the main thread or the clients needed. So the pool starts with main
- * alone and wakes workers only when main is busy.
+ * WHY A POLICY AT ALL
  *
- * Ignition (main alone -> main and one worker). Every 50 ms
- * (IGNITION_CPU_SAMPLE_US) while main is alone, the caller's cumulative
- * figures become rates — the share of one core main spent in the kernel,
- * in user space, and (for ACTIVE_TIME) busy in its event loop — and
- * each rate goes into a 16-slot mean (ignition_mean). The mean counts all
- * 16 slots, so it is an 800 ms window, and from idle it climbs by a
- * sixteenth of the new level each sample (integer means, as Valkey's
+ * Threads are not free. In Valkey an active worker with no work spins on
+ * its park mutex for as long as it is active, a full core each; soloist's
+ * spins io-threads-idle-spin-us (20 us by default) and then sleeps on a
+ * futex until a job comes (io_threads.c). Either way every request handed
+ * to a worker costs main an enqueue and a dequeue and costs the machine
+ * two cache-line trips. When main has time to spare the pool buys nothing
+ * (and in Valkey burns a core per worker); on a machine with fewer cores
+ * than threads it takes the core the main thread or the clients needed.
+ * So the pool starts with main alone and wakes workers only when main is
+ * busy.
+ *
+ * IGNITION (MAIN ALONE -> MAIN AND ONE WORKER)
+ *
+ * Every 50 ms (IGNITION_CPU_SAMPLE_US) while main is alone, the caller's
+ * cumulative figures become rates — the share of one core main spent in
+ * the kernel, in user space, and (for ACTIVE_TIME) busy in its event loop
+ * — and each rate goes into a 16-slot mean (ignition_mean). The mean
+ * counts all 16 slots, so it is an 800 ms window, and from idle it climbs
+ * by a sixteenth of the new level each sample (integer means, as Valkey's
  * getInstantaneousMetric: the sum of the slots divided by 16, rounded
  * down):
  *
@@ -39,19 +42,20 @@
  * 650 ms for a step to 40 %, so a spike of a few hundred milliseconds
  * never wakes a thread.
  *
- * Scaling (after ignition). Each step while workers are active samples
- * the shared inbox's depth; every 16th sample (160 ms at one step per
- * IGNITION_SAMPLE_US) decides on the mean of the last 16 depths, an
- * integer mean like the CPU's: above 1 (the 16 depths sum to 32 or
- * more), requests wait for a worker, so one more thread (up to num);
- * exactly 0 (they sum to 15 or less), and no ignition or scale-up for a
- * second (IGNITION_COOLDOWN_US, Valkey's last_scale_time), so one fewer.
- * The cooldown runs from the last ignition or scale-up, not from the end
- * of the load, and a scale-down does not restart it, so once the load is
- * gone the pool shrinks one thread per decision. The pool may refuse a
- * scale-down (a worker still holds jobs only it can run); the next
- * sample's active says so and the next decision asks again. Back at one
- * thread, ignition is armed again.
+ * SCALING (AFTER IGNITION)
+ *
+ * Each step while workers are active samples the shared inbox's depth;
+ * every 16th sample (160 ms at one step per IGNITION_SAMPLE_US) decides
+ * on the mean of the last 16 depths, an integer mean like the CPU's:
+ * above 1 (the 16 depths sum to 32 or more), requests wait for a worker,
+ * so one more thread (up to num); exactly 0 (they sum to 15 or less), and
+ * no ignition or scale-up for a second (IGNITION_COOLDOWN_US, Valkey's
+ * last_scale_time), so one fewer. The cooldown runs from the last
+ * ignition or scale-up, not from the end of the load, and a scale-down
+ * does not restart it, so once the load is gone the pool shrinks one
+ * thread per decision. The pool may refuse a scale-down (a worker still
+ * holds jobs only it can run); the next sample's active says so and the
+ * next decision asks again. Back at one thread, ignition is armed again.
  *
  * RUSAGE and ACTIVE_TIME decide as Valkey's rules do (ACTIVE_TIME on
  * soloist's busy time, not Valkey's counter; ignition.h says how they
@@ -65,11 +69,12 @@
  * (test_ignition.c replays it on a recorded trace). GUARDED starts the
  * mean afresh whenever the pool returns to main alone.
  *
- * The guard (GUARDED, the default: "adaptive must not hurt"). Threads pay
- * only when main was the bottleneck and the machine has a core for the
- * worker. On two cores at pipeline depth 1 neither holds: main's
- * per-request cost is the syscalls, handing them to a worker adds the
- * queue trips, and the worker's core is the clients' core. Redis 7.0
+ * THE GUARD (GUARDED, THE DEFAULT: "ADAPTIVE MUST NOT HURT")
+ *
+ * Threads pay only when main was the bottleneck and the machine has a
+ * core for the worker. On two cores at pipeline depth 1 neither holds:
+ * main's per-request cost is the syscalls, handing them to a worker adds
+ * the queue trips, and the worker's core is the clients' core. Redis 7.0
  * with io-threads 2 on such a machine serves fewer requests than with
  * one. The CPU rule cannot see that, because it looks at main alone
  * before ignition; the guard looks after. Ignition starts a probation:
@@ -78,25 +83,25 @@
  * (IGNITION_GUARD_WINDOW_US) main's commands per second and its CPU per
  * command are compared with the last 200 ms before ignition
  * (IGNITION_GUARD_BEFORE_US: shorter than the shortest ignition lag, so
- * "before" never reaches back past the step that caused it). The threads paid
- * if throughput rose by 10 % (a closed loop, or an open loop main could
- * not keep up with), or if it held within 5 % while main's CPU per
+ * "before" never reaches back past the step that caused it). The threads
+ * paid if throughput rose by 10 % (a closed loop, or an open loop main
+ * could not keep up with), or if it held within 5 % while main's CPU per
  * command fell by 15 % (an open loop: the same work, and main has room to
  * spare). Otherwise the guard sends the pool back to one thread
- * (guard_reverts) and refuses to ignite for a backoff that
- * starts at 1 s and doubles with each revert in a row, up to 64 s; a
- * probation that paid resets it. A revert the pool refuses is asked for
- * again at every step, and counted (like every change) only when the pool
- * has made it. A machine where threads never pay thus spends, in
- * the long run, 0.4 s in every 64 on trying (under 1 %), and a load that
- * changes (clients start pipelining, a core frees up) is tried again
- * within about a minute. The guard does not ask why throughput fell: if
- * the load left during the window, the threads were not needed either,
- * and the revert costs only the backoff (the next ignition waits a second
- * longer); telling the two apart by how far throughput fell would let a
- * pool that ruins throughput pass for a load that left. The guard judges
- * ignition only: after it, a thread too many shows as an empty queue,
- * which the scaling rule handles.
+ * (guard_reverts) and refuses to ignite for a backoff that starts at 1 s
+ * and doubles with each revert in a row, up to 64 s; a probation that
+ * paid resets it. A revert the pool refuses is asked for again at every
+ * step, and counted (like every change) only when the pool has made it. A
+ * machine where threads never pay thus spends, in the long run, 0.4 s in
+ * every 64 on trying (under 1 %), and a load that changes (clients start
+ * pipelining, a core frees up) is tried again within about a minute. The
+ * guard does not ask why throughput fell: if the load left during the
+ * window, the threads were not needed either, and the revert costs only
+ * the backoff (the next ignition waits a second longer); telling the two
+ * apart by how far throughput fell would let a pool that ruins throughput
+ * pass for a load that left. The guard judges ignition only: after it, a
+ * thread too many shows as an empty queue, which the scaling rule
+ * handles.
  */
 #include "ignition.h"
 

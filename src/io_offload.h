@@ -36,19 +36,22 @@ enum io_fallback {
 /* What main runs for a client a worker hands back: networking.c's main
  * halves, which networking_init registers before io_offload_init.
  *
- * Why pointers, and why this direction. networking.c owns a client's
- * life and asks this module, at each read, write and accept, who does
- * the I/O; this module hands the job to a worker, takes the result back,
- * and must then give the client to networking.c's main half. Including
- * networking.h for that would make the two files a circle. The layers put
- * the decision below the lifecycle it serves: networking.c calls down
- * into io_offload.h by name, and io_offload.c calls up only through
- * these three pointers, registered once at start, exactly as io_threads.c
- * (below this module) calls up into the job handlers only through the
- * table io_offload_init fills (io_threads_set_handler). The opposite
- * choice would put networking.c below and make every hand-off it asks
- * for (read, write, accept, free_argv, the waits) a call through a
- * pointer, where this one makes three results so.
+ * WHY POINTERS, AND WHY THIS DIRECTION
+ *
+ * networking.c owns a client's life and asks this module, at each read,
+ * write and accept, who does the I/O; this module hands the job to a
+ * worker, takes the result back, and must then give the client to
+ * networking.c's main half. Including networking.h for that would make
+ * the two files a circle. The layers put the decision below the lifecycle
+ * it serves: networking.c calls down into io_offload.h by name, and
+ * io_offload.c calls up only through these three pointers, registered
+ * once at start, exactly as io_threads.c (below this module) calls up
+ * into the job handlers only through the table io_offload_init fills
+ * (io_threads_set_handler). The opposite choice would put networking.c
+ * below and make every hand-off it asks for (read, write, accept,
+ * free_argv, the waits) a call through a pointer, where this one makes
+ * three results so.
+ *
  * Main only. accept_done and read_done may free c; write_done returns -1
  * when it did. */
 typedef struct io_offload_main_halves {

@@ -11,10 +11,12 @@
  * is what a dequeue returns for "nothing there", and in the MPSC queue
  * what an unwritten slot holds.
  *
- * Rings and counters. Each queue is an array of a power-of-two number of
- * slots and two counters, head (the next position to read) and tail (the
- * next position to write). The counters are never reduced modulo the
- * size; they only grow, and position p lives in slot p & (size - 1). So
+ * RINGS AND COUNTERS
+ *
+ * Each queue is an array of a power-of-two number of slots and two
+ * counters, head (the next position to read) and tail (the next position
+ * to write). The counters are never reduced modulo the size; they only
+ * grow, and position p lives in slot p & (size - 1). So
  *
  *     tail - head          is the number of items in the queue,
  *     tail - head == 0     means empty, and
@@ -29,7 +31,9 @@
  * it is, an old tail makes it look emptier, and the side that sees "full" or "empty" reloads the real counter before it
  * says so.
  *
- * Cache lines. Two cores cannot both hold a cache line for writing: the
+ * CACHE LINES
+ *
+ * Two cores cannot both hold a cache line for writing: the
  * line moves to whichever core wrote last, and a read on the other core
  * waits for it to come back. If the producer's counter and the consumer's
  * counter shared a line, every enqueue would pull the line away from the

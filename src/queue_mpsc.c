@@ -5,12 +5,13 @@
  * main through it.
  * Valkey: the functions queue_mpsc.h names.
  *
- * Who owns what. The consumer owns head. The producers
- * share tail, which each advances with an atomic fetch-and-add to reserve
- * one position, and head_cache, a recent value of head that any producer
- * may refresh for the others. Each slot is written twice a lap: by the
- * producer that reserved its position (the item), then by the consumer
- * (back to 0). At all times
+ * WHO OWNS WHAT
+ *
+ * The consumer owns head. The producers share tail, which each advances
+ * with an atomic fetch-and-add to reserve one position, and head_cache, a
+ * recent value of head that any producer may refresh for the others. Each
+ * slot is written twice a lap: by the producer that reserved its position
+ * (the item), then by the consumer (back to 0). At all times
  *
  *     head_cache <= head <= every reserved, unwritten position
  *     a position p is written only once p < head + MPSC_QUEUE_SIZE
@@ -18,42 +19,51 @@
  * and tail may run ahead of head + MPSC_QUEUE_SIZE: producers keep
  * reserving while the ring is full.
  *
- * Reserve first, check second. A producer cannot look for room and then
- * take it, because another producer may take it in between; the fetch-
- * and-add hands out distinct positions without a lock, and only then
- * does the producer learn whether its position's slot is free yet. If it
- * is not, the position cannot be given back: others may hold the ones
- * after it, and the consumer reads positions in order, so a position
- * nobody fills would stop it for good. The producer keeps the position in
- * its ticket and fills it on a later try, with its oldest unsent item.
+ * RESERVE FIRST, CHECK SECOND
  *
- * Never blocking. A worker that waited for room in a full outbox could
- * wait for main while main waits for it (draining the pool waits for every
- * worker's jobs), and would hold up its other jobs besides. So a worker
- * uses mpsc_send, which never waits: what does not fit goes into the
- * worker's spill list, and the worker retries it later (mpsc_flush, when
- * it has nothing else to do). A new item never overtakes a spilled one,
- * so each producer's items reach the consumer in the order it sent them.
+ * A producer cannot look for room and then take it, because another
+ * producer may take it in between; the fetch- and-add hands out distinct
+ * positions without a lock, and only then does the producer learn whether
+ * its position's slot is free yet. If it is not, the position cannot be
+ * given back: others may hold the ones after it, and the consumer reads
+ * positions in order, so a position nobody fills would stop it for good.
+ * The producer keeps the position in its ticket and fills it on a later
+ * try, with its oldest unsent item.
  *
- * In order, through holes. The consumer stops at the first position whose
- * slot is still 0 (reserved, not yet written), even if later slots are
- * full: taking them would move head past the hole, and the slow producer
- * would then write into a slot the consumer has left behind. The price is
- * that a producer preempted between its reservation and its store holds
- * back everyone after it until it runs again.
+ * NEVER BLOCKING
  *
- * The slots, not tail, say what is there. The consumer never reads tail:
- * a slot that is not 0 at a position p with head <= p < head + SIZE holds
- * position p's item, since the lap before p was taken (and set back to 0)
- * before head passed it, and the lap after p may not be written until
- * head passes p. So the consumer reads slots from head on until it finds
- * a 0, whether that 0 is a reserved hole or the end of what was sent.
- * This keeps tail on a line that only producers touch: a consumer that
- * polled tail would pull that line away from the producers' fetch-and-add
- * for every item, on top of the slot line each item costs anyway.
+ * A worker that waited for room in a full outbox could wait for main
+ * while main waits for it (draining the pool waits for every worker's
+ * jobs), and would hold up its other jobs besides. So a worker uses
+ * mpsc_send, which never waits: what does not fit goes into the worker's
+ * spill list, and the worker retries it later (mpsc_flush, when it has
+ * nothing else to do). A new item never overtakes a spilled one, so each
+ * producer's items reach the consumer in the order it sent them.
  *
- * Happens-before. Two edges, as in the SPSC ring, but on different
- * fields:
+ * IN ORDER, THROUGH HOLES
+ *
+ * The consumer stops at the first position whose slot is still 0
+ * (reserved, not yet written), even if later slots are full: taking them
+ * would move head past the hole, and the slow producer would then write
+ * into a slot the consumer has left behind. The price is that a producer
+ * preempted between its reservation and its store holds back everyone
+ * after it until it runs again.
+ *
+ * THE SLOTS, NOT TAIL, SAY WHAT IS THERE
+ *
+ * The consumer never reads tail: a slot that is not 0 at a position p
+ * with head <= p < head + SIZE holds position p's item, since the lap
+ * before p was taken (and set back to 0) before head passed it, and the
+ * lap after p may not be written until head passes p. So the consumer
+ * reads slots from head on until it finds a 0, whether that 0 is a
+ * reserved hole or the end of what was sent. This keeps tail on a line
+ * that only producers touch: a consumer that polled tail would pull that
+ * line away from the producers' fetch-and-add for every item, on top of
+ * the slot line each item costs anyway.
+ *
+ * HAPPENS-BEFORE
+ *
+ * Two edges, as in the SPSC ring, but on different fields:
  *
  *   (1) item to consumer: what the producer wrote before sending (the
  *       client its job worked on) happens before its release store of the

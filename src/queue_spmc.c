@@ -4,13 +4,15 @@
  * queue_spmc.h); in io_threads, main feeds the workers' shared inbox.
  * Valkey: the functions queue_spmc.h names.
  *
- * Who owns what. The producer owns tail and head_cache, plain fields no
- * other thread reads. The consumers share head, and a consumer takes a
- * position by moving head past it with a compare-and-swap: of all the
- * consumers that try for the same position, exactly one succeeds. What
- * lets the producer and the consumers agree on each cell without a lock
- * is the cell's sequence number, seq, which says whose turn it is. For
- * the cell that holds position p (the cell p & (SIZE - 1)):
+ * WHO OWNS WHAT
+ *
+ * The producer owns tail and head_cache, plain fields no other thread
+ * reads. The consumers share head, and a consumer takes a position by
+ * moving head past it with a compare-and-swap: of all the consumers that
+ * try for the same position, exactly one succeeds. What lets the producer
+ * and the consumers agree on each cell without a lock is the cell's
+ * sequence number, seq, which says whose turn it is. For the cell that
+ * holds position p (the cell p & (SIZE - 1)):
  *
  *     seq == p            empty: the producer may write position p here
  *     seq == p + 1        holds position p's item: a consumer may take it
@@ -22,17 +24,21 @@
  * writer. At all times head <= tail <= head + SIZE. (Every cell starts
  * with seq == its index, i.e. empty for lap 0.)
  *
- * Reading the number. The producer at tail == p finds seq == p (write
- * there) or something smaller (full: the cell still holds the item of
- * position p - SIZE, or a consumer has claimed it and is still reading).
- * A consumer at head == h compares seq with h + 1: equal, the item is
- * there, try to claim it; smaller, nothing has been published at h yet
- * (empty); larger, another consumer took h and moved on, so this
- * consumer's h is stale and it rereads head. Positions within a lap of
- * each other differ by less than SIZE, so the comparison is done on the
- * signed difference, which stays right when the counters wrap.
+ * READING THE NUMBER
  *
- * Happens-before. As in the other rings, two edges, here both through seq:
+ * The producer at tail == p finds seq == p (write there) or something
+ * smaller (full: the cell still holds the item of position p - SIZE, or a
+ * consumer has claimed it and is still reading). A consumer at head == h
+ * compares seq with h + 1: equal, the item is there, try to claim it;
+ * smaller, nothing has been published at h yet (empty); larger, another
+ * consumer took h and moved on, so this consumer's h is stale and it
+ * rereads head. Positions within a lap of each other differ by less than
+ * SIZE, so the comparison is done on the signed difference, which stays
+ * right when the counters wrap.
+ *
+ * HAPPENS-BEFORE
+ *
+ * As in the other rings, two edges, here both through seq:
  *
  *   (1) item to consumer: the producer's plain store of the item happens
  *       before its release store seq = p + 1, which a consumer's acquire

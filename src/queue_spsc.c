@@ -4,10 +4,12 @@
  * queue_spsc.h); in io_threads, main feeds each worker's private inbox.
  * Valkey: the functions queue_spsc.h names.
  *
- * Who owns what. The consumer owns head: it alone writes it, and it keeps
- * tail_cache, its private copy of tail. The producer owns tail: it alone
- * writes it, and it keeps two private fields, tail_local (where the next
- * item goes) and head_cache (its copy of head). At all times
+ * WHO OWNS WHAT
+ *
+ * The consumer owns head: it alone writes it, and it keeps tail_cache,
+ * its private copy of tail. The producer owns tail: it alone writes it,
+ * and it keeps two private fields, tail_local (where the next item goes)
+ * and head_cache (its copy of head). At all times
  *
  *     head_cache <= head <= tail <= tail_local <= head + SPSC_QUEUE_SIZE
  *     tail_cache <= tail
@@ -16,16 +18,20 @@
  * [tail, tail_local) hold items the producer has written but not yet
  * published, which the consumer cannot see.
  *
- * Publishing in batches. spsc_enqueue writes the slot with a plain store
- * and moves only the private tail_local. spsc_commit then makes every
- * item written since the last commit visible with one release store to
- * tail. Main enqueues a FREE_ARGV each time it is done with arguments a
- * worker parsed, and commits once per event-loop iteration, so a burst of
- * frees costs one store to a shared line, and one transfer of that line
- * to the worker, not one per item. The consumer mirrors it: spsc_dequeue_batch takes up to `max`
- * items and returns their slots with one release store to head.
+ * PUBLISHING IN BATCHES
  *
- * Happens-before. Two edges make the plain slot accesses race-free:
+ * spsc_enqueue writes the slot with a plain store and moves only the
+ * private tail_local. spsc_commit then makes every item written since the
+ * last commit visible with one release store to tail. Main enqueues a
+ * FREE_ARGV each time it is done with arguments a worker parsed, and
+ * commits once per event-loop iteration, so a burst of frees costs one
+ * store to a shared line, and one transfer of that line to the worker,
+ * not one per item. The consumer mirrors it: spsc_dequeue_batch takes up
+ * to `max` items and returns their slots with one release store to head.
+ *
+ * HAPPENS-BEFORE
+ *
+ * Two edges make the plain slot accesses race-free:
  *
  *   (1) item to consumer: the producer's stores to slots [tail, tail_local)
  *       happen before its release store of tail in spsc_commit, which the
@@ -41,15 +47,17 @@
  * compiler or a weakly ordered CPU may let the new item reach the slot
  * before the consumer's read of the old one, and the old one is lost.
  *
- * Four lines. Each counter the other side reads sits alone on its line,
- * and each side's private fields on a line of their own. The line that
- * matters is tail's: a consumer that has caught up rereads tail on every
- * poll, taking a copy of its line. Were tail_local beside it, as the
- * usual two-line layout has it, the producer's next enqueue would have to
- * take the line back before writing tail_local, once per poll, whether
- * or not anything was published; apart, the polls cost the producer one
- * trip per commit, the one the commit makes anyway. The benchmark runs
- * both layouts (chapter 03).
+ * FOUR LINES
+ *
+ * Each counter the other side reads sits alone on its line, and each
+ * side's private fields on a line of their own. The line that matters is
+ * tail's: a consumer that has caught up rereads tail on every poll,
+ * taking a copy of its line. Were tail_local beside it, as the usual
+ * two-line layout has it, the producer's next enqueue would have to take
+ * the line back before writing tail_local, once per poll, whether or not
+ * anything was published; apart, the polls cost the producer one trip per
+ * commit, the one the commit makes anyway. The benchmark runs both
+ * layouts (chapter 03).
  *
  * The stale copies are safe (queue_common.h): a stale head_cache only
  * makes the ring look full, a stale tail_cache only makes it look empty,

@@ -12,12 +12,14 @@
  * form), parseMultibulk, parseInlineBuffer and handleParseError (the error
  * texts); src/sds.c sdssplitargs (inline quoting).
  *
- * Design. A connection delivers a request in whatever pieces the kernel
- * chose: "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" may arrive whole, one byte at a
- * time, or cut anywhere, and one read may also hold the start of the next
- * request. The caller keeps the bytes; resp_parse looks at what is buffered,
- * says how many bytes it consumed, and the caller drops exactly those and
- * calls again when more arrive. Three rules make that work:
+ * DESIGN
+ *
+ * A connection delivers a request in whatever pieces the kernel chose:
+ * "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" may arrive whole, one byte at a time,
+ * or cut anywhere, and one read may also hold the start of the next
+ * request. The caller keeps the bytes; resp_parse looks at what is
+ * buffered, says how many bytes it consumed, and the caller drops exactly
+ * those and calls again when more arrive. Three rules make that work:
  *
  *   1. What survives between calls is the state in resp_parser and nothing
  *      else: the request type; multibulk_len, the arguments still expected

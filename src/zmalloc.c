@@ -1,8 +1,10 @@
 /* zmalloc.c — allocation that never returns NULL, and used memory counted
  * per thread. See zmalloc.h.
  *
- * The count. INFO's used_memory is a sum of per-thread counts, as in
- * Valkey's zmalloc, so that an allocation costs no locked instruction:
+ * THE COUNT
+ *
+ * INFO's used_memory is a sum of per-thread counts, as in Valkey's
+ * zmalloc, so that an allocation costs no locked instruction:
  *
  *   - A thread claims a slot on its first allocation and owns it until it
  *     exits. Only the owner writes its slot, so it adds with a plain

@@ -5,10 +5,12 @@
  * (zsl* functions, zsetAdd) — the algorithms below are Valkey's, written
  * again from their invariants.
  *
- * Design. A sorted set answers two kinds of question: by member (ZSCORE,
- * ZADD's "is it there already") and by order (ZRANGE, ZRANK, ranges of
- * scores). A hashtable answers the first in O(1), a skiplist the second in
- * O(log n); every member is in both, and the two must agree at all times.
+ * DESIGN
+ *
+ * A sorted set answers two kinds of question: by member (ZSCORE, ZADD's
+ * "is it there already") and by order (ZRANGE, ZRANK, ranges of scores).
+ * A hashtable answers the first in O(1), a skiplist the second in O(log
+ * n); every member is in both, and the two must agree at all times.
  *
  * The skiplist is a sorted linked list (level 0) with express lanes above
  * it. Each node is given a height at birth — 1, and one more with

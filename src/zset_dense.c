@@ -7,11 +7,13 @@
  * the same reason; this file reaches that density with the skiplist's own
  * algorithm, "unrolled".
  *
- * Design. A skiplist node per member pays two pointers and a span per
- * level and one allocation with its allocator rounding for every member:
- * ~60 of a member's ~70 bytes are structure. Here a node of the skiplist
- * is a leaf holding up to DENSE_FANOUT members in order, so the structure
- * is paid once per leaf. The invariants:
+ * DESIGN
+ *
+ * A skiplist node per member pays two pointers and a span per level and
+ * one allocation with its allocator rounding for every member: ~60 of a
+ * member's ~70 bytes are structure. Here a node of the skiplist is a leaf
+ * holding up to DENSE_FANOUT members in order, so the structure is paid
+ * once per leaf. The invariants:
  *
  *  1. Order. Inside a leaf, order[0..n) lists its members' slots in
  *     (score, member) order; along level 0 every leaf's members sort after
@@ -39,14 +41,16 @@
  *     skiplist node's search touches (the level and the score), not the
  *     leaf's heap.
  *
- * When a leaf is full. At DENSE_FANOUT members, or when a member would
- * take its members' bytes past DENSE_HEAP_SPLIT: then it splits in half,
- * except that a member after a full last leaf, or next to a lone member
- * that fills its leaf by itself, gets a new leaf (members added in order
- * thus fill every leaf, and a big member sits alone). A removal that
- * leaves a leaf under a quarter full merges it with a neighbour when the
- * two fit in half a leaf, so removals cannot leave a long run of nearly
- * empty leaves behind.
+ * WHEN A LEAF IS FULL
+ *
+ * At DENSE_FANOUT members, or when a member would take its members' bytes
+ * past DENSE_HEAP_SPLIT: then it splits in half, except that a member
+ * after a full last leaf, or next to a lone member that fills its leaf by
+ * itself, gets a new leaf (members added in order thus fill every leaf,
+ * and a big member sits alone). A removal that leaves a leaf under a
+ * quarter full merges it with a neighbour when the two fit in half a
+ * leaf, so removals cannot leave a long run of nearly empty leaves
+ * behind.
  *
  * A position handed out (zset_node *) is the leaf's address with the
  * position inside it in the top byte; it is valid until the set changes.
