@@ -166,12 +166,14 @@ void blocked_timers_remove(blocked_timers *t, size_t slot) {
         timer_sift_down(t, slot);
 }
 
+/*@ timers-pop-expired */
 void *blocked_timers_pop_expired(blocked_timers *t, long long now) {
     if (t->len == 0 || t->v[0].deadline >= now) return NULL;
     void *owner = t->v[0].owner;
     blocked_timers_remove(t, 0);
     return owner;
 }
+/*@ end */
 
 long long blocked_timers_next(const blocked_timers *t) { return t->len ? t->v[0].deadline : -1; }
 
@@ -266,6 +268,7 @@ static waiting_key *waiting_key_get(obj *key) {
     return k;
 }
 
+/*@ block-for-keys */
 void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline) {
     /* It blocks while its command runs: its read was handed back. */
     assert(atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE);
@@ -291,6 +294,7 @@ void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline
     nblocked++;
     if (deadline) blocked_timers_add(&timers, deadline, c->id, c, &bs->timer_slot);
 }
+/*@ end */
 
 /* Takes c out of every key's FIFO and the heap and frees its state. */
 static void leave_registry(client *c) {
@@ -346,6 +350,7 @@ static void count_unblocked_call(struct command *cmd, int rejected) {
 
 /* ---- serving ---------------------------------------------------------------- */
 
+/*@ serve */
 /* Runs c's blocked command again, c being current (Valkey:
  * unblockClientOnKey, which reprocesses the command). */
 static void serve(client *c) {
@@ -361,6 +366,7 @@ static void serve(client *c) {
      * before it. Should it block anyway, it waits again, argv kept. */
     if (!(c->flags & CLIENT_BLOCKED)) finish_and_queue(c);
 }
+/*@ end */
 
 /* The first waiter on k that is not closing: a killed client stays in the
  * registry until before_sleep frees it, and is never served. */
@@ -389,6 +395,7 @@ static void serve_key(waiting_key *k) {
     obj_decr_ref(key);
 }
 
+/*@ handle-ready-keys */
 void blocked_handle_ready_keys(void) {
     /* Serving runs commands, which may make more keys ready: those go on a
      * fresh list, served by the next round. */
@@ -405,6 +412,7 @@ void blocked_handle_ready_keys(void) {
         zfree(list);
     }
 }
+/*@ end */
 
 /* ---- timeouts, CLIENT UNBLOCK, going away -------------------------------- */
 
@@ -422,10 +430,12 @@ static void unblock_with_reply(client *c, const char *error) {
     finish_and_queue(c);
 }
 
+/*@ handle-timeouts */
 void blocked_handle_timeouts(long long now_ms) {
     client *c;
     while ((c = blocked_timers_pop_expired(&timers, now_ms))) unblock_with_reply(c, NULL);
 }
+/*@ end */
 
 int blocked_unblock(client *c, int error) {
     if (!(c->flags & CLIENT_BLOCKED)) return 0;
@@ -443,6 +453,7 @@ client *blocked_next_unblocked(void) {
     return c;
 }
 
+/*@ client-gone */
 void blocked_client_gone(client *c) {
     if (c->flags & CLIENT_BLOCKED) leave_registry(c);
     if (!(c->flags & CLIENT_UNBLOCKED)) return;
@@ -455,6 +466,7 @@ void blocked_client_gone(client *c) {
         }
     }
 }
+/*@ end */
 
 long blocked_clients_count(void) { return nblocked; }
 size_t blocked_keys_count(void) { return waiting ? hashtable_size(waiting) : 0; }

@@ -260,6 +260,7 @@ static void touch_all(struct db *d) {
     hashtable_reset_iterator(&it);
 }
 
+/*@ on-modified */
 /* The keyspace's listener: key changed, or (key NULL) d is about to be
  * emptied. Costs one size test while nobody watches anything. */
 static void on_modified(struct db *d, obj *key) {
@@ -269,6 +270,7 @@ static void on_modified(struct db *d, obj *key) {
     else
         touch_all(d);
 }
+/*@ end */
 
 /* Valkey: isWatchedKeyExpired. */
 static int watched_key_expired(client *c) {
@@ -285,6 +287,7 @@ static int watched_key_expired(client *c) {
 
 /* ------------------------------------------------------------- queue */
 
+/*@ free-queue */
 static void free_queue(multi_state *ms) {
     for (int i = 0; i < ms->count; i++) {
         /* On main, whoever allocated it: see the essay. */
@@ -296,7 +299,9 @@ static void free_queue(multi_state *ms) {
     ms->count = ms->cap = 0;
     ms->mem = 0;
 }
+/*@ end */
 
+/*@ queue-command */
 /* Valkey: queueMultiCommand. process_command calls it (commands_on_multi)
  * for a command that passed its checks while c is in MULTI. */
 static void queue_command(client *c) {
@@ -315,6 +320,7 @@ static void queue_command(client *c) {
     }
     reply_status(c, "QUEUED");
 }
+/*@ end */
 
 /* Valkey: discardTransaction. */
 static void discard_transaction(client *c) {
@@ -353,6 +359,7 @@ static void exec_abort(client *c, const char *err) {
     reply_error_format(c, "-EXECABORT Transaction discarded because of: %s", err[0] == '-' ? err + 1 : err);
 }
 
+/*@ run-queue */
 /* Runs the queue: each command through call(), its reply one element of
  * EXEC's array; c->argv and c->argc are EXEC's again afterwards. */
 static void run_queue(client *c, multi_state *ms) {
@@ -372,7 +379,9 @@ static void run_queue(client *c, multi_state *ms) {
     ms->exec_argv = NULL;
     ms->exec_argc = 0;
 }
+/*@ end */
 
+/*@ exec-command */
 /* Valkey: execCommand. */
 static void exec_command(client *c) {
     if (!(c->flags & CLIENT_MULTI)) {
@@ -396,6 +405,7 @@ static void exec_command(client *c) {
     c->cmd = exec; /* call() clears c->cmd after each queued command */
     discard_transaction(c);
 }
+/*@ end */
 
 static void watch_command(client *c) {
     /* Dirty already: EXEC will fail whatever else is watched. */
@@ -430,11 +440,13 @@ obj **multi_top_argv(const client *c, int *argc) {
     return c->argv;
 }
 
+/*@ multi-init */
 void multi_init(void) {
     if (!registry) registry = hashtable_create(&registry_type);
     commands_on_multi(queue_command, exec_abort);
     db_on_modified(on_modified);
 }
+/*@ end */
 
 /* Flags as Valkey 8.1's src/commands JSON files give them; CMD_NO_QUEUE is
  * soloist's mark for what processCommand runs at once inside MULTI. */

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The book's main line is readable on first reading: over chapters 00-08,
+# The book's main line is readable on first reading: over chapters 00-09,
 # median sentence <= 20 words, longest tenth <= 35, no paragraph over 150
 # (tools/readability.py; fine print, code and tables are not main line).
 cd "$(dirname "$0")/../.."
