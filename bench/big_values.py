@@ -48,8 +48,9 @@ generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
 (about a minute, one run per cell; full about 4 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
-keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, SOLOIST_BIN,
-REDIS_BIN, SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
+keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, ALONE_MAX (soloist's
+io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
+SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
 bench/run.py stops it at 300 s (120 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
@@ -146,7 +147,7 @@ def bandwidth(quick, base):
     runs = 1 if quick else 3
     if not os.access(WIRE_CEILING_BIN, os.X_OK):
         raise RuntimeError("%s not built (make bench builds it)" % WIRE_CEILING_BIN)
-    soloist = bl.Server("soloist", bl.servers()[0][1], "soloist", ["--io-threads", "1"])
+    soloist = bl.Server("soloist", bl.servers()[0][1], "soloist", ["--io-threads", "1"] + alone_args())
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
     peer, raw_port = start_peer()
     lines = []
@@ -205,6 +206,13 @@ NOISE_SETTINGS = [("t1-on", 1, "yes"), ("t1-off", 1, "no"), ("t2-on", 2, "yes"),
                   ("redis-t1", 1, None), ("redis-t2", 2, None)]
 
 
+def alone_args():
+    """ALONE_MAX=BYTES: soloist's io-write-alone-max for this run (its
+    default when unset), so one build can be measured at several caps."""
+    v = os.environ.get("ALONE_MAX")
+    return ["--io-write-alone-max", v] if v else []
+
+
 def noisy(quick, base):
     small_rate = int(os.environ.get("SMALL_RATE", "4000"))
     big_rate = float(os.environ.get("BIG_RATE", "4"))
@@ -224,7 +232,7 @@ def noisy(quick, base):
                 continue
         else:
             srv, why = bl.thread_server(label, bl.servers()[0][1], threads,
-                                        ["--io-threads-always-active", "yes"] if threads > 1 else [])
+                                        (["--io-threads-always-active", "yes"] if threads > 1 else []) + alone_args())
             if srv is None:
                 bl.emit(dict(cfg, kind="skipped", why=why))
                 continue
@@ -426,6 +434,8 @@ def main():
     bl.install_cleanup()
     quick = bl.quick()
     base = {"quick": quick, **bl.placement()}
+    if os.environ.get("ALONE_MAX"):
+        base["io_write_alone_max"] = os.environ["ALONE_MAX"]
     bw = bandwidth(quick, base)
     nz = noisy(quick, base)
     findings(bw, nz, quick)

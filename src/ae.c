@@ -57,6 +57,7 @@ struct ae_loop {
     ae_sleep_proc *after_sleep;
     ae_poll_proc *custom_poll;
     int last_numevents; /* what the last poll of ae_process_events returned */
+    int fired_left;     /* fired events after the one being handled now (ae_fired_waiting) */
 };
 
 /* util.c's monotonic clock, as the signed µs the timers count in. */
@@ -195,6 +196,8 @@ void ae_set_custom_poll(ae_loop *l, ae_poll_proc *p) { l->custom_poll = p; }
 void ae_set_dont_wait(ae_loop *l, int dont_wait) { l->dont_wait = dont_wait; }
 int ae_last_numevents(const ae_loop *l) { return l->last_numevents; }
 
+int ae_fired_waiting(const ae_loop *l) { return l->fired_left; }
+
 /* Microseconds until the earliest live timer: 0 if one is due, -1 if none. */
 static long long ae_us_until_earliest_timer(ae_loop *l) {
     ae_timer *earliest = NULL;
@@ -275,6 +278,7 @@ int ae_process_fired(ae_loop *l, int numevents) {
         int fd = l->fired[j].fd;
         int mask = l->fired[j].mask;
         processed++;
+        l->fired_left = numevents - j - 1;
         if (fd < 0 || fd >= l->setsize) continue; /* the set shrank meanwhile */
         ae_file_event *fe = &l->events[fd];
         int fired = 0;
@@ -290,6 +294,7 @@ int ae_process_fired(ae_loop *l, int numevents) {
             if (!fired || fe->wproc != fe->rproc) fe->wproc(l, fd, fe->client_data, mask);
         }
     }
+    l->fired_left = 0;
     return processed;
 }
 /*@ end */

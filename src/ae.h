@@ -95,6 +95,9 @@ void ae_set_dont_wait(ae_loop *l, int dont_wait);
 /* The events the current iteration's poll returned, for the after-sleep
  * hook (Valkey passes afterSleep the count; step 5's policy reads it). */
 int ae_last_numevents(const ae_loop *l);
+/* Inside a handler: how many events of this poll's batch still wait
+ * their handlers (0 outside ae_process_fired). */
+int ae_fired_waiting(const ae_loop *l);
 
 /* The split halves of one iteration.
  * ae_poll: epoll_wait for up to timeout_ms (-1 forever, 0 not at all) and

@@ -341,6 +341,10 @@ const cfg cfg_table[] = {
      * size thresholds): step 7's switch, so one build can be measured with
      * and without large replies by reference. */
     BOOLC("reply-copy-avoidance", 0, server.reply_copy_avoidance, 1, NULL),
+    /* Not a Valkey option: how much main writes to one client in one turn
+     * when no other client waits behind it (networking.c, write_to_client);
+     * 0 means until the socket is full. */
+    MEMC("io-write-alone-max", 0, server.io_write_alone_max, 0, LONG_MAX, 1024 * 1024),
     BOOLC("io-threads-do-reads", F_IMMUTABLE, cfg_io_threads_do_reads, 0, NULL), /* deprecated, ignored */
     /* Valkey's debug option: every worker on whenever there is work,
      * the policy bypassed (tests and the forced-on benchmarks use it). */

@@ -579,9 +579,18 @@ int client_write_done(client *c, int offloaded) {
 /*@ write-to-client */
 /* Main writes a client itself: the same three steps a worker's job takes
  * (mark, write, done), with nothing in between. Returns -1 when the client
- * was freed. */
+ * was freed.
+ *
+ * The mark caps the turn at NET_MAX_WRITES_PER_EVENT, so one large reply
+ * cannot hold main while other clients wait. When nobody is known to wait
+ * (no event of this poll is left to handle, no other client is queued to
+ * be written) the cap buys nothing and costs a loop turn per 64 KB, so
+ * the turn may go on to io-write-alone-max. A request that arrives during
+ * the write waits for it: the setting bounds that wait. */
 static int write_to_client(client *c) {
     client_io_mark_write(c);
+    if (ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL)
+        c->io_write_max = (size_t)server.io_write_alone_max;
     client_io_write(c);
     return client_write_done(c, 0);
 }
