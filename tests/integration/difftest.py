@@ -570,16 +570,23 @@ class Runner:
         data = encode(*st.args)
         self.a.send(data)
         self.b.send(data)
-        # Both were sent before the wait began, so one wait covers both:
-        # whatever the oracle sends within it is in the socket by its end.
+        self.expect_silence(st, st.text)
+
+    def expect_silence(self, st, text, why=""):
+        """Neither server may send anything within NO_REPLY_WAIT. What was
+        sent before the wait began is covered by one wait: whatever the
+        oracle sends within it is in the socket by its end. Returns True
+        when something arrived (and counts the failure)."""
         end = time.monotonic() + NO_REPLY_WAIT
         ra = self.a.read(NO_REPLY_WAIT)
         rb = self.b.read(max(0.01, end - time.monotonic()))
         self.compared += 1
-        if ra != "<timeout>" or rb != "<timeout>":
-            self.failures += 1
-            self.p("  UNEXPECTED REPLY %s:%d: %s\n      soloist: %s\n      oracle:  %s"
-                   % (self.tr.name, st.lineno, st.text[:300], show(ra), show(rb)))
+        if ra == "<timeout>" and rb == "<timeout>":
+            return False
+        self.failures += 1
+        self.p("  UNEXPECTED REPLY %s:%d: %s%s\n      soloist: %s\n      oracle:  %s"
+               % (self.tr.name, st.lineno, text[:300], why, show(ra), show(rb)))
+        return True
 
     def scan_union(self, side, args):
         cursor = b"0"
@@ -687,16 +694,8 @@ class Runner:
     def do_still_owed(self, st):
         if not self.owed:
             raise TranscriptError("%s:%d: @still-owed with no reply owed" % (self.tr.name, st.lineno))
-        end = time.monotonic() + NO_REPLY_WAIT
-        ra = self.a.read(NO_REPLY_WAIT)
-        rb = self.b.read(max(0.01, end - time.monotonic()))
-        self.compared += 1
-        if ra != "<timeout>" or rb != "<timeout>":
-            self.failures += 1
-            self.p("  UNEXPECTED REPLY %s:%d: %s (still owed)\n      soloist: %s\n      oracle:  %s"
-                   % (self.tr.name, st.lineno, self.owed[0].text[:300], show(ra), show(rb)))
-            # what arrived was the owed reply (or garbage): it is owed no more
-            self.owed.pop(0)
+        if self.expect_silence(st, self.owed[0].text, " (still owed)"):
+            self.owed.pop(0)  # what arrived was the owed reply (or garbage): it is owed no more
 
     def do_sleep(self, st):
         time.sleep(st.ms / 1000.0)
