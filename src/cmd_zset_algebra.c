@@ -10,7 +10,7 @@
  * Valkey: src/t_zset.c (zunionInterDiffGenericCommand, zunionInterAggregate,
  * zuiCompareByCardinality, zdiffAlgorithm1, zsetChooseDiffAlgorithm).
  *
- * DESIGN
+ * HOW IT WORKS
  *
  * Every command reads its inputs, builds one new sorted set (or, for
  * ZINTERCARD, only counts), and then replies it or puts it under the

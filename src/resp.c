@@ -12,7 +12,7 @@
  * form), parseMultibulk, parseInlineBuffer and handleParseError (the error
  * texts); src/sds.c sdssplitargs (inline quoting).
  *
- * DESIGN
+ * HOW IT WORKS
  *
  * A connection delivers a request in whatever pieces the kernel chose:
  * "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n" may arrive whole, one byte at a time,

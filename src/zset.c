@@ -5,7 +5,7 @@
  * (zsl* functions, zsetAdd) — the algorithms below are Valkey's, written
  * again from their invariants.
  *
- * DESIGN
+ * HOW IT WORKS
  *
  * A sorted set answers two kinds of question: by member (ZSCORE, ZADD's
  * "is it there already") and by order (ZRANGE, ZRANK, ranges of scores).

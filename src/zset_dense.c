@@ -7,7 +7,7 @@
  * the same reason; this file reaches that density with the skiplist's own
  * algorithm, "unrolled".
  *
- * DESIGN
+ * HOW IT WORKS
  *
  * A skiplist node per member pays two pointers and a span per level and
  * one allocation with its allocator rounding for every member: ~60 of a

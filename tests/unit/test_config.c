@@ -597,13 +597,14 @@ static void test_get_matches(void **state) {
     const char *names[64];
     const char *p1[] = {"*max*"};
     size_t n = config_get_matches(p1, 1, names, 64);
-    assert_int_equal(n, 8);
+    assert_int_equal(n, 9);
     assert_string_equal(names[0], "maxclients");
     assert_string_equal(names[1], "max-new-connections-per-cycle");
     assert_string_equal(names[2], "proto-max-bulk-len");
     assert_string_equal(names[3], "prefetch-batch-max-size");
-    assert_string_equal(names[4], "zset-max-listpack-entries"); /* and its alias, sharing its value */
-    assert_string_equal(names[5], "zset-max-ziplist-entries");
+    assert_string_equal(names[4], "io-write-alone-max");
+    assert_string_equal(names[5], "zset-max-listpack-entries"); /* and its alias, sharing its value */
+    assert_string_equal(names[6], "zset-max-ziplist-entries");
     const char *p2[] = {"port", "p*", "PORT"};
     n = config_get_matches(p2, 3, names, 64);
     assert_int_equal(n, 4); /* port once, then protected-mode, proto-max-bulk-len, prefetch-batch-max-size */
