@@ -17,7 +17,7 @@ these files by tools/findings.py; nothing here summarises.
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
-            poll_offload, idle_line, server_vs_redis_pinned
+            poll_offload, idle_line, score_print, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -48,7 +48,7 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line"]
+       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print"]
 
 
 def sh(argv, default=""):
@@ -123,6 +123,8 @@ def main():
         "MARK_COST_BIN", os.path.join(ROOT, "build", "bench", "mark_cost")))
     ap.add_argument("--idle-line-bin", default=os.environ.get(
         "IDLE_LINE_BIN", os.path.join(ROOT, "build", "bench", "idle_line")))
+    ap.add_argument("--score-print-bin", default=os.environ.get(
+        "SCORE_PRINT_BIN", os.path.join(ROOT, "build", "bench", "score_print")))
     ap.add_argument("--wire-ceiling-bin", default=os.environ.get(
         "WIRE_CEILING_BIN", os.path.join(ROOT, "build", "bench", "wire_ceiling")))
     ap.add_argument("--zset-load-bin", default=os.environ.get(
@@ -277,6 +279,10 @@ def command_for(n, a):
         if not os.access(a.queues_bin, os.X_OK):
             return None, "%s not built (make bench builds it; needs libck-dev)" % a.queues_bin, 0
         return [a.queues_bin] + (["--quick"] if q else []), {}, 30 if q else 120
+    if n == "score_print":
+        if not os.access(a.score_print_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.score_print_bin, 0
+        return [a.score_print_bin] + (["--quick"] if q else []), {}, 25
     if n == "idle_line":
         if not os.access(a.idle_line_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.idle_line_bin, 0

@@ -8,7 +8,7 @@
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
-# zset_ranges watermark poll_offload idle_line big_values
+# zset_ranges watermark poll_offload idle_line score_print big_values
 # server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
@@ -30,6 +30,8 @@ PREFETCH_MICRO := $(BENCH_BIN)/prefetch_micro
 MARK_COST := $(BENCH_BIN)/mark_cost
 # Step 4's sleeping hand-shakes: what the idle words cost main per submit.
 IDLE_LINE := $(BENCH_BIN)/idle_line
+# Step 8's cost of printing a score: the library's util_d_to_string.
+SCORE_PRINT := $(BENCH_BIN)/score_print
 # Step 7's loopback ceiling, and the client that reads every large-value
 # cell (bench/big_values.py): no library, the kernel alone.
 WIRE_CEILING := $(BENCH_BIN)/wire_ceiling
@@ -56,6 +58,10 @@ $(IDLE_LINE): bench/idle_line.c $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
+$(SCORE_PRINT): bench/score_print.c $(LIB)
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
+
 $(WIRE_CEILING): bench/wire_ceiling.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
@@ -64,22 +70,23 @@ $(ZSET_LOAD): bench/zset_load.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
+bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
   SOLOIST_BENCH_BIN="$(abspath $(LOADGEN))" QUEUES_BIN="$(abspath $(QUEUES))" \
   PREFETCH_MICRO_BIN="$(abspath $(PREFETCH_MICRO))" MARK_COST_BIN="$(abspath $(MARK_COST))" \
   IDLE_LINE_BIN="$(abspath $(IDLE_LINE))" ZSET_LOAD_BIN="$(abspath $(ZSET_LOAD))" \
+  SCORE_PRINT_BIN="$(abspath $(SCORE_PRINT))" \
   WIRE_CEILING_BIN="$(abspath $(WIRE_CEILING))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) || exit $$?; \
 	  python3 tools/findings_refs.py readings --report; exit $$rc
