@@ -95,7 +95,9 @@ static void hold_workers(void) {
     assert_true(io_threads_set_active(n + 1));
     for (int t = 1; t <= n; t++) atomic_store(&gate_open[t], 0);
     for (int i = 0; i < n; i++) assert_true(io_threads_submit(job_encode(gate_token, JOB_REQ_FREE_OBJ)));
-    long long end = loop_deadline();
+    /* Three deadlines: nine workers under ThreadSanitizer on two cores,
+     * with main yielding here, can take seconds to all be scheduled. */
+    long long end = util_mstime() + 3 * (loop_deadline() - util_mstime());
     while (workers_held() < n && util_mstime() < end) sched_yield();
     assert_int_equal(workers_held(), n);
 }
