@@ -153,23 +153,37 @@
  *
  *   [a] job into an inbox          rel   [c] STORE w->asleep, 1         rlx
  *   [b] s = ADD idle.sleepers, 0    sc   [d] ADD idle.sleepers, 1        sc
- *       s == 0: return                   [e] a job in w->inbox or
- *       LOAD w->asleep             rlx       shared_inbox?              acq
- *       1: XCHG w->asleep, 0       rlx       yes: run it, do not sleep
+ *       s == 0: return                   [e] take a job from w->inbox
+ *       LOAD w->asleep             rlx       and from shared_inbox      acq
+ *       1: XCHG w->asleep, 0       rel       found one: do not sleep
  *          FUTEX_WAKE(&w->asleep)        [f] FUTEX_WAIT(&w->asleep, 1)
+ *                                        [g] XCHG w->asleep, 0          acq
+ *                                            read 0 and [e] found one:
+ *                                            pass the wake on
+ *                                        [h] run what [e] took
  *
  * Forbidden: [b] reads a count without w (from before [d]) AND [e] misses
  * the job. [b] and [d] are read-modify-writes of idle.sleepers, so one of
  * them comes first. [d] first: [b] reads a count that includes w and
  * acquires [d], so its LOAD sees [c] and main wakes w (or reads 0: w is
- * already awake). [b] first: [d] acquires [b], so [e] sees [a] and w runs
- * the job instead of sleeping. Either way the job does not wait with w
- * asleep, and that is enough: the futex adds nothing to undo it. If
+ * already awake). [b] first: [d] acquires [b], so [e] sees [a] and w takes
+ * the job instead of sleeping. The futex adds nothing to undo it. If
  * main's XCHG comes before [f], the kernel finds 0 and FUTEX_WAIT returns
  * at once; if after, FUTEX_WAKE finds w waiting; and a wake-up that wakes
  * a thread orders the waker's earlier stores before the woken thread's
  * later loads (Linux's memory-barriers.txt, "Sleep and wake-up
  * functions"), so w then finds the job.
+ *
+ * Also forbidden: a wake spent on a worker that was coming anyway. Main
+ * wakes one sleeper per job, the first whose word reads 1. If that is w
+ * between [c] and [g] with work of its own from [e], main's job may be
+ * left with another worker asleep, for as long as w is busy with what it
+ * found. Two rules close it. w runs nothing until [g] has said it is
+ * awake, so a wake can land on it only in those few instructions, never
+ * while it runs a job. And a w whose [g] reads 0 (main's XCHG came first)
+ * after [e] found work passes the wake on to the first other sleeper, as
+ * main would have: [g] acquires main's release, so w sees every sleeper
+ * main saw.
  */
 /*@ end */
 /*@ handshake-stop */
@@ -332,16 +346,19 @@ static void wake_main(void) {
 /*@ end */
 
 /*@ wake-for-job */
-/* Main: wakes worker w if it sleeps; true if it did. The load first, so
- * that a worker that is awake does not have its line written. */
+/* Main, or a worker passing a wake on: wakes worker w if it sleeps; true
+ * if it did. The load first, so that a worker that is awake does not have
+ * its line written. */
 static bool wake_if_asleep(io_worker *w) {
-    /* Relaxed, both: the word carries no data. After the ADD in
-     * wake_for_job or io_threads_shutdown, which acquired the worker's
-     * ADD, the load cannot miss the worker's STORE of 1 (hand-shakes 1
-     * and 2); the kernel orders the rest (the essay). The exchange, not a
-     * store, tells main whether this worker was the one asleep. */
+    /* The load is relaxed: after the ADD in wake_for_job or
+     * io_threads_shutdown, which acquired the worker's ADD, it cannot miss
+     * the worker's STORE of 1 (hand-shakes 1 and 2); the kernel orders
+     * the rest (the essay). The exchange, not a store, says whether this
+     * caller is the one that woke w; it releases, pairing with w's
+     * exchange at [g], so that a worker that must pass the wake on sees
+     * the sleepers this thread saw. */
     if (!atomic_load_explicit(&w->asleep, memory_order_relaxed) ||
-        !atomic_exchange_explicit(&w->asleep, 0, memory_order_relaxed))
+        !atomic_exchange_explicit(&w->asleep, 0, memory_order_release))
         return false;
     futex_wake(&w->asleep);
     return true;
@@ -428,48 +445,78 @@ static void run_job(job_word job, unsigned allowed) {
 /*@ end */
 
 /*@ io-thread-main */
+/* Runs jobs a worker took: n from its private inbox, in batch, and one
+ * from the shared inbox (0: none). Returns how many. */
+static size_t run_taken(const job_word *batch, size_t n, job_word shared) {
+    for (size_t i = 0; i < n; i++) run_job(batch[i], JOB_PRIVATE_INBOX_TYPES);
+    if (shared) run_job(shared, JOB_SHARED_INBOX_TYPES);
+    return n + (shared != 0);
+}
+
+static void count_finished(size_t done) {
+    /* Release pairs with the acquire load in io_threads_pending: the
+     * handlers' writes are visible to main once it counts these jobs as
+     * finished. */
+    if (done > 0) atomic_fetch_add_explicit(&finished.count, done, memory_order_release);
+}
+
 /* One round: the private inbox, all of it (only this thread can run
  * it), then one job from the shared inbox. Returns the jobs run. */
 static size_t worker_round(io_worker *w, job_word *batch) {
     size_t done = 0, n;
-    while ((n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE)) > 0) {
-        for (size_t i = 0; i < n; i++) run_job(batch[i], JOB_PRIVATE_INBOX_TYPES);
-        done += n;
-    }
-    job_word job = spmc_dequeue(&shared_inbox);
-    if (job) {
-        run_job(job, JOB_SHARED_INBOX_TYPES);
-        done++;
-    }
-    if (done > 0) {
-        /* Release pairs with the acquire load in io_threads_pending:
-         * the handlers' writes are visible to main once it counts these
-         * jobs as finished. */
-        atomic_fetch_add_explicit(&finished.count, done, memory_order_release);
-    }
+    while ((n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE)) > 0) done += run_taken(batch, n, 0);
+    done += run_taken(batch, 0, spmc_dequeue(&shared_inbox));
+    count_finished(done);
     return done;
 }
 
-/* Idle past the spin: says so, looks once more, and sleeps unless that
- * found work (which it then ran), the stop flag, or main's wake
- * (hand-shakes 1 and 2, the worker's side: [c] to [f]). */
-static void worker_sleep(io_worker *w, job_word *batch) {
+void (*io_threads_debug_sleep)(int step);
+
+/* A worker: passes on a wake main spent on it while it was leaving its
+ * sleep with work it had found itself ([g] of hand-shake 1): wakes the
+ * first other worker asleep, as wake_for_job would have. Reads pool.num,
+ * which only changes while no worker runs. */
+static void pass_on_wake(io_worker *self) {
+    for (int t = 1; t < pool.num; t++)
+        if (t != self->id && wake_if_asleep(&workers[t])) return;
+}
+
+/* Idle past the spin: says so, takes one last look, and sleeps unless
+ * that found work, the stop flag, or main's wake (hand-shakes 1 and 2,
+ * the worker's side: [c] to [h]). Returns the jobs run. */
+static size_t worker_sleep(io_worker *w, job_word *batch) {
+    if (io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_BEGIN);
     /* Relaxed: main reads it only after an ADD that acquired the one
      * below, and the kernel compares it under its own lock. */
     atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
     /* seq_cst RMW: meets the ADD of 0 in wake_for_job and in
      * io_threads_shutdown ([d] against [b]). */
     atomic_fetch_add_explicit(&idle.sleepers, 1, memory_order_seq_cst);
+    /* [e] takes what it finds but runs nothing yet: while w->asleep reads
+     * 1, main may spend a wake on this worker, so it says it is awake
+     * ([g]) before it can be busy. */
+    size_t n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE);
+    job_word shared = spmc_dequeue(&shared_inbox);
+    bool found = n > 0 || shared != 0;
+    if (found && io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_FOUND);
     /* Relaxed load of stop: the ADD above ordered it after main's store
      * (hand-shake 2). */
-    if (worker_round(w, batch) == 0 && !atomic_load_explicit(&w->stop, memory_order_relaxed)) futex_wait(&w->asleep, 1);
-    /* Relaxed: awake again, it orders nothing; a main that still reads 1
-     * makes one futile FUTEX_WAKE. */
-    atomic_store_explicit(&w->asleep, 0, memory_order_relaxed);
+    if (!found && !atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+        if (io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_WAIT);
+        futex_wait(&w->asleep, 1);
+    }
+    /* Acquire pairs with the release exchange in wake_if_asleep: reading
+     * main's 0, this worker sees every sleeper main saw, for
+     * pass_on_wake. */
+    bool woken = atomic_exchange_explicit(&w->asleep, 0, memory_order_acquire) == 0;
     /* Relaxed: it announces nothing (an awake worker still counted costs
      * main one look at its asleep word), but a read-modify-write, not a
      * store, so that the chain of RMWs the hand-shakes meet on holds. */
     atomic_fetch_sub_explicit(&idle.sleepers, 1, memory_order_relaxed);
+    if (found && woken) pass_on_wake(w);
+    size_t done = run_taken(batch, n, shared);
+    count_finished(done);
+    return done;
 }
 
 static void *worker_main(void *arg) {
@@ -498,7 +545,7 @@ static void *worker_main(void *arg) {
             } else if (++idle_rounds % 64 == 0) {
                 /* Relaxed: a heuristic; a stale value spins a little long or short. */
                 if (util_monotonic_ns() - idle_since >= atomic_load_explicit(&idle.spin_ns, memory_order_relaxed)) {
-                    worker_sleep(w, batch);
+                    if (worker_sleep(w, batch) > 0) wake_main();
                     idle_since = 0;
                 }
             }

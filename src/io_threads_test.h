@@ -1,9 +1,10 @@
-/* io_threads_test.h — the pool's hook for the hand-off tests.
+/* io_threads_test.h — the pool's hooks for the hand-off and wake-up tests.
  *
- * Step 3 (threads layer). Only tests (tests/unit/test_handoff.c) and
- * io_threads.c, which defines it, include this header: nothing in the
- * server sets the hook, and a production header does not offer it.
- * Threads: set by a test on main while no job is out; called on main.
+ * Step 3 (threads layer). Only tests (tests/unit/test_handoff.c,
+ * tests/unit/test_io_threads.c) and io_threads.c, which defines them,
+ * include this header: nothing in the server sets a hook, and a
+ * production header does not offer them.
+ * Threads: each hook is set by a test on main while no job is out.
  */
 #ifndef SOLOIST_IO_THREADS_TEST_H
 #define SOLOIST_IO_THREADS_TEST_H
@@ -15,5 +16,19 @@
  * the fastest worker there can be, so that a hand-off whose order is
  * wrong fails every time instead of once in a while. */
 extern void (*io_threads_debug_submitted)(job_word job);
+
+/* The steps of a worker's sleep (hand-shake 1 in io_threads.c) at which
+ * io_threads_debug_sleep is called. */
+enum {
+    IO_SLEEP_STEP_BEGIN, /* idle past its spin, before [c]: not yet counted asleep */
+    IO_SLEEP_STEP_FOUND, /* [e] took work, before [g]: its word still reads 1 */
+    IO_SLEEP_STEP_WAIT,  /* [e] took nothing, before [f]'s FUTEX_WAIT */
+};
+
+/* Tests only; NULL in the server. Called on the worker at each step above
+ * (io_thread_id says which); a test that waits there holds that worker at
+ * the step, so tests/unit/test_io_threads.c can build the interleavings
+ * that hand-shake 1 must survive every time instead of once in a while. */
+extern void (*io_threads_debug_sleep)(int step);
 
 #endif

@@ -95,21 +95,8 @@ static void hold_workers(void) {
     assert_true(io_threads_set_active(n + 1));
     for (int t = 1; t <= n; t++) atomic_store(&gate_open[t], 0);
     for (int i = 0; i < n; i++) assert_true(io_threads_submit(job_encode(gate_token, JOB_REQ_FREE_OBJ)));
-    /* A worker may still be inside a POLL job, waiting in epoll_wait on
-     * main's event loop for as long as main's timeout allows: a write to
-     * main's wake eventfd (in that epoll set) ends its wait, so it can
-     * come for its gate job. The wait is three deadlines: nine workers
-     * under ThreadSanitizer on two cores take a while to be scheduled. */
-    long long end = util_mstime() + 3 * (loop_deadline() - util_mstime()), poke = 0;
-    while (workers_held() < n && util_mstime() < end) {
-        if (util_mstime() >= poke && io_threads_main_wake_fd() >= 0) {
-            uint64_t one = 1;
-            ssize_t w = write(io_threads_main_wake_fd(), &one, sizeof one);
-            (void)w;
-            poke = util_mstime() + 20;
-        }
-        sched_yield();
-    }
+    long long end = loop_deadline();
+    while (workers_held() < n && util_mstime() < end) sched_yield();
     assert_int_equal(workers_held(), n);
 }
 

@@ -8,8 +8,10 @@
  * and only after a commit; drain waits for every handler and makes its
  * writes visible; results come back once each, in each worker's order,
  * even past a full outbox (the spill path); parking is refused while it
- * would strand a job; a parked worker uses no CPU; main-only functions
- * know which thread is main.
+ * would strand a job; a parked worker uses no CPU; a wake-up main spends
+ * on a worker leaving its sleep is not lost (hand-shake 1's second rule,
+ * both interleavings built step by step); main-only functions know which
+ * thread is main.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +27,7 @@
 #include <time.h>
 
 #include "io_threads.h"
+#include "io_threads_test.h"
 #include "queue_mpsc.h"
 #include "threads_test.h"
 
@@ -377,6 +380,107 @@ static void test_restart(void **state) {
     free(r);
 }
 
+/* ---- Wake-ups not spent on a worker that was coming anyway ---------------------- */
+
+/* Workers held at the steps of their sleep (io_threads_test.h): the test
+ * sets stop_at[t] to a step and worker t waits there until the test
+ * clears it; at[t] says which step worker t last reached. Jobs held in
+ * h_hold say so in holding[t]. */
+static _Atomic int stop_at[IO_THREADS_MAX], at[IO_THREADS_MAX], holding[IO_THREADS_MAX];
+
+static void sleep_hook(int step) {
+    int t = io_thread_id();
+    atomic_store(&at[t], step);
+    while (atomic_load(&stop_at[t]) == step && !test_stuck()) sched_yield();
+}
+
+/* Holds its worker, like h_gate, saying which one. */
+static void h_hold(void *payload) {
+    atomic_store(&holding[io_thread_id()], 1);
+    while (!atomic_load(&gate_open) && !test_stuck()) sched_yield();
+    h_note(payload);
+}
+
+/* Wait, bounded, until worker t has reached step, or is inside a held job. */
+static bool reached(int t, int step) {
+    while (atomic_load(&at[t]) != step && !test_stuck()) sched_yield();
+    return atomic_load(&at[t]) == step;
+}
+
+static bool held_by(int t) {
+    while (!atomic_load(&holding[t]) && !test_stuck()) sched_yield();
+    return atomic_load(&holding[t]);
+}
+
+/* Two workers, both held at the start of their sleep. */
+static void start_sleep_test(void) {
+    for (int t = 0; t < IO_THREADS_MAX; t++) {
+        atomic_store(&stop_at[t], -1);
+        atomic_store(&at[t], -1);
+        atomic_store(&holding[t], 0);
+    }
+    atomic_store(&gate_open, false);
+    atomic_store(&stop_at[1], IO_SLEEP_STEP_BEGIN);
+    atomic_store(&stop_at[2], IO_SLEEP_STEP_BEGIN);
+    io_threads_set_handler(JOB_REQ_FREE_OBJ, h_hold);
+    io_threads_set_handler(JOB_REQ_FREE_ARGV, h_hold);
+    io_threads_debug_sleep = sleep_hook;
+    io_threads_set_idle_spin_us(0);
+    io_threads_init(3);
+    assert_true(io_threads_set_active(3));
+    assert_true(reached(1, IO_SLEEP_STEP_BEGIN) && reached(2, IO_SLEEP_STEP_BEGIN));
+}
+
+static void end_sleep_test(void) {
+    atomic_store(&gate_open, true);
+    for (int t = 0; t < IO_THREADS_MAX; t++) atomic_store(&stop_at[t], -1);
+    io_threads_drain();
+    io_threads_shutdown();
+    io_threads_debug_sleep = NULL;
+    io_threads_set_idle_spin_us(20);
+}
+
+/* Worker 1's last look finds a job nobody was woken for; worker 2 falls
+ * asleep; then a second job. Main's wake for it must reach worker 2:
+ * worker 1, busy with the first job, must not still say it is asleep. */
+static void test_wake_not_spent_on_busy_worker(void **state) {
+    (void)state;
+    record r[2] = {{0}};
+    start_sleep_test();
+    assert_true(io_threads_submit(job_encode(&r[0], JOB_REQ_FREE_OBJ))); /* nobody asleep: no wake */
+    atomic_store(&stop_at[1], -1);
+    assert_true(held_by(1)); /* its last look took the job */
+    atomic_store(&stop_at[2], -1);
+    assert_true(reached(2, IO_SLEEP_STEP_WAIT)); /* its last look found nothing */
+    assert_true(io_threads_submit(job_encode(&r[1], JOB_REQ_FREE_OBJ)));
+    if (!held_by(2))
+        fail_msg("worker 2 slept through the second job while worker 1 ran the first: main's wake landed on "
+                 "worker 1, which ran what its last look found while its word still said asleep");
+    end_sleep_test();
+}
+
+/* Worker 1's last look finds private work; before it says it is awake,
+ * main spends the wake for a shared job on it, with worker 2 asleep.
+ * Worker 1 must pass the wake on: the private job holds it. */
+static void test_wake_passed_on(void **state) {
+    (void)state;
+    record r[2] = {{0}};
+    start_sleep_test();
+    atomic_store(&stop_at[2], -1);
+    assert_true(reached(2, IO_SLEEP_STEP_WAIT));
+    assert_true(io_threads_submit_to(1, job_encode(&r[0], JOB_REQ_FREE_ARGV)));
+    io_threads_commit(); /* worker 1 not yet counted asleep: no wake */
+    atomic_store(&stop_at[1], IO_SLEEP_STEP_FOUND);
+    assert_true(reached(1, IO_SLEEP_STEP_FOUND));
+    assert_true(io_threads_submit(job_encode(&r[1], JOB_REQ_FREE_OBJ))); /* wakes worker 1, the first asleep */
+    atomic_store(&stop_at[1], -1);
+    assert_true(held_by(1));
+    if (!held_by(2))
+        fail_msg("worker 2 slept through the shared job: main's wake went to worker 1 as it left its sleep with "
+                 "private work, and worker 1 did not pass it on");
+    end_sleep_test();
+}
+
 /* Main is the thread that started the pool: io_threads_on_main says so
  * on main and not on another thread. Where the build checks callers
  * (SOLOIST_ASSERT_THREADS: the debug and sanitizer builds), a main-only
@@ -442,6 +546,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_park_refused_shared, setup, teardown),
         cmocka_unit_test_setup_teardown(test_parked_worker_costs_nothing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wake_not_spent_on_busy_worker, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wake_passed_on, setup, teardown),
         cmocka_unit_test_setup_teardown(test_main_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
