@@ -2301,8 +2301,8 @@ def p_prefetch_batch(lines):
                                 % ("DATA" if i == 0 else "''", i + 2, colors[i % len(colors)], names[i])
                                 for i in range(len(sizes))))
     return ["batch"] + ["keys_%d_ns" % k for k in sizes], rows, body
-BV_SETTINGS = (("on", "copy avoidance on"), ("off", "copy avoidance off"), ("redis", "redis-server 7.0"),
-               ("raw", "raw loopback ceiling"))
+BV_SETTINGS = (("on", "copy avoidance on"), ("off", "copy avoidance off"), ("on-t2", "on, io-threads 2"),
+               ("redis", "redis-server 7.0"), ("raw", "raw loopback ceiling"))
 
 
 @plot("big_values_bandwidth", "big_values",
@@ -2319,7 +2319,7 @@ def p_big_values_bandwidth(lines):
             side = [ln for ln in runs if ln["value_mb"] == mb and ln["setting"] == key]
             row.append(round(median_of(side, "mb_per_s")) if side else "NaN")
         rows.append(row)
-    colors = ["#a23b2a", "#6fa3c7", "#3b5b92", "#888888"]
+    colors = ["#a23b2a", "#6fa3c7", "#d08c3a", "#3b5b92", "#888888"]
     body = ("set datafile missing 'NaN'; set logscale x 2; set xlabel 'value size (MB)'; "
             "set ylabel 'MB/s (median of runs)'; set yrange [0:*]; set grid; set key outside right top vertical; "
             "plot " + ", ".join("%s using 1:%d with linespoints lw 2 lc rgb '%s' title '%s'"
