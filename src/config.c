@@ -344,7 +344,7 @@ const cfg cfg_table[] = {
     /* Not a Valkey option: how much main writes to one client in one turn
      * when no other client waits behind it (networking.c, write_to_client);
      * 0 means until the socket is full. */
-    MEMC("io-write-alone-max", 0, server.io_write_alone_max, 0, LONG_MAX, 0),
+    MEMC("io-write-alone-max", 0, server.io_write_alone_max, 0, LONG_MAX, MB),
     BOOLC("io-threads-do-reads", F_IMMUTABLE, cfg_io_threads_do_reads, 0, NULL), /* deprecated, ignored */
     /* Valkey's debug option: every worker on whenever there is work,
      * the policy bypassed (tests and the forced-on benchmarks use it). */

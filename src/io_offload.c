@@ -54,7 +54,9 @@
  * many events fired, and main, instead of polling, asks whether the job
  * is done (poll_custom), which keeps it from sleeping. (Valkey's main
  * never polls with a zero timeout of its own for owed results; soloist's
- * also asks for one when no POLL job could be sent.) One flag,
+ * also asks for one when no POLL job could be sent, and, past its spin,
+ * blocks on the pool's eventfd instead of spinning on a POLL job that
+ * waits behind a long job: wait_for_workers.) One flag,
  * poll_state, makes sure at most one thread is ever in epoll_wait: main
  * polls only while no POLL job is out, and sends one only when none is.
  * The job goes to the shared inbox while at most 9 threads are active,
@@ -78,6 +80,7 @@
 #include "io_offload.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -444,11 +447,23 @@ static void take_results(void) {
 
 /* ---------------------------------------------------------- the poll */
 
+/* While a POLL job is out, epoll_wait is the worker's, so main, past its
+ * spin, blocks on the pool's eventfd alone: a worker writes it after any
+ * round that ran jobs, the POLL job's included (hand-shake 3 in
+ * io_threads.c). timeout_ms is ae's: until the next timer, 0 when the
+ * caller asked not to wait. */
+static void wait_for_workers(int timeout_ms) {
+    struct pollfd p = {.fd = io_threads_main_wake_fd(), .events = POLLIN};
+    poll(&p, 1, timeout_ms);
+}
+
 /*@ poll-offload */
 /* ae's custom poll while a POLL job is out: no events until it is done;
  * then the job's events, which this turn handles, and the POLL counted
- * (io.polls_done), the flag cleared and ae's own poll back. */
+ * (io.polls_done), the flag cleared and ae's own poll back. Past main's
+ * spin it first waits for a worker (wait_for_workers). */
 static int poll_custom(ae_loop *el, int timeout_ms) {
+    if (io.poll_may_block) wait_for_workers(timeout_ms);
     /*@ exercise: poll-take */
     (void)timeout_ms;
     if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_DONE) return 0;
@@ -572,22 +587,24 @@ static void add_wake_fd(void) {
 }
 
 /*@ main-sleep */
-/* Results are owed, so main may not simply block in epoll_wait. For the
- * idle spin it turns its loop without waiting (and hands the poll to a
- * worker, Valkey's poll offload); once its turns have found nothing for
- * that long, it blocks in its own epoll_wait, which the pool's eventfd
- * ends as soon as a worker sends a result. Returns whether it may block. */
+/* Results are owed, or a POLL job is out, so main may not simply block in
+ * epoll_wait. For the idle spin it turns its loop without waiting (and
+ * hands the poll to a worker, Valkey's poll offload); once its turns have
+ * found nothing for that long, it blocks: in its own epoll_wait, which the
+ * pool's eventfd ends as soon as a worker sends a result, or, while a POLL
+ * job is out and epoll_wait is the worker's, on the eventfd alone
+ * (poll_custom). Returns whether it may block. */
 static bool main_may_block(uint64_t now) {
     if (io.idle_since_us == 0) io.idle_since_us = now;
     if (now - io.idle_since_us < (uint64_t)server.io_threads_idle_spin_us) return false;
-    if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_NONE) return false;
     if (!io.wake_fd_added || !io_threads_main_sleep_begin()) return false;
-    /* Said asleep; now one more look, so a result sent just before is not
-     * slept on (the other half of the hand-shake is in io_threads.c). */
+    /* Said asleep; now one more look, so a result sent or a POLL job done
+     * just before is not slept on (the other half of the hand-shake is in
+     * io_threads.c: a worker publishes both before it wakes main). */
     taken_reserve(16);
     size_t n = io_threads_take_results(io.taken + io.taken_len, 16);
     io.taken_len += n;
-    if (n) {
+    if (n || atomic_load_explicit(&poll_state, memory_order_acquire) == IO_POLL_DONE) {
         io_threads_main_sleep_end();
         return false;
     }
@@ -608,7 +625,10 @@ void io_offload_before_sleep(void) {
         always_active_before_sleep();
     else
         policy_before_sleep(now);
-    bool owed = io.reads_pending + io.writes_pending > 0;
+    /* Relaxed: only main sets OUT and NONE; DONE is read with acquire
+     * where its events are taken (poll_custom). */
+    bool poll_out = atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE;
+    bool owed = io.reads_pending + io.writes_pending > 0 || poll_out;
     io.poll_may_block = owed && main_may_block(now);
     /* io-threads-poll-offload no (step 4's A/B): main polls without
      * waiting itself, as it would with no POLL job out. */

@@ -470,7 +470,13 @@ static size_t worker_round(io_worker *w, job_word *batch) {
     return done;
 }
 
-void (*io_threads_debug_sleep)(int step);
+void (*_Atomic io_threads_debug_sleep)(int step);
+
+/* Relaxed: the hook's own state is the test's, in atomics of its own. */
+static void debug_sleep(int step) {
+    void (*hook)(int) = atomic_load_explicit(&io_threads_debug_sleep, memory_order_relaxed);
+    if (hook) hook(step);
+}
 
 /* A worker: passes on a wake main spent on it while it was leaving its
  * sleep with work it had found itself ([g] of hand-shake 1): wakes the
@@ -485,7 +491,7 @@ static void pass_on_wake(io_worker *self) {
  * that found work, the stop flag, or main's wake (hand-shakes 1 and 2,
  * the worker's side: [c] to [h]). Returns the jobs run. */
 static size_t worker_sleep(io_worker *w, job_word *batch) {
-    if (io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_BEGIN);
+    debug_sleep(IO_SLEEP_STEP_BEGIN);
     /* Relaxed: main reads it only after an ADD that acquired the one
      * below, and the kernel compares it under its own lock. */
     atomic_store_explicit(&w->asleep, 1, memory_order_relaxed);
@@ -498,11 +504,11 @@ static size_t worker_sleep(io_worker *w, job_word *batch) {
     size_t n = spsc_dequeue_batch(&w->inbox, batch, IO_BATCH_SIZE);
     job_word shared = spmc_dequeue(&shared_inbox);
     bool found = n > 0 || shared != 0;
-    if (found && io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_FOUND);
+    if (found) debug_sleep(IO_SLEEP_STEP_FOUND);
     /* Relaxed load of stop: the ADD above ordered it after main's store
      * (hand-shake 2). */
     if (!found && !atomic_load_explicit(&w->stop, memory_order_relaxed)) {
-        if (io_threads_debug_sleep) io_threads_debug_sleep(IO_SLEEP_STEP_WAIT);
+        debug_sleep(IO_SLEEP_STEP_WAIT);
         futex_wait(&w->asleep, 1);
     }
     /* Acquire pairs with the release exchange in wake_if_asleep: reading

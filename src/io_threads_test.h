@@ -28,7 +28,9 @@ enum {
 /* Tests only; NULL in the server. Called on the worker at each step above
  * (io_thread_id says which); a test that waits there holds that worker at
  * the step, so tests/unit/test_io_threads.c can build the interleavings
- * that hand-shake 1 must survive every time instead of once in a while. */
-extern void (*io_threads_debug_sleep)(int step);
+ * that hand-shake 1 must survive every time instead of once in a while.
+ * Atomic, unlike the hook above: a test may set it while workers run
+ * (tests/unit/test_io_offload.c holds idle workers with it). */
+extern void (*_Atomic io_threads_debug_sleep)(int step);
 
 #endif

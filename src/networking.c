@@ -585,8 +585,12 @@ int client_write_done(client *c, int offloaded) {
  * cannot hold main while other clients wait. When nobody is known to wait
  * (no event of this poll is left to handle, no other client is queued to
  * be written) the cap buys nothing and costs a loop turn per 64 KB, so
- * the turn may go on to io-write-alone-max. A request that arrives during
- * the write waits for it: the setting bounds that wait. */
+ * the turn may go on to io-write-alone-max (1 MB). A request that arrives
+ * during the write waits for it: the setting bounds that wait. At 0, no
+ * bound: a write then copies as much as the send buffer takes, which the
+ * kernel grows to many megabytes, and a request arriving meanwhile waited
+ * milliseconds in the noisy-neighbour benchmark; 1 MB kept the unbounded
+ * bandwidth and a tail no worse than 64 KB's (chapter 07). */
 static int write_to_client(client *c) {
     client_io_mark_write(c);
     if (ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL)

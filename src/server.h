@@ -72,7 +72,7 @@ struct server {
     int io_threads_idle_spin_us;  /* how long an idle thread spins before it sleeps */
     int prefetch_batch_max_size;  /* step 6 */
     int reply_copy_avoidance;     /* step 7: large bulk replies by reference */
-    long long io_write_alone_max; /* step 7: main's write cap for a client nobody waits behind (0: none) */
+    long long io_write_alone_max; /* step 7: main's write cap for a client nobody waits behind (0: none; 1 MB) */
     int io_write_watermark;       /* step 5 experiment: no = main waits out a write before the client's next command */
     int io_threads_poll_offload;  /* step 4 experiment: no = epoll_wait stays on main */
     int databases;

@@ -7,7 +7,8 @@
  * I/O; the work really went to workers (the counters say so); FREE_ARGV
  * reaches the worker that parsed; a client freed while a worker owns it
  * is freed after the hand-back; the watermark bounds what a write sends;
- * io-threads changes at run time with jobs in flight. Suite 26 runs this
+ * io-threads changes at run time with jobs in flight; main, past its
+ * spin, sleeps while a POLL job waits behind a busy worker. Suite 26 runs this
  * under ThreadSanitizer as well.
  */
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include "config.h"
 #include "io_offload.h"
 #include "io_threads.h"
+#include "io_threads_test.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -226,11 +228,67 @@ static void test_fallback_when_inactive(void **state) {
     server.io_threads_always_active = 1;
 }
 
+/* Workers held idle, before they would sleep (io_threads_test.h): a job
+ * then waits in the inbox for as long as the test likes, as it would
+ * behind a worker busy with a 64 MB write. */
+static _Atomic int hold_idle, idle_held;
+
+static void hold_idle_hook(int step) {
+    if (step != IO_SLEEP_STEP_BEGIN) return;
+    atomic_fetch_add(&idle_held, 1);
+    while (atomic_load(&hold_idle)) sched_yield();
+    atomic_fetch_sub(&idle_held, 1);
+}
+
+/* A read and a POLL job wait in the inbox with every worker held. Main,
+ * past io-threads-idle-spin-us, must not spin for as long as they wait:
+ * epoll_wait is the POLL job's, so main blocks on the pool's eventfd until
+ * the next timer, and the spin it counts (INFO io_threads_main_spin_us)
+ * stops growing. Once the workers go, the reply comes. */
+static void test_main_sleeps_while_poll_waits(void **state) {
+    (void)state;
+    long long spin_us = server.io_threads_idle_spin_us;
+    server.io_threads_idle_spin_us = 2000;
+    atomic_store(&hold_idle, 1);
+    io_threads_debug_sleep = hold_idle_hook;
+    conn k = open_conn();
+    turn(); /* the new spin reaches the workers */
+    /* Every worker active and idle; no turn of the loop until they are
+     * held, so that always-active does not park them first. */
+    int workers = io_threads_num() - 1;
+    assert_true(io_threads_set_active(workers + 1));
+    long long end = loop_deadline();
+    while (atomic_load(&idle_held) < workers && util_mstime() < end) sched_yield();
+    assert_int_equal(atomic_load(&idle_held), workers);
+    send_all(k.peer, "PING\r\n", 6);
+    uint64_t polls = stats().polls_done;
+    long long t0 = util_mstime();
+    uint64_t spin0 = stats().main_spin_us;
+    /* The real loop, waiting as the server does: 150 ms of it. */
+    while (util_mstime() - t0 < 150)
+        ae_process_events(server.el, AE_ALL_EVENTS | AE_CALL_BEFORE_SLEEP | AE_CALL_AFTER_SLEEP);
+    uint64_t spun = stats().main_spin_us - spin0;
+    assert_int_equal(stats().polls_done, polls); /* the POLL job was still waiting */
+    atomic_store(&hold_idle, 0);
+    io_threads_debug_sleep = NULL;
+    expect_reply(k.peer, "+PONG\r\n");
+    if (spun > 50000)
+        fail_msg("main spun %llu us of 150 ms while a POLL job waited behind held workers: past its spin of 2 ms it "
+                 "must block on the pool's eventfd",
+                 (unsigned long long)spun);
+    close_conn(&k);
+    server.io_threads_idle_spin_us = spin_us;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pipeline_through_workers),   cmocka_unit_test(test_replaced_value_freed_by_a_worker),
-        cmocka_unit_test(test_free_while_owned),           cmocka_unit_test(test_watermark_bounds_the_write),
-        cmocka_unit_test(test_resize_with_jobs_in_flight), cmocka_unit_test(test_fallback_when_inactive),
+        cmocka_unit_test(test_pipeline_through_workers),
+        cmocka_unit_test(test_replaced_value_freed_by_a_worker),
+        cmocka_unit_test(test_free_while_owned),
+        cmocka_unit_test(test_watermark_bounds_the_write),
+        cmocka_unit_test(test_resize_with_jobs_in_flight),
+        cmocka_unit_test(test_fallback_when_inactive),
+        cmocka_unit_test(test_main_sleeps_while_poll_waits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
