@@ -31,6 +31,7 @@ int main(int argc, char **argv) {
     default: break;
     }
     server_log(LL_NOTICE, "soloist %s starting, pid %d: one thread runs every command", SOLOIST_VERSION, (int)getpid());
+    zmalloc_tune_heap();
     if (server_init() == -1) return 1;
     server_log(LL_NOTICE, "Ready to accept connections tcp on port %d", server.port);
     server_run();

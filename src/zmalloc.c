@@ -30,6 +30,25 @@
  * generator (up to 256), which links this file too; past that, counts stay
  * exact and only get slower. Each slot has its own cache line, so owners
  * on different cores never write the same line.
+ *
+ * THE HEAP'S TOP
+ *
+ * glibc gives the top of its heap back to the kernel once more than
+ * M_TRIM_THRESHOLD bytes are free there (128 KB at start), and serves a
+ * block of M_MMAP_THRESHOLD or more (128 KB) with a mapping of its own,
+ * unmapped when it is freed. Memory given back costs a page fault per
+ * 4 KB when it is used again. A server's replies come and go in bursts:
+ * 20 clients pipelining 16 range replies of a thousand members free a few
+ * megabytes of reply blocks at once, the heap shrinks, the next burst
+ * grows it again, and bench/zset_ranges.py counted the faults. glibc
+ * raises both thresholds by itself when a mapped block is freed, to that
+ * block's size, up to 32 MB for the mapping threshold and twice that for
+ * the trim; a server whose blocks are all small never teaches it.
+ * zmalloc_tune_heap sets them where that rule ends: blocks under 32 MB
+ * come from the heap, and up to 64 MB may stay free at its top. That is
+ * memory the process keeps, as jemalloc (Valkey's allocator) keeps dirty
+ * pages until its decay returns them; INFO's used_memory does not count
+ * it.
  */
 #include "zmalloc.h"
 
@@ -138,6 +157,11 @@ char *zstrndup(const char *s, size_t n) {
     memcpy(p, s, n);
     p[n] = '\0';
     return p;
+}
+
+void zmalloc_tune_heap(void) {
+    mallopt(M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+    mallopt(M_TRIM_THRESHOLD, 64 * 1024 * 1024);
 }
 
 size_t zmalloc_used_memory(void) {

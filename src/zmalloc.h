@@ -30,4 +30,9 @@ char *zstrndup(const char *s, size_t n);
  * is allocating; any thread may call it. */
 size_t zmalloc_used_memory(void);
 
+/* Sets glibc's heap thresholds where its own adaptive rule would end up
+ * for a server that frees large blocks (zmalloc.c, "The heap's top").
+ * The server calls it once, before its threads start. */
+void zmalloc_tune_heap(void);
+
 #endif
