@@ -15,14 +15,18 @@ alternated cell by cell, the one waiting stopped (SIGSTOP):
   ZREVRANGE z a b [WITHSCORES]       by rank, from the top
   ZRANGEBYLEX zl [m.. [m..           by lex (no WITHSCORES in the command)
 
-with ranges of 10, 100 and 1,000 members. Per run: requests per second and
-the server's minor page faults per request (/proc/PID/stat, field 10).
+with ranges of 10, 100 and 1,000 members. Per run: requests per second,
+the server's minor page faults per request (/proc/PID/stat, field 10)
+and its main thread's CPU per request (/proc/PID/schedstat). On two
+cores redis-benchmark, which parses every member of every reply, shares
+the machine with the server, so the rate is mostly the client's; the
+CPU per request is the server's own.
 
-Prints JSON lines: kind=run, and generic finding rows F8.40-F8.49:
-per command, the worst start's ratio soloist / redis-server in each
-cell; the geometric mean over every cell and start; the target (at least
-1.0x in every cell, at least 1.2x geometric mean) met or not; page faults
-per request. Knobs: QUICK=1 (about 1.5 minutes; full about 5), STARTS,
+Prints JSON lines: kind=run, and generic finding rows F8.40-F8.49 and
+F8.52: per command, the worst start's ratio soloist / redis-server in
+each cell; the geometric mean over every cell and start; the target (at
+least 1.0x in every cell, at least 1.2x geometric mean) met or not; page
+faults per request; main-thread CPU per request. Knobs: QUICK=1 (about 1.5 minutes; full about 5), STARTS,
 RUN_S, SOLOIST_BIN, REDIS_BIN.
 
 Valkey anchor: src/t_zset.c at the pinned commit (genericZrangebyscoreCommand
@@ -69,10 +73,19 @@ def minflt(pid):
         return int(f.read().rsplit(")", 1)[1].split()[7])
 
 
+def cpu_ns(pid):
+    """The main thread's time on a CPU so far, in ns (/proc/PID/schedstat's
+    first field, for the thread whose id is the process's: the one that
+    runs every command in both servers at io-threads 1)."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[0])
+
+
 def bench_cell(srv, words, p, n):
-    f0 = minflt(srv.proc.pid)
+    """-> (requests/s, minor faults per request, main-thread CPU ns per request)."""
+    f0, c0 = minflt(srv.proc.pid), cpu_ns(srv.proc.pid)
     row = bl.redis_benchmark_cmd(srv, words, CLIENTS, n, p)
-    return row["rps"], (minflt(srv.proc.pid) - f0) / n
+    return row["rps"], (minflt(srv.proc.pid) - f0) / n, (cpu_ns(srv.proc.pid) - c0) / n
 
 
 def main():
@@ -95,13 +108,14 @@ def main():
                     for p in PIPELINES:
                         for srv in (sol, red) if start % 2 else (red, sol):
                             with srv.turn():
-                                rps, _ = bench_cell(srv, words, p, CLIENTS * p * 10)
+                                rps, _, _ = bench_cell(srv, words, p, CLIENTS * p * 10)
                                 n = bl.calibrate_requests(rps, run_s, CLIENTS, p, floor=CLIENTS * p * 4)
-                                rps, faults = bench_cell(srv, words, p, n)
+                                rps, faults, cpu = bench_cell(srv, words, p, n)
                             ln = {"kind": "run", "bench": "zset_ranges", "server": srv.really, "start": start,
                                   "command": cmd, "withscores": ws, "members": size, "pipeline": p,
                                   "clients": CLIENTS, "requests": n, "rps": rps,
-                                  "faults_per_req": round(faults, 4), "quick": quick, **bl.placement()}
+                                  "faults_per_req": round(faults, 4), "cpu_ns_per_req": round(cpu),
+                                  "quick": quick, **bl.placement()}
                             bl.emit(ln)
                             lines.append(ln)
             sol.stop()
@@ -155,6 +169,7 @@ def findings(lines, starts, quick):
                       "geometric mean",
              "figure": "%s (lowest cell %.2f×, geometric mean %.2f×)" % (
                  "met" if met else "not met", min(worst_cells) if worst_cells else 0, gm)})
+    cpu_row(lines, starts, cmd_line, cfg)
     faults = {s: [ln["faults_per_req"] for ln in lines if ln["server"] == s and ln["pipeline"] == 16]
               for s in ("soloist", "redis-server")}
     bl.emit({"finding": True, "id": "F8.49", "command": cmd_line, "config": dict(cfg, pipeline=16),
@@ -162,6 +177,42 @@ def findings(lines, starts, quick):
                       "redis-server 7.0",
              "figure": "%.4f / %.4f faults per request" % (max(faults["soloist"] or [0]),
                                                            max(faults["redis-server"] or [0]))})
+
+
+def cpu_row(lines, starts, cmd_line, cfg):
+    """F8.52: what each server's main thread spends per request, the
+    currency a client-bound rate on two cores hides. Per cell the median
+    of the starts, redis-server's over soloist's (above 1: soloist spends
+    less); the geometric mean over the cells, the lowest cell, and each
+    command's own mean."""
+    def med_cpu(server, cmd, ws, size, p):
+        got = sorted(ln["cpu_ns_per_req"] for ln in lines if ln["server"] == server and ln["command"] == cmd
+                     and ln["withscores"] == ws and ln["members"] == size and ln["pipeline"] == p
+                     and ln.get("cpu_ns_per_req"))
+        return got[len(got) // 2] if got else None
+
+    cells, per_cmd = [], []
+    for cmd, ws in COMMANDS:
+        mine = []
+        for size in SIZES:
+            for p in PIPELINES:
+                a, b = med_cpu("soloist", cmd, ws, size, p), med_cpu("redis-server", cmd, ws, size, p)
+                if a and b:
+                    name = "%s%s %d P=%d" % (cmd, " WITHSCORES" if ws else "", size, p)
+                    cells.append((b / a, name))
+                    mine.append(b / a)
+        if mine:
+            per_cmd.append("%s%s %.2f×" % (cmd, " WITHSCORES" if ws else "",
+                                           math.exp(sum(math.log(r) for r in mine) / len(mine))))
+    if not cells:
+        return
+    gm = math.exp(sum(math.log(r) for r, _ in cells) / len(cells))
+    low = min(cells)
+    bl.emit({"finding": True, "id": "F8.52", "command": cmd_line, "config": cfg,
+             "claim": "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist spends less; "
+                      "/proc/PID/schedstat), the median of %d fresh starts in each cell: geometric mean over the "
+                      "cells, the lowest cell, and each command's mean" % starts,
+             "figure": "geometric mean %.2f×; lowest cell %.2f× (%s); %s" % (gm, low[0], low[1], ", ".join(per_cmd))})
 
 
 if __name__ == "__main__":
