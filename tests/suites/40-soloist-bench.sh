@@ -82,27 +82,27 @@ server_checks() {
   jcheck "$L closed loop: 20000 requests, all replies right" "$j" \
     'c0["requests"]==20000 and c0["errors"]==0 and c0["bad_values"]==0 and c0["misses"]==0 and c0["hits"]==c0["gets"] and c0["gets"]+c0["sets"]==20000 and c0["gets"]>8000'
 
-  # Open loop, uniform arrivals at 2000/s for 2 s: exactly 4000 due, all
+  # Open loop, uniform arrivals at 2000/s for 1 s: exactly 2000 due, all
   # accounted for (sent, or unsent only if every pipeline was full at the
   # end: at most 1% on a busy machine), all answered, sent on time.
-  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival uniform -d 2s)
+  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival uniform -d 1s)
   summary "$j"
-  jcheck "$L open loop uniform: 4000 arrivals in 2 s, sent on time" "$j" \
-    'abs(c0["requests"]+c0["unsent"]-4000)<=2 and c0["unsent"]<=40 and c0["errors"]==0 and c0["misses"]==0 and c0["slip_us"]["p50"]<2000'
+  jcheck "$L open loop uniform: 2000 arrivals in 1 s, sent on time" "$j" \
+    'abs(c0["requests"]+c0["unsent"]-2000)<=2 and c0["unsent"]<=20 and c0["errors"]==0 and c0["misses"]==0 and c0["slip_us"]["p50"]<2000'
 
-  # Poisson arrivals: the count is random, within 6 sigma of 4000.
-  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival poisson --distribution zipf:0.99 -d 2s)
-  jcheck "$L open loop poisson, zipf keys: about 4000 arrivals in 2 s, all hits" "$j" \
-    'abs(c0["requests"]+c0["unsent"]-4000)<=380 and c0["errors"]==0 and c0["hits"]==c0["gets"] and c0["distribution"]=="zipf:0.99"'
+  # Poisson arrivals: the count is random, within 6 sigma of 2000.
+  j=$(bench -p "$P" -c 4 -P 4 -n 1000 --prefill --rate 2000 --arrival poisson --distribution zipf:0.99 -d 1s)
+  jcheck "$L open loop poisson, zipf keys: about 2000 arrivals in 1 s, all hits" "$j" \
+    'abs(c0["requests"]+c0["unsent"]-2000)<=270 and c0["errors"]==0 and c0["hits"]==c0["gets"] and c0["distribution"]=="zipf:0.99"'
 
-  # Open loop with --batch: 1000 batches of 16 in 2 s, each sent whole on
+  # Open loop with --batch: 500 batches of 16 in 1 s, each sent whole on
   # an idle connection, so the server reads about one batch per read.
   local r0 r1
   r0=$(timeout 5 redis-cli -p "$P" info stats | tr -d '\r' | sed -n 's/^total_reads_processed://p')
-  j=$(bench -p "$P" -c 4 -P 16 --batch -n 1000 --prefill --rate 8000 --arrival uniform -d 2s)
+  j=$(bench -p "$P" -c 4 -P 16 --batch -n 1000 --prefill --rate 8000 --arrival uniform -d 1s)
   r1=$(timeout 5 redis-cli -p "$P" info stats | tr -d '\r' | sed -n 's/^total_reads_processed://p')
-  jcheck "$L open loop --batch: 16000 due in batches of 16, read in about 1000 reads" "$j" \
-    "abs(c0['requests']+c0['unsent']-16000)<=32 and c0['unsent']%16==0 and c0['errors']==0 and c0['misses']==0 and (${r1:-0} - ${r0:-0}) < 16000 / 4"
+  jcheck "$L open loop --batch: 8000 due in batches of 16, read in about 500 reads" "$j" \
+    "abs(c0['requests']+c0['unsent']-8000)<=32 and c0['unsent']%16==0 and c0['errors']==0 and c0['misses']==0 and (${r1:-0} - ${r0:-0}) < 8000 / 4"
 
   # 10 MB values: written by reference, checked while streaming.
   j=$(bench -p "$P" -c 2 -n 4 -s 10mb --prefill -r 1:1 --count 30)
@@ -111,12 +111,12 @@ server_checks() {
     'c0["requests"]==30 and c0["errors"]==0 and c0["hits"]==c0["gets"] and c0["value_bytes"]==10485760'
 
   # The noisy neighbour, small: 1 KB GETs at 2000/s beside 1 MB GETs at 5/s.
-  j=$(bench -p "$P" -t 2 --prefill -d 2s \
+  j=$(bench -p "$P" -t 2 --prefill -d 1s \
         --class name=small,conns=4,pipeline=4,rate=2000,value=1kb,keys=1000 \
         --class name=big,conns=2,rate=5,value=1mb,keys=4)
   summary "$j"
   jcheck "$L mixed classes: per-class percentiles, no errors" "$j" \
-    'len(c)==2 and c[0]["name"]=="small" and c[1]["name"]=="big" and c[0]["requests"]>3000 and c[1]["requests"]>=1 and c[0]["errors"]==0 and c[1]["errors"]==0 and all(k in c[0]["latency_us"] for k in ("p50","p90","p99","p99.9","p99.99","max")) and c[1]["hits"]==c[1]["gets"]'
+    'len(c)==2 and c[0]["name"]=="small" and c[1]["name"]=="big" and c[0]["requests"]>1500 and c[1]["requests"]>=1 and c[0]["errors"]==0 and c[1]["errors"]==0 and all(k in c[0]["latency_us"] for k in ("p50","p90","p99","p99.9","p99.99","max")) and c[1]["hits"]==c[1]["gets"]'
 
   # A 300 ms stall (SIGSTOP) in the middle of a run. Open loop: every
   # request due during the stall waits, and the tail says so. Closed loop
