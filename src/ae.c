@@ -198,7 +198,8 @@ int ae_last_numevents(const ae_loop *l) { return l->last_numevents; }
 
 int ae_fired_waiting(const ae_loop *l) { return l->fired_left; }
 
-long long ae_us_until_earliest_timer(ae_loop *l) {
+/* Microseconds until the earliest live timer: 0 if one is due, -1 if none. */
+static long long ae_us_until_earliest_timer(ae_loop *l) {
     ae_timer *earliest = NULL;
     for (ae_timer *t = l->timers; t; t = t->next)
         if (t->id != AE_DELETED_TIMER_ID && (!earliest || t->when_us < earliest->when_us)) earliest = t;

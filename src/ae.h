@@ -95,9 +95,6 @@ void ae_set_dont_wait(ae_loop *l, int dont_wait);
 /* The events the current iteration's poll returned, for the after-sleep
  * hook (Valkey passes afterSleep the count; step 5's policy reads it). */
 int ae_last_numevents(const ae_loop *l);
-/* Microseconds until the earliest live timer: 0 if one is due, -1 if
- * none (how long a poll may sleep; io_offload.c sleeps that long too). */
-long long ae_us_until_earliest_timer(ae_loop *l);
 /* Inside a handler: how many events of this poll's batch still wait
  * their handlers (0 outside ae_process_fired). */
 int ae_fired_waiting(const ae_loop *l);

@@ -80,7 +80,6 @@
 #include "io_offload.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <stdatomic.h>
@@ -452,10 +451,7 @@ static void take_results(void) {
  * round that ran jobs, the POLL job's included (hand-shake 3 in
  * io_threads.c). timeout_ms is ae's: until the next timer, 0 when the
  * caller asked not to wait. */
-static void wait_for_workers(int timeout_ms) {
-    struct pollfd p = {.fd = io_threads_main_wake_fd(), .events = POLLIN};
-    poll(&p, 1, timeout_ms);
-}
+static void wait_for_workers(int timeout_ms) { ae_wait(io_threads_main_wake_fd(), AE_READABLE, timeout_ms); }
 
 /*@ poll-offload */
 /* ae's custom poll while a POLL job is out: no events until it is done;

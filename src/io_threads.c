@@ -364,17 +364,23 @@ static bool wake_if_asleep(io_worker *w) {
     return true;
 }
 
+/* Wakes the first of workers 1 .. upto - 1 that sleeps, other than
+ * worker skip (0: none); true if one was. */
+static bool wake_first_asleep(int upto, int skip) {
+    for (int t = 1; t < upto; t++)
+        if (t != skip && wake_if_asleep(&workers[t])) return true;
+    return false;
+}
+
 /* Main, after publishing a job: wakes worker tid if it sleeps, or, for a
  * shared-inbox job (tid 0), one sleeping active worker (hand-shake 1, [b]). */
 static void wake_for_job(int tid) {
     /* seq_cst RMW: meets the ADD in worker_sleep ([d]). */
     if (atomic_fetch_add_explicit(&idle.sleepers, 0, memory_order_seq_cst) == 0) return;
-    if (tid) {
+    if (tid)
         wake_if_asleep(&workers[tid]);
-        return;
-    }
-    for (int t = 1; t < pool.active; t++)
-        if (wake_if_asleep(&workers[t])) return;
+    else
+        wake_first_asleep(pool.active, 0);
 }
 /*@ end */
 
@@ -478,15 +484,6 @@ static void debug_sleep(int step) {
     if (hook) hook(step);
 }
 
-/* A worker: passes on a wake main spent on it while it was leaving its
- * sleep with work it had found itself ([g] of hand-shake 1): wakes the
- * first other worker asleep, as wake_for_job would have. Reads pool.num,
- * which only changes while no worker runs. */
-static void pass_on_wake(io_worker *self) {
-    for (int t = 1; t < pool.num; t++)
-        if (t != self->id && wake_if_asleep(&workers[t])) return;
-}
-
 /* Idle past the spin: says so, takes one last look, and sleeps unless
  * that found work, the stop flag, or main's wake (hand-shakes 1 and 2,
  * the worker's side: [c] to [h]). Returns the jobs run. */
@@ -512,14 +509,18 @@ static size_t worker_sleep(io_worker *w, job_word *batch) {
         futex_wait(&w->asleep, 1);
     }
     /* Acquire pairs with the release exchange in wake_if_asleep: reading
-     * main's 0, this worker sees every sleeper main saw, for
-     * pass_on_wake. */
+     * main's 0, this worker sees every sleeper main saw, for the wake it
+     * passes on below. */
     bool woken = atomic_exchange_explicit(&w->asleep, 0, memory_order_acquire) == 0;
     /* Relaxed: it announces nothing (an awake worker still counted costs
      * main one look at its asleep word), but a read-modify-write, not a
      * store, so that the chain of RMWs the hand-shakes meet on holds. */
     atomic_fetch_sub_explicit(&idle.sleepers, 1, memory_order_relaxed);
-    if (found && woken) pass_on_wake(w);
+    /* Main spent a wake on this worker as it left its sleep with work of
+     * its own: pass it on, as wake_for_job would have. pool.num, not
+     * pool.active, which is main's: it only changes while no worker runs,
+     * and an active sleeper has a lower id than any parked one. */
+    if (found && woken) wake_first_asleep(pool.num, w->id);
     size_t done = run_taken(batch, n, shared);
     count_finished(done);
     return done;

@@ -110,6 +110,12 @@ static size_t header_format(char *buf, char prefix, long long n) {
 }
 
 /*@ reply-append */
+/* n bytes written into buf at bufpos are now part of the reply. */
+static void buffer_took(client *c, size_t n) {
+    c->bufpos += n;
+    if (c->bufpos > c->buf_peak) c->buf_peak = c->bufpos;
+}
+
 /* Appends to buf while no block exists, allocating buf on first use;
  * returns the bytes taken. */
 static size_t append_to_buffer(client *c, const char *s, size_t len) {
@@ -121,8 +127,7 @@ static size_t append_to_buffer(client *c, const char *s, size_t len) {
     size_t room = c->buf_size - c->bufpos;
     size_t n = len < room ? len : room;
     memcpy(c->buf + c->bufpos, s, n);
-    c->bufpos += n;
-    if (c->bufpos > c->buf_peak) c->buf_peak = c->bufpos;
+    buffer_took(c, n);
     return n;
 }
 
@@ -335,9 +340,8 @@ static int bulk_to_buffer(client *c, const void *p, size_t len) {
     memcpy(d + n, p, len);
     memcpy(d + n + len, "\r\n", 2);
     n += len + 2;
-    c->bufpos += n;
     c->reply_appended += n;
-    if (c->bufpos > c->buf_peak) c->buf_peak = c->bufpos;
+    buffer_took(c, n);
     return 1;
 }
 
