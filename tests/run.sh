@@ -73,7 +73,11 @@ for s in tests/suites/*; do
   fi
   row "$name" "$line" "$(( $(date +%s) - t0 ))"
   if [ "$f" != 0 ]; then
-    failed_suites+=("$name"); sed 's/^/    | /' "$log" | grep -E -i 'fail|error|assert|FAILED|mismatch' | head -20
+    # The failing checks first (a suite's passing lines often say "errors 0"
+    # or "0 failed" too), then the other lines that mention failure.
+    failed_suites+=("$name")
+    { grep -E -A2 '^(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]' "$log" | head -12
+      grep -E -i 'fail|error|assert|mismatch' "$log" | grep -v -E '^(ok |FAIL|not ok|\[ | +\{)|errors 0|, 0 failed' | head -8; } | awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
   fi
   total_p=$((total_p + p)); total_f=$((total_f + f))
 done
