@@ -14,6 +14,10 @@ $(INTEGRATION_CLIENT): tests/integration/c_client.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -o $@ $< $(CMOCKA_LIBS) $(VFLAGS)
 
+# Part of `make all`, so that suites 30 and 35, which tests/run.sh runs
+# side by side, both find it built and neither writes it under the other.
+all: $(INTEGRATION_CLIENT)
+
 integration-client: $(INTEGRATION_CLIENT) ## build the C RESP client test of the real server (tests/integration/c_client.c)
 
 integration: $(SERVER) $(INTEGRATION_CLIENT) ## run the transcripts, integration tests and C client against $(SERVER)
