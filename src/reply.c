@@ -103,7 +103,14 @@ const char *const ERR_OVERFLOW = "increment or decrement would overflow";
  * or written into a deferred length's placeholder. */
 static size_t header_format(char *buf, char prefix, long long n) {
     buf[0] = prefix;
-    size_t len = 1 + ll_to_str(buf + 1, n);
+    size_t len;
+    if (n >= 0 && n < 100) { /* most bulk and array lengths: no division loop */
+        len = 1;
+        if (n >= 10) buf[len++] = (char)('0' + n / 10);
+        buf[len++] = (char)('0' + n % 10);
+    } else {
+        len = 1 + ll_to_str(buf + 1, n);
+    }
     buf[len++] = '\r';
     buf[len++] = '\n';
     return len;
@@ -328,20 +335,34 @@ static void reply_header(client *c, char prefix, long long n) {
 
 void reply_long_long(client *c, long long v) { reply_header(c, ':', v); }
 
-/* A bulk whose header, bytes and CRLF all fit in buf, with no block
- * queued: written there at once, one bounds check for the three parts
- * (a range reply writes one of these per member). 0: take the general
- * path. */
+/* A bulk whose header, bytes and CRLF all fit where the next reply bytes
+ * go: written there at once, one bounds check for the three parts (a
+ * range reply writes one of these per member). That place is buf while
+ * no block is queued, else the last block, as append_to_list would fill
+ * it (a reference block and a deferred length's empty placeholder have
+ * no room, so they are never written here). 0: take the general path. */
 static int bulk_to_buffer(client *c, const void *p, size_t len) {
-    if (c->reply_head || !c->buf || c->buf_size - c->bufpos < REPLY_HEADER_MAX + len + 2) return 0;
+    reply_block *tail = c->reply_tail;
+    char *d;
+    if (!c->reply_head) {
+        if (!c->buf || c->buf_size - c->bufpos < REPLY_HEADER_MAX + len + 2) return 0;
+        d = c->buf + c->bufpos;
+    } else {
+        if (tail->size - tail->used < REPLY_HEADER_MAX + len + 2) return 0;
+        d = tail->buf + tail->used;
+    }
     client_queue_pending_write(c);
-    char *d = c->buf + c->bufpos;
     size_t n = header_format(d, '$', (long long)len);
     memcpy(d + n, p, len);
     memcpy(d + n + len, "\r\n", 2);
     n += len + 2;
     c->reply_appended += n;
-    buffer_took(c, n);
+    if (c->reply_head) {
+        tail->used += n;
+        client_check_output_limits(c); /* as reply_proto does after the list */
+    } else {
+        buffer_took(c, n);
+    }
     return 1;
 }
 

@@ -31,6 +31,7 @@
 #include "zmalloc.h"
 
 #include "loop_test.h"
+#include "reply_capture.h"
 
 static int setup(void **state) {
     (void)state;
@@ -237,6 +238,39 @@ static void test_reply_buffer_follows_peak(void **state) {
     client_free(c);
 }
 
+/* Bulks after the reply buffer filled go into the last block's room,
+ * in order, one block for many of them; a deferred length's placeholder
+ * is never written into, and what follows it lands after it. */
+static void test_bulks_fill_the_last_block(void **state) {
+    (void)state;
+    client *c = client_create(-1);
+    char blob[CLIENT_REPLY_MIN + 100];
+    memset(blob, 'x', sizeof(blob));
+    reply_proto(c, blob, sizeof(blob)); /* buf full, 100 bytes in a block */
+    assert_int_equal(c->reply_blocks, 1);
+    static char want[CLIENT_REPLY_MIN + 8192];
+    memcpy(want, blob, sizeof(blob));
+    size_t wl = sizeof(blob);
+    for (int i = 0; i < 100; i++) {
+        char m[16];
+        int ml = sprintf(m, "m%04d", i);
+        reply_bulk_buf(c, m, (size_t)ml);
+        wl += (size_t)sprintf(want + wl, "$%d\r\n%s\r\n", ml, m);
+    }
+    assert_int_equal(c->reply_blocks, 1); /* 1.1 KB more fit the block */
+    void *len = reply_deferred_len(c);
+    reply_bulk_buf(c, "after", 5);
+    reply_bulk_buf(c, "a-value-of-123-bytes-is-not-special", 35);
+    reply_set_deferred_array_len(c, len, 2);
+    wl += (size_t)sprintf(want + wl, "*2\r\n$5\r\nafter\r\n$35\r\na-value-of-123-bytes-is-not-special\r\n");
+    assert_int_equal(c->reply_blocks, 3); /* the placeholder, then a block after it */
+    char *got = take_reply(c);
+    assert_int_equal(strlen(got), wl);
+    assert_memory_equal(got, want, wl);
+    zfree(got);
+    client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_client_holds_no_buffers),
@@ -247,6 +281,7 @@ int main(void) {
         cmocka_unit_test(test_big_argv_and_big_reply),
         cmocka_unit_test(test_pipeline_overflowing_reply_buffer),
         cmocka_unit_test(test_reply_buffer_follows_peak),
+        cmocka_unit_test(test_bulks_fill_the_last_block),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
