@@ -29,7 +29,11 @@ option), beside Debian's redis-server 7.0, in one run.
     hand to the kernel starts on a page (wire_ceiling.c says why: at 16
     bytes past one, the kernel's copy into it ran at less than half
     speed on the machine the rows come from). GET also runs against a
-    second soloist at io-threads 2, forced on (setting on-t2, F7.19).
+    second soloist at io-threads 2, forced on (setting on-t2, F7.19), and
+    against a second peer sending from 64 MB written once with the value
+    (setting raw-value, F7.36-F7.37): the zero page costs a sender no
+    memory traffic, a server's value does, and this ceiling separates the
+    two.
     A server pays for its value's memory and its event loop; the ceiling pays only the kernel's copies
     and wake-ups, so no server should beat it, and F7.18 checks that
     none does. Per cell MB/s and the p50 and p99 of the per-request
@@ -48,14 +52,14 @@ option), beside Debian's redis-server 7.0, in one run.
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
 
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
-generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
+generic finding rows F7.1-F7.37 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
 (about a minute, one run per cell; full about 4 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
 keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, ALONE_MAX (soloist's
 io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
 SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
-bench/run.py stops it at 300 s (120 s with QUICK).
+bench/run.py stops it at 360 s (120 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
 writevToClient, _postWriteToClient; Valkey pull request #2078, 9.0) and
@@ -97,9 +101,11 @@ def sizes_mb():
     return [mb for mb in SIZES_MB if mb in got]
 
 
-def start_peer():
-    """The raw peer, a process of its own as a server is. -> (process, port)."""
-    peer = subprocess.Popen([WIRE_CEILING_BIN, "peer"], stdout=subprocess.PIPE, text=True)
+def start_peer(source="zero"):
+    """The raw peer, a process of its own as a server is, sending from the
+    zero page (source "zero") or from 64 MB written with the value of seed
+    1 ("value"). -> (process, port)."""
+    peer = subprocess.Popen([WIRE_CEILING_BIN, "peer", "--source", source], stdout=subprocess.PIPE, text=True)
     line = peer.stdout.readline()
     if not line.strip().isdigit():
         peer.kill()
@@ -107,7 +113,7 @@ def start_peer():
     return peer, int(line)
 
 
-def run_cell(kind, port, size, run_s, seed):
+def run_cell(kind, port, size, run_s, seed, expect=None):
     """One cell, measured by `wire_ceiling client`: GET or SET of `size`
     bytes against a server, or the raw peer doing the same (raw-get,
     raw-set). The client stores the value (seeded by `seed`) itself,
@@ -117,6 +123,8 @@ def run_cell(kind, port, size, run_s, seed):
     read. -> (timed exchanges, seconds, first reply ok, latencies in s)."""
     argv = [WIRE_CEILING_BIN, "client", "--port", str(port), "--kind", kind, "--size", str(size),
             "--seconds", "%g" % run_s, "--min-reqs", str(MIN_REQS), "--value-seed", str(seed)]
+    if expect:
+        argv += ["--expect", expect]
     p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=run_s + 120)
     try:
         d = json.loads(p.stdout.strip().splitlines()[-1])
@@ -159,6 +167,7 @@ def bandwidth(quick, base):
                          + alone_args())
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
     peer, raw_port = start_peer()
+    vpeer, value_port = start_peer("value")
     lines = []
     try:
         for mb in sizes_mb():
@@ -166,9 +175,9 @@ def bandwidth(quick, base):
             for srv in (soloist, soloist2, redis):
                 srv.pause()
             for _ in range(runs):
-                for setting in ("raw", "on", "off", "on-t2", "redis"):
+                for setting in ("raw", "raw-value", "on", "off", "on-t2", "redis"):
                     for test in ("GET", "SET"):
-                        if setting == "on-t2" and test == "SET":
+                        if setting in ("on-t2", "raw-value") and test == "SET":
                             continue
                         cfg = dict(base, part="bandwidth", setting=setting, test=test, value_mb=mb,
                                    cell_s=round(cell_s(mb, run_s), 3), min_reqs=MIN_REQS, client="wire_ceiling")
@@ -178,6 +187,13 @@ def bandwidth(quick, base):
                                 continue
                             n, secs, ok, lats = run_cell("raw-" + test.lower(), raw_port, size,
                                                          cell_s(mb, run_s), mb)
+                            extra = {}
+                        elif setting == "raw-value":
+                            if vpeer.poll() is not None:
+                                bl.emit(dict(cfg, kind="skipped", why="raw value peer exited"))
+                                continue
+                            n, secs, ok, lats = run_cell("raw-get", value_port, size, cell_s(mb, run_s), 1,
+                                                         expect="value")
                             extra = {}
                         else:
                             srv = {"redis": redis, "on-t2": soloist2}.get(setting, soloist)
@@ -197,7 +213,7 @@ def bandwidth(quick, base):
                             if c0 is not None and test == "GET":
                                 # n timed GETs and the untimed checked one.
                                 extra["bytes_copied_per_get"] = (c1 - c0b - (c0b - c0)) / (n + 1)
-                        if setting != "raw":  # the rows pool the servers' latencies
+                        if not setting.startswith("raw"):  # the rows pool the servers' latencies
                             extra["latency_us"] = [round(x * 1e6) for x in lats]
                         line = dict(cfg, kind="run", exchanges=n, seconds=secs, ok=ok,
                                     mb_per_s=n * mb / secs, p50_ms=pct(lats, 0.5) * 1e3,
@@ -205,9 +221,10 @@ def bandwidth(quick, base):
                         bl.emit(line)
                         lines.append(line)
     finally:
-        peer.kill()
-        peer.wait()
-        peer.stdout.close()
+        for p in (peer, vpeer):
+            p.kill()
+            p.wait()
+            p.stdout.close()
         soloist.stop()
         soloist2.stop()
         redis.stop()
@@ -340,6 +357,31 @@ def sweep(bw, row, quick):
             test=test, sizes_mb=",".join(str(mb) for mb in sizes), runs=runs)
 
 
+def value_ceiling(row, mbps):
+    """F7.36-F7.37: the ceiling again, the peer sending from 64 MB written
+    once (the memory a server's value lives in) instead of the zero page.
+    The two ceilings' ratio is what the source memory costs a sender; a
+    server's ratio to this one is what its own work costs."""
+    cells = [(mb, mbps("raw-value", "GET", mb), mbps("raw", "GET", mb), mbps("on", "GET", mb),
+              mbps("on-t2", "GET", mb), mbps("redis", "GET", mb)) for mb in SIZES_MB]
+    cells = [c for c in cells if None not in c[:4]]
+    if not cells:
+        return
+    row(36, "GET bandwidth of the raw peer sending from written memory (64 MB filled once, as a server's value is) "
+        "against the zero-page ceiling, and GET with copy avoidance on at io-threads 1 (t1) and 2 (t2) and "
+        "redis-server 7.0 against it, median MB/s, one connection, one request at a time",
+        "; ".join("%d MB: %.0f MB/s = %.2f× zero-page ceiling; t1 %.2f×%s, redis %s" % (
+            mb, v, v / z, one / v, ", t2 %.2f×" % (two / v) if two else "",
+            "%.2f×" % (red / v) if red else "-") for mb, v, z, one, two, red in cells), test="GET")
+    ratios = [(label, mb, x / v) for mb, v, z, one, two, red in cells for label, x in (("t1", one), ("t2", two))
+              if x]
+    worst = min(ratios, key=lambda r: r[2])
+    row(37, "target, read against the written-memory ceiling (F7.36): GET with copy avoidance on ≥ 0.8× at every "
+        "size from 1 to 64 MB, at io-threads 1 (t1) and 2 (t2, forced on)",
+        "%s (lowest %.2f×: %s %d MB); %s" % ("met" if worst[2] >= 0.8 else "not met", worst[2], worst[0], worst[1],
+                                             ", ".join("%s %d MB %.2f×" % r for r in ratios)), test="GET")
+
+
 def ceiling_holds(bw, row, sizes):
     """F7.18: a ceiling a server beats is not a ceiling. Per operation and
     size, each server's median MB/s over the ceiling's; the target is that
@@ -405,6 +447,7 @@ def findings(bw, nz, quick):
             "io-threads 1 (t1) and 2 (t2, forced on)",
             "%s (lowest %.2f×: %s %d MB); %s" % ("met" if worst[2] >= 0.8 else "not met", worst[2], worst[0], worst[1],
                                                  ", ".join("%s %d MB %.2f×" % r for r in ratios)), test="GET")
+    value_ceiling(row, mbps)
     t2 = [(mb, mbps("on-t2", "GET", mb), mbps("on", "GET", mb), mbps("raw", "GET", mb)) for mb in SIZES_MB]
     t2 = [g for g in t2 if None not in g]
     if t2:

@@ -6,9 +6,10 @@
  * is the measuring side of every bandwidth cell, servers' and ceiling's
  * alike, so that a server and the ceiling are read by the same receiver.
  *
- *   wire_ceiling peer [--sink BYTES]
+ *   wire_ceiling peer [--sink BYTES] [--source zero|value]
  *   wire_ceiling client --port P --kind get|set|raw-get|raw-set --size BYTES
  *                       --seconds S --min-reqs K [--value-seed N]
+ *                       [--expect zero|value]
  *
  * peer: listens on 127.0.0.1, port 0, prints the port on a line of its
  * own, then serves one connection at a time, for ever, the raw exchange:
@@ -16,13 +17,22 @@
  * endian), read the request's bytes into a sink, send the reply's bytes.
  * No parsing, no keyspace, no event loop: what is left is the kernel's
  * copy in, its copy out and the wake-ups between the two processes.
+ * Where the reply's bytes come from is the one choice a ceiling makes:
+ * --source zero (the default) sends from never-written memory, which is
+ * the kernel's one shared zero page, always in cache; --source value
+ * sends from 64 MB written once at start with the value of seed 1 (see
+ * below), which is where a server's value lives: memory the size of the
+ * value, read from RAM or a far cache level. The first bounds every
+ * sender; the second is a sender doing a server's reading and nothing
+ * else of its work.
  *
  * client: one connection, one request at a time. get and set speak RESP
  * to a server (GET big, SET big <value>); raw-get and raw-set speak the
  * peer's exchange with the same bytes on the wire in each direction (a
  * small request answered by the value's size, or the value answered by 5
  * bytes). One untimed exchange first whose reply is checked (GET's bytes
- * equal to the value, SET's +OK, raw-get's all zero, raw-set's 5 bytes),
+ * equal to the value, SET's +OK, raw-get's all zero or, with --expect
+ * value, equal to the value, raw-set's 5 bytes),
  * then exchanges for S seconds and at least K of them, each timed from
  * its first byte sent to its reply's last byte read (CLOCK_MONOTONIC).
  * Prints one JSON line: kind, size, exchanges, seconds (the timed loop's
@@ -185,7 +195,9 @@ static void peer_serve(int fd, const char *src, char *sink, size_t sink_len) {
     }
 }
 
-static int peer(size_t sink_len) {
+static void fill_value(char *p, size_t n, uint64_t seed);
+
+static int peer(size_t sink_len, int value_source) {
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (ls < 0) die("socket");
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = 0, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -193,13 +205,21 @@ static int peer(size_t sink_len) {
     if (bind(ls, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(ls, 16) < 0) die("bind/listen");
     if (getsockname(ls, (struct sockaddr *)&a, &alen) < 0) die("getsockname");
 
-    /* The reply's source: anonymous memory mapped read-only and never
-     * written, so every page is the kernel's shared zero page. The copy
-     * into the socket reads the same 4 KB over and over, always in cache:
-     * the cheapest source there is. A server's value lives in memory
-     * written once and read from RAM or a far cache level. */
-    const char *src = mmap(NULL, MAX_REPLY, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (src == MAP_FAILED) die("mmap");
+    /* The reply's source. zero: anonymous memory mapped read-only and
+     * never written, so every page is the kernel's shared zero page; the
+     * copy into the socket reads the same 4 KB over and over, always in
+     * cache: the cheapest source there is. value: a page-aligned buffer
+     * written once, here, with the value of seed 1, so its first bytes are
+     * the value a client generates for any size from that seed. */
+    const char *src;
+    if (value_source) {
+        char *v = page_alloc(MAX_REPLY);
+        fill_value(v, MAX_REPLY, 1);
+        src = v;
+    } else {
+        src = mmap(NULL, MAX_REPLY, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (src == MAP_FAILED) die("mmap");
+    }
     char *sink = page_alloc(sink_len);
     memset(sink, 0, sink_len); /* faulted in before the first exchange */
 
@@ -352,7 +372,8 @@ static int exchange(struct cell *c, int check, int *ok) {
     case K_SET: return read_reply(c, 5, "+OK\r\n", 5);
     case K_RAW_GET:
         if (read_reply(c, c->size, NULL, 0) < 0) return -1;
-        if (check)
+        if (check && c->value && memcmp(c->buf, c->value, c->size) != 0) *ok = 0;
+        if (check && !c->value)
             for (size_t i = 0; i < c->size; i++)
                 if (c->buf[i]) {
                     *ok = 0;
@@ -364,9 +385,9 @@ static int exchange(struct cell *c, int check, int *ok) {
 }
 
 static _Noreturn void usage(void) {
-    fprintf(stderr, "usage: wire_ceiling peer [--sink BYTES]\n"
+    fprintf(stderr, "usage: wire_ceiling peer [--sink BYTES] [--source zero|value]\n"
                     "       wire_ceiling client --port P --kind get|set|raw-get|raw-set --size BYTES\n"
-                    "                           --seconds S --min-reqs K [--value-seed N]\n");
+                    "                           --seconds S --min-reqs K [--value-seed N] [--expect zero|value]\n");
     exit(2);
 }
 
@@ -387,6 +408,7 @@ static int client(int argc, char **argv) {
     double seconds = -1;
     uint64_t seed = 1;
     long long size = -1;
+    int expect_value = 0; /* raw-get: the reply is the value, not zeros */
     for (int i = 0; i + 1 < argc; i += 2) {
         const char *k = argv[i], *v = argv[i + 1];
         if (!strcmp(k, "--port"))
@@ -399,6 +421,8 @@ static int client(int argc, char **argv) {
             min_reqs = atol(v);
         else if (!strcmp(k, "--value-seed"))
             seed = strtoull(v, NULL, 10);
+        else if (!strcmp(k, "--expect") && (!strcmp(v, "zero") || !strcmp(v, "value")))
+            expect_value = !strcmp(v, "value");
         else if (!strcmp(k, "--kind")) {
             for (int j = 0; j < 4; j++)
                 if (!strcmp(v, kind_names[j])) c.kind = (enum kind)j;
@@ -411,7 +435,7 @@ static int client(int argc, char **argv) {
     c.size = (size_t)size;
     c.setreq_len = (size_t)snprintf(c.setreq, sizeof(c.setreq), "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n", c.size);
     c.bulk_len = (size_t)snprintf(c.bulk, sizeof(c.bulk), "$%zu\r\n", c.size);
-    if (c.kind != K_RAW_GET) {
+    if (c.kind != K_RAW_GET || expect_value) {
         c.value = page_alloc(c.size);
         fill_value(c.value, c.size, seed);
     }
@@ -473,12 +497,20 @@ static int client(int argc, char **argv) {
 int main(int argc, char **argv) {
     if (argc >= 2 && !strcmp(argv[1], "peer")) {
         size_t sink = SINK_DEFAULT;
-        if (argc == 4 && !strcmp(argv[2], "--sink"))
-            sink = (size_t)atoll(argv[3]);
-        else if (argc != 2)
-            usage();
+        int value_source = 0;
+        if (argc % 2) usage();
+        for (int i = 2; i + 1 < argc; i += 2) {
+            if (!strcmp(argv[i], "--sink"))
+                sink = (size_t)atoll(argv[i + 1]);
+            else if (!strcmp(argv[i], "--source") && !strcmp(argv[i + 1], "zero"))
+                value_source = 0;
+            else if (!strcmp(argv[i], "--source") && !strcmp(argv[i + 1], "value"))
+                value_source = 1;
+            else
+                usage();
+        }
         if (sink < 2 * 4096) usage(); /* a page to land at any offset in, and room past it */
-        return peer(sink);
+        return peer(sink, value_source);
     }
     if (argc >= 2 && !strcmp(argv[1], "client")) return client(argc - 2, argv + 2);
     usage();

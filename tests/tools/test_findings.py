@@ -1388,6 +1388,26 @@ class BigValuesCeilingTest(unittest.TestCase):
             self.assertEqual(len(lats), n)
             self.assertTrue(secs > 0 and all(0 < x < secs + 1e-6 for x in lats), (secs, lats))
 
+    def test_value_source_peer_sends_the_value(self):
+        # The written-memory ceiling (F7.36) sends the value of seed 1: the
+        # client checks it byte for byte, and a zero-page reply or another
+        # seed's value reads as a wrong reply.
+        if not os.access(self.bv.WIRE_CEILING_BIN, os.X_OK):
+            self.skipTest("build/bench/wire_ceiling is not built (make build/bench/wire_ceiling)")
+        peers = {}
+        for source in ("value", "zero"):
+            peer, port = self.bv.start_peer(source)
+            self.addCleanup(peer.stdout.close)
+            self.addCleanup(peer.wait)
+            self.addCleanup(peer.kill)
+            peers[source] = port
+        n, _, ok, _ = self.bv.run_cell("raw-get", peers["value"], 3 << 20, 0.0, 1, expect="value")
+        self.assertTrue(ok)
+        self.assertGreaterEqual(n, self.bv.MIN_REQS)
+        self.assertFalse(self.bv.run_cell("raw-get", peers["value"], 1 << 20, 0.0, 2, expect="value")[2])
+        self.assertFalse(self.bv.run_cell("raw-get", peers["zero"], 1 << 20, 0.0, 1, expect="value")[2])
+        self.assertFalse(self.bv.run_cell("raw-get", peers["value"], 1 << 20, 0.0, 1)[2])
+
 
 if __name__ == "__main__":
     unittest.main()
