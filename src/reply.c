@@ -101,7 +101,7 @@ const char *const ERR_OVERFLOW = "increment or decrement would overflow";
  * at buf (REPLY_HEADER_MAX bytes); returns its length. Every header
  * comes from here: appended to the reply, copied into a reference block,
  * or written into a deferred length's placeholder. */
-static size_t header_format(char *buf, char prefix, long long n) {
+static inline size_t header_format(char *buf, char prefix, long long n) {
     buf[0] = prefix;
     size_t len;
     if (n >= 0 && n < 100) { /* most bulk and array lengths: no division loop */

@@ -552,11 +552,13 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len) {
 
 double dense_node_score(const zset_node *n) { return score_at(tag_leaf(n), tag_num(n)); }
 
+/* The member alone, its score skipped unread (a range reply without
+ * scores reads only these). */
 const char *dense_node_member(const zset_node *n, size_t *len) {
-    entry e;
-    at(tag_leaf(n), tag_num(n), &e);
-    *len = e.len;
-    return e.member;
+    const unsigned char *p = pos_bytes(tag_leaf(n), tag_num(n));
+    p += 1 + (*p ? *p : 8);
+    p += zset_varint_get(p, len);
+    return (const char *)p;
 }
 
 zset_node *dense_first(const dense *d) {
