@@ -1390,8 +1390,8 @@ class BigValuesCeilingTest(unittest.TestCase):
 
     def test_value_source_peer_sends_the_value(self):
         # The written-memory ceiling (F7.36) sends the value of seed 1: the
-        # client checks it byte for byte, and a zero-page reply or another
-        # seed's value reads as a wrong reply.
+        # client checks it byte for byte, and a zero-page reply, or a value
+        # generated from seed 2, reads as a wrong reply.
         if not os.access(self.bv.WIRE_CEILING_BIN, os.X_OK):
             self.skipTest("build/bench/wire_ceiling is not built (make build/bench/wire_ceiling)")
         peers = {}
