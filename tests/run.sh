@@ -52,15 +52,17 @@ if [ "${1:-}" = --build ]; then
   fi
 fi
 
-# Pairs of suites run side by side: the second starts with the first and
-# is reported in its own place. Only suites that time nothing and spend
+# Pairs of suites run side by side: the second starts with the first, the
+# next suite starts only when both have ended (so nothing else ever runs
+# beside either), and the second is reported in its own place, with the
+# seconds it took from the pair's start. Only suites that time nothing and spend
 # much of their time waiting: the integration suite waits on its servers
 # (a fifth of two cores busy), its ASan twin is the same tests; the book's
 # build and the handouts' grading leave a third of the cores idle
 # between them. The suites that time something (27's spinning, 40's
 # latencies, 72's try-it figures) always run alone.
 declare -A BESIDE=([30-integration]=35-integration-asan [70-book]=81-handouts)
-declare -A bg_pid bg_t0
+declare -A bg_rc bg_secs
 
 selected() { # suite name -> 0 when SOLOIST_SUITES takes it
   [ -z "${SOLOIST_SUITES:-}" ] && return 0
@@ -74,18 +76,22 @@ for s in tests/suites/*; do
   name=$(basename "$s"); name=${name%.*}
   selected "$name" || continue
   log=$(log_of "$name")
-  if [ -n "${bg_pid[$name]:-}" ]; then # started beside an earlier suite
-    t0=${bg_t0[$name]}
-    wait "${bg_pid[$name]}"; rc=$?
+  if [ -n "${bg_rc[$name]:-}" ]; then # ran beside an earlier suite
+    rc=${bg_rc[$name]}
+    secs=${bg_secs[$name]}
   else
     t0=$(date +%s)
-    partner=${BESIDE[$name]:-}
+    partner=${BESIDE[$name]:-} ppid=""
     if [ -n "$partner" ] && [ -x "tests/suites/$partner.sh" ] && selected "$partner"; then
-      bg_t0[$partner]=$t0
       timeout $limit "tests/suites/$partner.sh" >"$(log_of "$partner")" 2>&1 &
-      bg_pid[$partner]=$!
+      ppid=$!
     fi
     timeout $limit "$s" >"$log" 2>&1; rc=$?
+    secs=$(( $(date +%s) - t0 ))
+    if [ -n "$ppid" ]; then
+      wait "$ppid"; bg_rc[$partner]=$?
+      bg_secs[$partner]=$(( $(date +%s) - t0 ))
+    fi
   fi
   line=$(grep -E '^([A-Za-z]+: )?[0-9]+ passed, [0-9]+ failed' "$log" | tail -1)
   p=0; f=0
@@ -96,7 +102,7 @@ for s in tests/suites/*; do
   if [ -z "$line" ] || { [ $rc != 0 ] && [ "$f" = 0 ]; }; then
     f=$((f + 1)); line="${line:-no count line} (exit $rc)"
   fi
-  row "$name" "$line" "$(( $(date +%s) - t0 ))"
+  row "$name" "$line" "$secs"
   if [ "$f" != 0 ]; then
     # The failing checks first (a suite's passing lines often say "errors 0"
     # or "0 failed" too), then the other lines that mention failure.
