@@ -344,13 +344,16 @@ void reply_long_long(client *c, long long v) { reply_header(c, ':', v); }
 static int bulk_to_buffer(client *c, const void *p, size_t len) {
     reply_block *tail = c->reply_tail;
     char *d;
-    if (!c->reply_head) {
-        if (!c->buf || c->buf_size - c->bufpos < REPLY_HEADER_MAX + len + 2) return 0;
-        d = c->buf + c->bufpos;
-    } else {
-        if (tail->size - tail->used < REPLY_HEADER_MAX + len + 2) return 0;
+    size_t room;
+    if (c->reply_head) {
         d = tail->buf + tail->used;
+        room = tail->size - tail->used;
+    } else {
+        if (!c->buf) return 0;
+        d = c->buf + c->bufpos;
+        room = c->buf_size - c->bufpos;
     }
+    if (room < REPLY_HEADER_MAX + len + 2) return 0;
     client_queue_pending_write(c);
     size_t n = header_format(d, '$', (long long)len);
     memcpy(d + n, p, len);

@@ -152,13 +152,17 @@ static double entry_score(const unsigned char *p) {
     return (double)((int64_t)(u << shift) >> shift);
 }
 
-static void entry_decode(const unsigned char *p, entry *e) {
-    const unsigned char *start = p;
-    e->score = entry_score(p);
+/* The member alone: the score's bytes skipped unread. */
+static const char *entry_member(const unsigned char *p, size_t *len) {
     p += 1 + (*p ? *p : 8);
-    p += zset_varint_get(p, &e->len);
-    e->member = (const char *)p;
-    e->size = (size_t)(p - start) + e->len;
+    p += zset_varint_get(p, len);
+    return (const char *)p;
+}
+
+static void entry_decode(const unsigned char *p, entry *e) {
+    e->score = entry_score(p);
+    e->member = entry_member(p, &e->len);
+    e->size = (size_t)((const unsigned char *)e->member - p) + e->len;
 }
 
 /*@ dense-member-at */
@@ -552,13 +556,9 @@ zset_node *dense_find_node(dense *d, const char *member, size_t len) {
 
 double dense_node_score(const zset_node *n) { return score_at(tag_leaf(n), tag_num(n)); }
 
-/* The member alone, its score skipped unread (a range reply without
- * scores reads only these). */
+/* A range reply without scores reads only these: no score decoded. */
 const char *dense_node_member(const zset_node *n, size_t *len) {
-    const unsigned char *p = pos_bytes(tag_leaf(n), tag_num(n));
-    p += 1 + (*p ? *p : 8);
-    p += zset_varint_get(p, len);
-    return (const char *)p;
+    return entry_member(pos_bytes(tag_leaf(n), tag_num(n)), len);
 }
 
 zset_node *dense_first(const dense *d) {
