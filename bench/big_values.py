@@ -166,8 +166,11 @@ def bandwidth(quick, base):
                          ["--io-threads", "2", "--io-threads-do-reads", "yes", "--io-threads-always-active", "yes"]
                          + alone_args())
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
+    # The two raw peers: setting -> (process, port, the client's --expect,
+    # the value seed the peer's bytes come from; None: any, the zero page).
     peer, raw_port = start_peer()
     vpeer, value_port = start_peer("value")
+    raw = {"raw": (peer, raw_port, None, None), "raw-value": (vpeer, value_port, "value", 1)}
     lines = []
     try:
         for mb in sizes_mb():
@@ -181,19 +184,13 @@ def bandwidth(quick, base):
                             continue
                         cfg = dict(base, part="bandwidth", setting=setting, test=test, value_mb=mb,
                                    cell_s=round(cell_s(mb, run_s), 3), min_reqs=MIN_REQS, client="wire_ceiling")
-                        if setting == "raw":
-                            if peer.poll() is not None:
-                                bl.emit(dict(cfg, kind="skipped", why="raw peer exited"))
+                        if setting in raw:
+                            proc, port, expect, seed = raw[setting]
+                            if proc.poll() is not None:
+                                bl.emit(dict(cfg, kind="skipped", why="%s peer exited" % setting))
                                 continue
-                            n, secs, ok, lats = run_cell("raw-" + test.lower(), raw_port, size,
-                                                         cell_s(mb, run_s), mb)
-                            extra = {}
-                        elif setting == "raw-value":
-                            if vpeer.poll() is not None:
-                                bl.emit(dict(cfg, kind="skipped", why="raw value peer exited"))
-                                continue
-                            n, secs, ok, lats = run_cell("raw-get", value_port, size, cell_s(mb, run_s), 1,
-                                                         expect="value")
+                            n, secs, ok, lats = run_cell("raw-" + test.lower(), port, size, cell_s(mb, run_s),
+                                                         seed or mb, expect=expect)
                             extra = {}
                         else:
                             srv = {"redis": redis, "on-t2": soloist2}.get(setting, soloist)
@@ -213,7 +210,7 @@ def bandwidth(quick, base):
                             if c0 is not None and test == "GET":
                                 # n timed GETs and the untimed checked one.
                                 extra["bytes_copied_per_get"] = (c1 - c0b - (c0b - c0)) / (n + 1)
-                        if not setting.startswith("raw"):  # the rows pool the servers' latencies
+                        if setting not in raw:  # the rows pool the servers' latencies
                             extra["latency_us"] = [round(x * 1e6) for x in lats]
                         line = dict(cfg, kind="run", exchanges=n, seconds=secs, ok=ok,
                                     mb_per_s=n * mb / secs, p50_ms=pct(lats, 0.5) * 1e3,

@@ -107,6 +107,20 @@ static void *page_alloc(size_t n) {
     return p;
 }
 
+/* splitmix64: a fixed, seeded stream of words, so the same seed gives the
+ * same value in every run and on every machine. */
+static void fill_value(char *p, size_t n, uint64_t seed) {
+    uint64_t x = seed;
+    for (size_t i = 0; i < n; i += 8) {
+        uint64_t z = (x += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        z ^= z >> 31;
+        z = htole64(z);
+        memcpy(p + i, &z, n - i < 8 ? n - i : 8);
+    }
+}
+
 /* Reads exactly n bytes; 0 when done, -1 when the peer closed or failed. */
 static int recv_full(int fd, char *p, size_t n) {
     while (n) {
@@ -195,8 +209,6 @@ static void peer_serve(int fd, const char *src, char *sink, size_t sink_len) {
     }
 }
 
-static void fill_value(char *p, size_t n, uint64_t seed);
-
 static int peer(size_t sink_len, int value_source) {
     int ls = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (ls < 0) die("socket");
@@ -255,20 +267,6 @@ struct cell {
     size_t bulk_len;
     char err[200];
 };
-
-/* splitmix64: a fixed, seeded stream of words, so the same seed gives the
- * same value in every run and on every machine. */
-static void fill_value(char *p, size_t n, uint64_t seed) {
-    uint64_t x = seed;
-    for (size_t i = 0; i < n; i += 8) {
-        uint64_t z = (x += 0x9e3779b97f4a7c15ull);
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-        z ^= z >> 31;
-        z = htole64(z);
-        memcpy(p + i, &z, n - i < 8 ? n - i : 8);
-    }
-}
 
 /* What arrived instead of the reply expected, for the error: the rest of
  * its first line is read too (a server's error reply is one line; at
@@ -372,13 +370,16 @@ static int exchange(struct cell *c, int check, int *ok) {
     case K_SET: return read_reply(c, 5, "+OK\r\n", 5);
     case K_RAW_GET:
         if (read_reply(c, c->size, NULL, 0) < 0) return -1;
-        if (check && c->value && memcmp(c->buf, c->value, c->size) != 0) *ok = 0;
-        if (check && !c->value)
-            for (size_t i = 0; i < c->size; i++)
-                if (c->buf[i]) {
-                    *ok = 0;
-                    break;
-                }
+        if (!check) return 0;
+        if (c->value) { /* --expect value */
+            if (memcmp(c->buf, c->value, c->size) != 0) *ok = 0;
+            return 0;
+        }
+        for (size_t i = 0; i < c->size; i++)
+            if (c->buf[i]) {
+                *ok = 0;
+                break;
+            }
         return 0;
     default: return read_reply(c, 5, NULL, 0);
     }
