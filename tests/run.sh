@@ -104,11 +104,12 @@ for s in tests/suites/*; do
   fi
   row "$name" "$line" "$secs"
   if [ "$f" != 0 ]; then
-    # The failing checks first (a suite's passing lines often say "errors 0"
-    # or "0 failed" too), then the other lines that mention failure.
+    # The failing checks first, indented or not (a suite's passing lines
+    # often say "errors 0", "0 failed" or "failing as it must" too), then
+    # the other lines that mention failure and are not a passing check.
     failed_suites+=("$name")
-    { grep -E -A2 '^(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]' "$log" | head -12
-      grep -E -i 'fail|error|assert|mismatch' "$log" | grep -v -E '^(ok |FAIL|not ok|\[ | +\{)|errors 0|, 0 failed' | head -8; } | awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
+    { grep -E -A2 '^ *(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]' "$log" | head -12
+      grep -E -i 'fail|error|assert|mismatch' "$log" | grep -v -E '^ *(ok|FAIL|not ok)\b|^(\[ | +\{)|errors 0|, 0 failed' | head -8; } | awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
   fi
   total_p=$((total_p + p)); total_f=$((total_f + f))
 done

@@ -1760,6 +1760,15 @@ def cmd_contract(root, args):
     return 1 if bad else 0
 
 
+def why_failed(res, names):
+    """The output of the first test named (a grade's result), for a FAIL
+    line: the test's name, then its last lines."""
+    for t in res["tests"]:
+        if t["name"] in names:
+            return f"{t['name']}:\n" + _tail(t.get("output") or t["status"], 10)
+    return ""
+
+
 def cmd_check_handouts(root, args):
     """Proves that a handout grades its step on its own: for each step, the
     handout cut for it differs from the full tree only in that step's
@@ -1779,10 +1788,12 @@ def cmd_check_handouts(root, args):
     files = handout_files(root)
     passed = failed = 0
 
-    def verdict(ok, what):
+    def verdict(ok, what, why=""):
         nonlocal passed, failed
         passed, failed = passed + bool(ok), failed + (not ok)
         print(f"  {'ok  ' if ok else 'FAIL'} {what}")
+        if not ok and why:  # the first test's own lines, so a log's excerpt says why
+            print("\n".join("        " + l[:300] for l in why.splitlines()[:12]))
 
     for ex in exs:
         print(f"check-handouts: step {ex.step} ({ex.name})")
@@ -1819,10 +1830,13 @@ def cmd_check_handouts(root, args):
             silent = [t["name"] for t in res["tests"] if t["status"] != "passed"
                       and ("[NOT yours" in t["output"] or not ("[your region" in t["output"]
                                                                or re.search(r"\.[ch]:\d+: error", t["output"])))]
+            free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
             verdict(res["score"] == 0 and res["bonus"] == 0 and not silent,
                     f"the bare starter, graded in place, scores {res['score']}/{res['max_score']} (must be 0), "
                     f"each failure showing the learner's own stub or the test's assertion"
-                    + (f"; not shown for {', '.join(silent[:4])}" if silent else ""))
+                    + (f"; passes on the starter: {', '.join(free[:4])}" if free else "")
+                    + (f"; not shown for {', '.join(silent[:4])}" if silent else ""),
+                    why=why_failed(res, silent or free))
             # a wrong solution, as a learner might write it: the first
             # sample mutant that a plain -O2 run catches (not one only a
             # sanitizer sees), written into the handout's own module
@@ -1841,7 +1855,7 @@ def cmd_check_handouts(root, args):
                 failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
                 verdict(res["score"] < res["max_score"] and named in failing,
                         f"a wrong solution ({name}), graded in place: {res['score']}/{res['max_score']}, "
-                        f"{named} failing as it must")
+                        f"{named} failing as it must" + ("" if named in failing else f"; {named} passed"))
             for m in hx.modules:  # the learner writes every region: the reference text
                 shutil.copyfile(ex.module_path(m), hx.module_path(m))
             t1 = time.time()
@@ -1851,7 +1865,7 @@ def cmd_check_handouts(root, args):
             failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
             verdict(res["score"] == res["max_score"],
                     f"with step {ex.key}'s regions written, graded in place: {res['score']}/{res['max_score']}"
-                    + (f"; failing: {', '.join(failing[:4])}" if failing else ""))
+                    + (f"; failing: {', '.join(failing[:4])}" if failing else ""), why=why_failed(res, failing))
             print("  grade times (make grade FAST=1, -O2 once): "
                   + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
         print(f"  ({time.time() - t0:.0f} s)")
