@@ -208,6 +208,20 @@ static long long ae_us_until_earliest_timer(ae_loop *l) {
     return earliest->when_us > now ? earliest->when_us - now : 0;
 }
 
+/*@ ae-others-ready */
+/* Asks the poller without waiting and consumes nothing: the events are
+ * level-triggered, so the next poll reports them again. */
+int ae_others_ready(ae_loop *l, int fd) {
+    if (l->custom_poll) return 1; /* a worker polls for main: main cannot ask */
+    if (ae_us_until_earliest_timer(l) == 0) return 1;
+    struct epoll_event ev[2];
+    int n = epoll_wait(l->epfd, ev, 2, 0);
+    for (int j = 0; j < n; j++)
+        if (ev[j].data.fd != fd) return 1;
+    return 0;
+}
+/*@ end */
+
 /*@ ae-timers */
 static int ae_process_timers(ae_loop *l) {
     int processed = 0;

@@ -98,6 +98,11 @@ int ae_last_numevents(const ae_loop *l);
 /* Inside a handler: how many events of this poll's batch still wait
  * their handlers (0 outside ae_process_fired). */
 int ae_fired_waiting(const ae_loop *l);
+/* Whether anything besides fd's own events is ready now: a due timer or
+ * an event on another fd (1 also when a custom poll holds the poller).
+ * One epoll_wait that does not wait; step 7's write turn on main asks it
+ * between chunks of one large reply. */
+int ae_others_ready(ae_loop *l, int fd);
 
 /* The split halves of one iteration.
  * ae_poll: epoll_wait for up to timeout_ms (-1 forever, 0 not at all) and

@@ -86,8 +86,9 @@
  * nothing is pending, on a short write, on EAGAIN, or once the bytes
  * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step
  * 7 each call is offered no more than what is left of the 64 KB, so one
- * event on main writes at most 64 KB, however large one reply (a worker's
- * write has no such limit: client_io.c). Then the
+ * event on main writes at most 64 KB, however large one reply, unless
+ * nobody waits (write_to_client, below; a worker's write has no such
+ * limit: client_io.c). Then the
  * next client gets its turn; a client left with bytes pending keeps its
  * AE_WRITABLE handler and continues on the next turn.
  *
@@ -578,25 +579,30 @@ int client_write_done(client *c, int offloaded) {
 
 /*@ write-to-client */
 /* Main writes a client itself: the same three steps a worker's job takes
- * (mark, write, done), with nothing in between. Returns -1 when the client
- * was freed.
+ * (mark, write, done). Returns -1 when the client was freed.
  *
  * The mark caps the turn at NET_MAX_WRITES_PER_EVENT, so one large reply
  * cannot hold main while other clients wait. When nobody is known to wait
  * (no event of this poll is left to handle, no other client is queued to
  * be written) the cap buys nothing and costs a loop turn per 64 KB, so
- * the turn may go on to io-write-alone-max (1 MB). A request that arrives
- * during the write waits for it: the setting bounds that wait. At 0, no
- * bound: a write then copies as much as the send buffer takes, which the
- * kernel grows to many megabytes, and a request arriving meanwhile waited
- * milliseconds in the noisy-neighbour benchmark; 1 MB kept the unbounded
- * bandwidth and a tail no worse than 64 KB's (chapter 07). */
+ * the write goes on in chunks of io-write-alone-max (1 MB): between two
+ * chunks main asks the poller, without waiting, whether anything else is
+ * ready (ae_others_ready), and ends the turn as soon as something is, the
+ * socket is full or the reply is out. A request that arrives during the
+ * write waits at most one chunk. Ending the turn after every chunk cost
+ * the largest GETs part of their bandwidth (chapter 07). At 0 a chunk is
+ * whatever the send buffer takes, which the kernel grows to many
+ * megabytes. */
 static int write_to_client(client *c) {
-    client_io_mark_write(c);
-    if (ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL)
-        c->io_write_max = (size_t)server.io_write_alone_max;
-    client_io_write(c);
-    return client_write_done(c, 0);
+    int alone = ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL;
+    for (;;) {
+        client_io_mark_write(c);
+        if (alone) c->io_write_max = (size_t)server.io_write_alone_max;
+        client_io_write(c);
+        int capped = c->io_write_max && c->io_nwritten == c->io_write_max && !c->io_write_flags;
+        if (client_write_done(c, 0) < 0) return -1;
+        if (!alone || !capped || !client_has_pending_replies(c) || ae_others_ready(server.el, c->fd)) return 0;
+    }
 }
 /*@ end */
 

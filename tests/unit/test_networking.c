@@ -271,6 +271,43 @@ static void test_bulks_fill_the_last_block(void **state) {
     client_free(c);
 }
 
+/* Step 7's write turn on main: with nobody waiting, one turn writes a
+ * large reply chunk after chunk of io-write-alone-max until the socket is
+ * full or the reply is out; a request that arrives meanwhile ends the turn
+ * at the end of the chunk being written. */
+static void test_alone_write_goes_on_until_someone_waits(void **state) {
+    (void)state;
+    long long saved = server.io_write_alone_max;
+    server.io_write_alone_max = 16 * 1024;
+    conn k = open_conn(), other = open_conn();
+    size_t vlen = 96 * 1024, len;
+    char *req = zmalloc(vlen + 64);
+    len = (size_t)sprintf(req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n", vlen);
+    memset(req + len, 'v', vlen);
+    memcpy(req + len + vlen, "\r\n", 2);
+    send_all(k.peer, req, len + vlen + 2);
+    expect_reply(k.peer, "+OK\r\n");
+    size_t reply_len = (size_t)sprintf(req, "$%zu\r\n", vlen) + vlen + 2;
+    for (int someone_waits = 0; someone_waits < 2; someone_waits++) {
+        unsigned long long before = k.c->net_output_bytes;
+        send_all(k.peer, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 22);
+        turn(); /* reads and runs the GET; the reply waits for the write pass */
+        assert_int_equal(k.c->net_output_bytes, before);
+        if (someone_waits) send_all(other.peer, "*1\r\n$4\r\nPING\r\n", 14);
+        ae_process_events(server.el, AE_TIME_EVENTS | AE_DONT_WAIT); /* no timer due during the write */
+        networking_handle_pending_writes();                          /* the write pass of the next turn, alone */
+        assert_int_equal(k.c->net_output_bytes - before, someone_waits ? 16 * 1024 : reply_len);
+        char *got = recv_n(k.peer, reply_len);
+        assert_memory_equal(got + reply_len - 3, "v\r\n", 3);
+        zfree(got);
+    }
+    expect_reply(other.peer, "+PONG\r\n");
+    zfree(req);
+    close_conn(&other);
+    close_conn(&k);
+    server.io_write_alone_max = saved;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_client_holds_no_buffers),
@@ -282,6 +319,7 @@ int main(void) {
         cmocka_unit_test(test_pipeline_overflowing_reply_buffer),
         cmocka_unit_test(test_reply_buffer_follows_peak),
         cmocka_unit_test(test_bulks_fill_the_last_block),
+        cmocka_unit_test(test_alone_write_goes_on_until_someone_waits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
