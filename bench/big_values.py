@@ -47,7 +47,11 @@ option), beside Debian's redis-server 7.0, in one run.
     10 MB GETs at BIG_RATE/s on 2 connections beside them; the small
     class's latency p50 ... p99.9 and max (from the due time, so a stall
     shows). soloist io-threads 1 and 2 (forced on), copy avoidance on and
-    off; redis-server 7.0 at io-threads 1 and 2.
+    off; redis-server 7.0 at io-threads 1 and 2. Each setting runs
+    NOISE_RUNS times (3; 1 with QUICK) for NOISE_S seconds (3) without
+    and with the noise, alternated; a row gives the median of each
+    percentile over the runs, since one run's p99.9 is its few worst
+    samples and a single stall of the machine moves it.
 (c) The bytes main copies per large GET: INFO stats reply_bytes_copied
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
 
@@ -56,7 +60,7 @@ generic finding rows F7.1-F7.37 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
 (about a minute, one run per cell; full about 4 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
-keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, ALONE_MAX (soloist's
+keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, NOISE_RUNS, ALONE_MAX (soloist's
 io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
 SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
 bench/run.py stops it at 360 s (120 s with QUICK).
@@ -242,7 +246,8 @@ def alone_args():
 def noisy(quick, base):
     small_rate = int(os.environ.get("SMALL_RATE", "4000"))
     big_rate = float(os.environ.get("BIG_RATE", "4"))
-    dur = os.environ.get("NOISE_S", "3" if quick else "10")
+    dur = os.environ.get("NOISE_S", "3")
+    runs = int(os.environ.get("NOISE_RUNS", "1" if quick else "3"))
     small = "name=small,conns=16,rate=%d,value=1kb,keys=1000" % small_rate
     big = "name=big,conns=2,rate=%g,value=10mb,keys=4" % big_rate
     lines = []
@@ -264,13 +269,13 @@ def noisy(quick, base):
                 continue
             srv.command(b"CONFIG", b"SET", b"reply-copy-avoidance", avoid.encode())
         try:
-            for noise in (False, True):
+            for run, noise in [(r, n) for r in range(runs) for n in (False, True)]:
                 classes = ["--class", small] + (["--class", big] if noise else [])
                 rep, argv = bl.soloist_bench(srv.port, ["-t", "1", "--prefill", "--warmup", "500ms", "-d", dur + "s"]
                                              + classes, timeout=120)
                 for c in rep["classes"]:
                     lat = c["latency_us"]
-                    line = dict(cfg, kind="run", noise=noise, cls=c["name"], requests=c["requests"], rps=c["rps"],
+                    line = dict(cfg, kind="run", noise=noise, run=run, cls=c["name"], requests=c["requests"], rps=c["rps"],
                                 errors=c["errors"], p50_us=lat["p50"], p90_us=lat["p90"], p99_us=lat["p99"],
                                 p999_us=lat["p99.9"], max_us=lat["max"], service_p999_us=c["service_us"]["p99.9"],
                                 slip_p999_us=c["slip_us"]["p99.9"], command=argv)

@@ -1892,7 +1892,8 @@ def s_prefetch_e2e(lines, rows):
 
 def s_big_values(lines, rows):
     """F7.1-F7.27 (bench/big_values.py): the bandwidth runs of each setting
-    and whether they separate; the noisy neighbour's cells are one run each."""
+    and whether they separate; the noisy neighbour's runs of each setting,
+    without and with the noise."""
     bw = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "bandwidth"]
     nz = [ln for ln in lines if ln.get("kind") == "run" and ln.get("part") == "noisy" and ln.get("cls") == "small"]
 
