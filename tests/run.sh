@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every suite in tests/suites/ in name order and adds up their counts
-# (two pairs of them side by side: BESIDE below says which and why).
+# (in make test, two pairs of them side by side: BESIDE below says which and why).
 #
 # A suite is an executable that prints, as its last count line,
 # "N passed, M failed". Its whole output goes to build/test-logs/NAME.log;
@@ -61,7 +61,12 @@ fi
 # build and the handouts' grading leave a third of the cores idle
 # between them. The suites that time something (27's spinning, 40's
 # latencies, 72's try-it figures) always run alone.
+# The long runs (SOLOIST_LONG=1) pair nothing: they are not held to make
+# test's time, and there the handouts' grading runs every step's threaded
+# tests, whose waits are bounded in time, beside a browser opening every
+# page of the book.
 declare -A BESIDE=([30-integration]=35-integration-asan [70-book]=81-handouts)
+[ "${SOLOIST_LONG:-0}" = 1 ] && BESIDE=()
 declare -A bg_rc bg_secs
 
 selected() { # suite name -> 0 when SOLOIST_SUITES takes it
