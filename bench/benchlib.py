@@ -485,14 +485,33 @@ def sb_binary():
     return os.environ.get("SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench"))
 
 
-def soloist_bench(port, args, timeout=60):
-    """One soloist-bench run with --json -q; returns (report, argv text)."""
+def soloist_bench_start(port, args):
+    """Starts one soloist-bench run with --json -q in the background; its
+    report comes from soloist_bench_finish. Two at once keep one class's
+    replies off the thread that times another's (bench/big_values.py)."""
     pl = placement()
     argv = _taskset(pl.get("client_cpus")) + [sb_binary(), "-p", str(port), "--json", "-q"] + list(args)
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout)
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    p.argv_text = " ".join(argv)
+    return p
+
+
+def soloist_bench_finish(p, timeout=60):
+    """-> (report, argv text) of a run soloist_bench_start began."""
+    try:
+        out, err = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
     if p.returncode != 0:
-        raise RuntimeError("soloist-bench failed (%d): %s" % (p.returncode, p.stderr[-300:]))
-    return json.loads(p.stdout), " ".join(argv)
+        raise RuntimeError("soloist-bench failed (%d): %s" % (p.returncode, err[-300:]))
+    return json.loads(out), p.argv_text
+
+
+def soloist_bench(port, args, timeout=60):
+    """One soloist-bench run with --json -q; returns (report, argv text)."""
+    return soloist_bench_finish(soloist_bench_start(port, args), timeout)
 
 
 def sb_prefill(srv, keys, size):

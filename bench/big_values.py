@@ -43,10 +43,14 @@ option), beside Debian's redis-server 7.0, in one run.
     at least MIN_REQS timed requests; settings alternated within each
     size.
 (b) The noisy neighbour, scaled to 2 cores: soloist-bench in open loop,
-    1 KB GETs at SMALL_RATE/s on SMALL_CONNS connections, with and without
-    10 MB GETs at BIG_RATE/s on 2 connections beside them; the small
-    class's latency p50 ... p99.9 and max (from the due time, so a stall
-    shows). soloist io-threads 1 and 2 (forced on), copy avoidance on and
+    1 KB GETs at SMALL_RATE/s on 16 connections, with and without 10 MB
+    GETs at BIG_RATE/s on 2 connections beside them, sent by a second
+    soloist-bench process: a thread that reads a 10 MB reply is late for
+    every small GET due meanwhile, so one generator for both classes
+    times itself as much as the server (F7.38 measures that once, at
+    io-threads 1). The small class's latency p50 ... p99.9 and max (from
+    the due time, so a stall shows) and its service p99.9 (from the
+    send). soloist io-threads 1 and 2 (forced on), copy avoidance on and
     off; redis-server 7.0 at io-threads 1 and 2. Each setting runs
     NOISE_RUNS times (3; 1 with QUICK) for NOISE_S seconds (3) without
     and with the noise, alternated; a row gives the median of each
@@ -56,7 +60,7 @@ option), beside Debian's redis-server 7.0, in one run.
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
 
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
-generic finding rows F7.1-F7.37 (tools/findings.py) computed from this
+generic finding rows F7.1-F7.38 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
 (about a minute, one run per cell; full about 4 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
@@ -234,6 +238,9 @@ def bandwidth(quick, base):
 
 NOISE_SETTINGS = [("t1-on", 1, "yes"), ("t1-off", 1, "no"), ("t2-on", 2, "yes"), ("t2-off", 2, "no"),
                   ("redis-t1", 1, None), ("redis-t2", 2, None)]
+# The same server as t1-on, measured the old way: one load-generator
+# process, one thread, for both classes (F7.38).
+ONE_GENERATOR = ("t1-on-one-generator", 1, "yes")
 
 
 def alone_args():
@@ -243,37 +250,61 @@ def alone_args():
     return ["--io-write-alone-max", v] if v else []
 
 
+def noise_server(label, threads, avoid, cfg):
+    """The server of one noisy-neighbour setting, or None (skipped, said)."""
+    if avoid is None:
+        extra = ["--io-threads", str(threads)] + (["--io-threads-do-reads", "yes"] if threads > 1 else [])
+        try:
+            return bl.Server(label, bl.servers()[1][1], "redis-server", extra)
+        except RuntimeError as e:
+            bl.emit(dict(cfg, kind="skipped", why=str(e)[-200:]))
+            return None
+    srv, why = bl.thread_server(label, bl.servers()[0][1], threads,
+                                (["--io-threads-always-active", "yes"] if threads > 1 else []) + alone_args())
+    if srv is None:
+        bl.emit(dict(cfg, kind="skipped", why=why))
+        return None
+    srv.command(b"CONFIG", b"SET", b"reply-copy-avoidance", avoid.encode())
+    return srv
+
+
+def noise_run(port, small, big, dur, split):
+    """One run: the small class alone (big None) or with the big class.
+    split: the big class comes from a second soloist-bench process, so the
+    thread that times the small GETs never reads a 10 MB reply; it starts
+    first and runs half a second longer, so its load covers the small
+    class's whole window. -> [(class report, argv text)]."""
+    run = ["-t", "1", "--prefill", "--warmup", "500ms"]
+    if big is None or not split:
+        rep, argv = bl.soloist_bench(port, run + ["-d", dur + "s", "--class", small]
+                                     + (["--class", big] if big else []), timeout=120)
+        return [(c, argv) for c in rep["classes"]]
+    bg = bl.soloist_bench_start(port, run + ["-d", "%gs" % (float(dur) + 0.5), "--class", big])
+    try:
+        rep, argv = bl.soloist_bench(port, run + ["-d", dur + "s", "--class", small], timeout=120)
+    finally:
+        brep, bargv = bl.soloist_bench_finish(bg, timeout=120)
+    return [(c, argv) for c in rep["classes"]] + [(c, bargv) for c in brep["classes"]]
+
+
 def noisy(quick, base):
     small_rate = int(os.environ.get("SMALL_RATE", "4000"))
     big_rate = float(os.environ.get("BIG_RATE", "4"))
     dur = os.environ.get("NOISE_S", "3")
     runs = int(os.environ.get("NOISE_RUNS", "1" if quick else "3"))
     small = "name=small,conns=16,rate=%d,value=1kb,keys=1000" % small_rate
-    big = "name=big,conns=2,rate=%g,value=10mb,keys=4" % big_rate
+    big = "name=big,tag=b,conns=2,rate=%g,value=10mb,keys=4" % big_rate  # its own keys in either process
     lines = []
-    for label, threads, avoid in NOISE_SETTINGS:
+    for (label, threads, avoid), split in [(s, True) for s in NOISE_SETTINGS] + [(ONE_GENERATOR, False)]:
         cfg = dict(base, part="noisy", setting=label, small_rate=small_rate, big_rate=big_rate, small_conns=16,
-                   big_conns=2, small_value=1024, big_value=10 * MB, duration_s=float(dur))
-        if avoid is None:
-            extra = ["--io-threads", str(threads)] + (["--io-threads-do-reads", "yes"] if threads > 1 else [])
-            try:
-                srv = bl.Server(label, bl.servers()[1][1], "redis-server", extra)
-            except RuntimeError as e:
-                bl.emit(dict(cfg, kind="skipped", why=str(e)[-200:]))
-                continue
-        else:
-            srv, why = bl.thread_server(label, bl.servers()[0][1], threads,
-                                        (["--io-threads-always-active", "yes"] if threads > 1 else []) + alone_args())
-            if srv is None:
-                bl.emit(dict(cfg, kind="skipped", why=why))
-                continue
-            srv.command(b"CONFIG", b"SET", b"reply-copy-avoidance", avoid.encode())
+                   big_conns=2, small_value=1024, big_value=10 * MB, duration_s=float(dur),
+                   generators="one per class" if split else "one for both classes")
+        srv = noise_server(label, threads, avoid, cfg)
+        if srv is None:
+            continue
         try:
             for run, noise in [(r, n) for r in range(runs) for n in (False, True)]:
-                classes = ["--class", small] + (["--class", big] if noise else [])
-                rep, argv = bl.soloist_bench(srv.port, ["-t", "1", "--prefill", "--warmup", "500ms", "-d", dur + "s"]
-                                             + classes, timeout=120)
-                for c in rep["classes"]:
+                for c, argv in noise_run(srv.port, small, big if noise else None, dur, split):
                     lat = c["latency_us"]
                     line = dict(cfg, kind="run", noise=noise, run=run, cls=c["name"], requests=c["requests"], rps=c["rps"],
                                 errors=c["errors"], p50_us=lat["p50"], p90_us=lat["p90"], p99_us=lat["p99"],
@@ -484,10 +515,14 @@ def findings(bw, nz, quick):
             continue
         q = [p(setting, False, k) for k in ("p50_us", "p99_us", "p999_us", "max_us")]
         nn = [p(setting, True, k) for k in ("p50_us", "p99_us", "p999_us", "max_us")]
-        row(rid, "noisy neighbour, 1 KB GETs' latency without / with 10 MB GETs beside them: %s" % setting,
-            "p50 %.0f/%.0f, p99 %.0f/%.0f, p99.9 %.0f/%.0f, max %.0f/%.0f µs; p99.9 with noise = %.2f× without"
-            % (q[0], nn[0], q[1], nn[1], q[2], nn[2], q[3], nn[3], nn[2] / q[2]), setting=setting,
-            io_threads=threads)
+        sq, sn = p(setting, False, "service_p999_us"), p(setting, True, "service_p999_us")
+        row(rid, "noisy neighbour, 1 KB GETs' latency without / with 10 MB GETs beside them (sent by a second "
+            "load-generator process), from each request's due time; then the service p99.9, from its send: %s"
+            % setting,
+            "p50 %.0f/%.0f, p99 %.0f/%.0f, p99.9 %.0f/%.0f, max %.0f/%.0f µs; p99.9 with noise = %.2f× without; "
+            "service p99.9 %.0f/%.0f µs = %.2f×"
+            % (q[0], nn[0], q[1], nn[1], q[2], nn[2], q[3], nn[3], nn[2] / q[2], sq, sn, sn / sq),
+            setting=setting, io_threads=threads)
         rid += 1
     for j, (mine, theirs) in enumerate((("t1-on", "redis-t1"), ("t2-on", "redis-t2"))):  # F7.26-F7.27
         a, aq, b = p(mine, True, "p999_us"), p(mine, False, "p999_us"), p(theirs, True, "p999_us")
@@ -498,6 +533,16 @@ def findings(bw, nz, quick):
             "%.2f× without (%s), %.2f× redis (%s)" % (a / aq, "met" if a / aq <= 2 else "not met", a / b,
                                                       "met" if a / b <= 0.25 else "not met"),
             setting=mine, io_threads=1 if mine.startswith("t1") else 2)
+    one = ONE_GENERATOR[0]
+    a, aq, b, bq = p(one, True, "p999_us"), p(one, False, "p999_us"), p("t1-on", True, "p999_us"), \
+        p("t1-on", False, "p999_us")
+    if None not in (a, aq, b, bq) and aq and bq:
+        row(38, "noisy neighbour at io-threads 1, copy avoidance on, measured with one load-generator process "
+            "and thread for both classes, so the thread that times the 1 KB GETs also reads every 10 MB reply: "
+            "its small-class p99.9 with noise over without, beside the same server measured with a process per "
+            "class (F7.20)",
+            "one generator %.2f× (p99.9 %.0f/%.0f µs); a process per class %.2f× (%.0f/%.0f µs)"
+            % (a / aq, aq, a, b / bq, bq, b), setting=one, io_threads=1)
 
 
 def main():

@@ -27,7 +27,7 @@ typedef enum { SB_DIST_UNIFORM = 0, SB_DIST_ZIPF = 1 } sb_dist;
 
 typedef struct sb_class_cfg {
     char name[32];
-    char tag;           /* first byte of this class's keys: 'a' + index */
+    char tag;           /* first byte of this class's keys: tag=, else 'a' + index */
     int conns;          /* over all threads */
     int pipeline;       /* requests in flight per connection */
     int batch;          /* closed loop: send P, wait for all P (redis-benchmark -P) */

@@ -53,7 +53,10 @@ static const char HELP[] =
     "                         comma-separated key=value, unset keys taken from the flags:\n"
     "                           name=NAME conns=N pipeline=N rate=R arrival=A\n"
     "                           value=BYTES keys=N ratio=GET:SET key-size=N\n"
-    "                           distribution=D count=N batch=0|1\n"
+    "                           distribution=D count=N batch=0|1 tag=LETTER\n"
+    "                         (tag: the class's key letter, a-z; default a, b, c...\n"
+    "                         by position; two processes loading one server give\n"
+    "                         their classes different letters)\n"
     "                         e.g. the noisy neighbour:\n"
     "                           --class name=small,conns=8,pipeline=4,rate=2000,value=1kb\n"
     "                           --class name=big,conns=2,rate=5,value=1mb,keys=4\n"
@@ -244,7 +247,10 @@ int sb_parse_class(sb_class_cfg *c, const char *spec, char *err, size_t errlen) 
         else if (!strcmp(k, "distribution")) bad = parse_dist(v, &c->dist, &c->zipf_s);
         else if (!strcmp(k, "count")) bad = parse_u64(v, &c->count);
         else if (!strcmp(k, "batch")) bad = parse_int(v, 0, 1, &c->batch);
-        else {
+        else if (!strcmp(k, "tag")) {
+            if (v[0] < 'a' || v[0] > 'z' || v[1]) bad = 1;
+            else c->tag = v[0];
+        } else {
             snprintf(err, errlen, "--class: unknown key '%s'", k);
             return -1;
         }
@@ -420,7 +426,11 @@ int sb_config_parse(sb_run_cfg *cfg, int argc, char **argv, char *err, size_t er
     }
     int total = 0;
     for (int i = 0; i < cfg->nclasses; i++) {
-        cfg->classes[i].tag = (char)('a' + i);
+        if (!cfg->classes[i].tag) cfg->classes[i].tag = (char)('a' + i);
+        for (int j = 0; j < i; j++)
+            if (cfg->classes[j].tag == cfg->classes[i].tag)
+                FAIL("--class: %s and %s would share the key letter %c", cfg->classes[j].name, cfg->classes[i].name,
+                     cfg->classes[i].tag);
         if (check_class(&cfg->classes[i], err, errlen) < 0) return -1;
         total += cfg->classes[i].conns;
     }

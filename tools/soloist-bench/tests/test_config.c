@@ -71,6 +71,12 @@ static void test_classes(void **state) {
     assert_int_equal(cfg.classes[1].arrival, SB_ARRIVAL_UNIFORM);
     assert_int_equal(cfg.classes[0].tag, 'a');
     assert_int_equal(cfg.classes[1].tag, 'b'); /* separate key spaces */
+
+    /* tag= names the letter, so a second process keeps its keys apart. */
+    char tagged[] = "x --class name=big,tag=z,value=10mb --class name=small";
+    assert_int_equal(parse(&cfg, tagged, err, sizeof(err)), 0);
+    assert_int_equal(cfg.classes[0].tag, 'z');
+    assert_int_equal(cfg.classes[1].tag, 'b');
 }
 
 static void test_value_parsers(void **state) {
@@ -115,6 +121,9 @@ static void test_refusals(void **state) {
         "x -n 100000 --key-size 4",             /* keys do not fit */
         "x --class name=a,bogus=1",             /* unknown class key */
         "x --class name=a --class name=a",      /* duplicate name */
+        "x --class name=a --class name=b,tag=a", /* one key letter for two classes */
+        "x --class name=a,tag=A",               /* not a lowercase letter */
+        "x --class name=a,tag=ab",              /* not one letter */
         "x -d 0",                               /* never ends */
         "x --distribution zipf:0",              /* s must be > 0 */
         "x extra",                              /* stray argument */
