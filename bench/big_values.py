@@ -62,12 +62,12 @@ option), beside Debian's redis-server 7.0, in one run.
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
 generic finding rows F7.1-F7.38 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
-(about a minute, one run per cell; full about 4 minutes, three), RUN_S,
+(about a minute, one run per cell; full about 5.5 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
 keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, NOISE_RUNS, ALONE_MAX (soloist's
 io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
 SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
-bench/run.py stops it at 360 s (120 s with QUICK).
+bench/run.py stops it at 420 s (120 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
 writevToClient, _postWriteToClient; Valkey pull request #2078, 9.0) and

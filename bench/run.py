@@ -260,7 +260,7 @@ def command_for(n, a):
                 return None, "%s not built (%s builds it)" % (b, how), 0
         return ([os.path.join(HERE, "big_values.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin,
                                                          "WIRE_CEILING_BIN": a.wire_ceiling_bin},
-                120 if q else 360)
+                120 if q else 420)
     if n == "zset_ranges":
         return [os.path.join(HERE, "zset_ranges.py")], {}, 150 if q else 420
     if n == "watermark":
