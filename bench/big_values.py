@@ -51,7 +51,8 @@ option), beside Debian's redis-server 7.0, in one run.
     io-threads 1). The small class's latency p50 ... p99.9 and max (from
     the due time, so a stall shows) and its service p99.9 (from the
     send). soloist io-threads 1 and 2 (forced on), copy avoidance on and
-    off; redis-server 7.0 at io-threads 1 and 2. Each setting runs
+    off; redis-server 7.0 at io-threads 1 and 2; and t1-on once more
+    with io-write-alone-max at 64 KB, the cap (F7.39). Each setting runs
     NOISE_RUNS times (3; 1 with QUICK) for NOISE_S seconds (3) without
     and with the noise, alternated; a row gives the median of each
     percentile over the runs, since one run's p99.9 is its few worst
@@ -60,9 +61,9 @@ option), beside Debian's redis-server 7.0, in one run.
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
 
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
-generic finding rows F7.1-F7.38 (tools/findings.py) computed from this
+generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
 run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
-(about a minute, one run per cell; full about 5.5 minutes, three), RUN_S,
+(about a minute, one run per cell; full about 6 minutes, three), RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
 keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, NOISE_RUNS, ALONE_MAX (soloist's
 io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
@@ -238,9 +239,12 @@ def bandwidth(quick, base):
 
 NOISE_SETTINGS = [("t1-on", 1, "yes"), ("t1-off", 1, "no"), ("t2-on", 2, "yes"), ("t2-off", 2, "no"),
                   ("redis-t1", 1, None), ("redis-t2", 2, None)]
-# The same server as t1-on, measured the old way: one load-generator
-# process, one thread, for both classes (F7.38).
-ONE_GENERATOR = ("t1-on-one-generator", 1, "yes")
+# t1-on twice more: measured the old way, one load-generator process and
+# thread for both classes (F7.38); and with main's alone chunk at the
+# 64 KB cap instead of 1 MB (F7.39). (label, threads, avoid, a process
+# per class, extra server arguments)
+EXTRA_NOISE = [("t1-on-one-generator", 1, "yes", False, []),
+               ("t1-on-64kb-chunks", 1, "yes", True, ["--io-write-alone-max", "64kb"])]
 
 
 def alone_args():
@@ -250,7 +254,7 @@ def alone_args():
     return ["--io-write-alone-max", v] if v else []
 
 
-def noise_server(label, threads, avoid, cfg):
+def noise_server(label, threads, avoid, cfg, extra_args=()):
     """The server of one noisy-neighbour setting, or None (skipped, said)."""
     if avoid is None:
         extra = ["--io-threads", str(threads)] + (["--io-threads-do-reads", "yes"] if threads > 1 else [])
@@ -260,7 +264,8 @@ def noise_server(label, threads, avoid, cfg):
             bl.emit(dict(cfg, kind="skipped", why=str(e)[-200:]))
             return None
     srv, why = bl.thread_server(label, bl.servers()[0][1], threads,
-                                (["--io-threads-always-active", "yes"] if threads > 1 else []) + alone_args())
+                                (["--io-threads-always-active", "yes"] if threads > 1 else []) + alone_args()
+                                + list(extra_args))
     if srv is None:
         bl.emit(dict(cfg, kind="skipped", why=why))
         return None
@@ -295,11 +300,11 @@ def noisy(quick, base):
     small = "name=small,conns=16,rate=%d,value=1kb,keys=1000" % small_rate
     big = "name=big,tag=b,conns=2,rate=%g,value=10mb,keys=4" % big_rate  # its own keys in either process
     lines = []
-    for (label, threads, avoid), split in [(s, True) for s in NOISE_SETTINGS] + [(ONE_GENERATOR, False)]:
+    for label, threads, avoid, split, extra in [s + (True, []) for s in NOISE_SETTINGS] + EXTRA_NOISE:
         cfg = dict(base, part="noisy", setting=label, small_rate=small_rate, big_rate=big_rate, small_conns=16,
                    big_conns=2, small_value=1024, big_value=10 * MB, duration_s=float(dur),
-                   generators="one per class" if split else "one for both classes")
-        srv = noise_server(label, threads, avoid, cfg)
+                   generators="one per class" if split else "one for both classes", server_args=extra)
+        srv = noise_server(label, threads, avoid, cfg, extra)
         if srv is None:
             continue
         try:
@@ -533,7 +538,7 @@ def findings(bw, nz, quick):
             "%.2f× without (%s), %.2f× redis (%s)" % (a / aq, "met" if a / aq <= 2 else "not met", a / b,
                                                       "met" if a / b <= 0.25 else "not met"),
             setting=mine, io_threads=1 if mine.startswith("t1") else 2)
-    one = ONE_GENERATOR[0]
+    one = EXTRA_NOISE[0][0]
     a, aq, b, bq = p(one, True, "p999_us"), p(one, False, "p999_us"), p("t1-on", True, "p999_us"), \
         p("t1-on", False, "p999_us")
     if None not in (a, aq, b, bq) and aq and bq:
@@ -543,6 +548,19 @@ def findings(bw, nz, quick):
             "class (F7.20)",
             "one generator %.2f× (p99.9 %.0f/%.0f µs); a process per class %.2f× (%.0f/%.0f µs)"
             % (a / aq, aq, a, b / bq, bq, b), setting=one, io_threads=1)
+
+    def big_p50(setting):
+        return med([ln["p50_us"] for ln in nz if ln["setting"] == setting and ln["cls"] == "big"])
+
+    sides = [(label, p(label, False, "p999_us"), p(label, True, "p999_us"), p(label, False, "service_p999_us"),
+              p(label, True, "service_p999_us"), big_p50(label)) for label in ("t1-on-64kb-chunks", "t1-on")]
+    if all(None not in side and side[1] and side[3] for side in sides):
+        row(39, "noisy neighbour at io-threads 1, copy avoidance on, with main's chunk when a client is written "
+            "alone at the 64 KB cap (io-write-alone-max 64kb) beside the default 1 MB (F7.20): the small class's "
+            "p99.9 and service p99.9 with noise over without, and the 10 MB GETs' own p50",
+            "; ".join("%s chunks: p99.9 %.2f×, service p99.9 %.2f×, 10 MB GET p50 %s ms"
+                      % ("64 KB" if label.endswith("64kb-chunks") else "1 MB", n / q, sn / sq, ms(b / 1e3))
+                      for label, q, n, sq, sn, b in sides), setting="t1-on-64kb-chunks", io_threads=1)
 
 
 def main():
