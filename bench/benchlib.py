@@ -19,6 +19,7 @@ baseline measured the same day on the same machine), not its code.
 
 import contextlib
 import json
+import math
 import os
 import resource
 import shutil
@@ -350,6 +351,13 @@ def parse_csv(text):
             row[k] = float(v)
         return row
     return None
+
+
+def geomean(xs):
+    """The geometric mean of positive numbers (0 for none): the mean of
+    ratios, so 2x and 0.5x average to 1x."""
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else 0.0
 
 
 def median(xs):

@@ -41,7 +41,6 @@ Valkey anchor: src/t_zset.c at the pinned commit (genericZrangebyscoreCommand
 and its result handler, which give a deferred length); measured, not mirrored.
 """
 
-import math
 import os
 import socket
 import sys
@@ -229,7 +228,7 @@ def findings(lines, starts, quick):
                           "range and pipeline depth" % (name, starts),
                  "figure": "lowest %.2f×: %s" % (min(float(c.split()[-1][:-1]) for c in cells), ", ".join(cells))})
         rid += 1
-    gm = math.exp(sum(math.log(r) for r in all_ratios) / len(all_ratios)) if all_ratios else 0
+    gm = bl.geomean(all_ratios)
     bl.emit({"finding": True, "id": "F8.47", "command": cmd_line, "config": cfg,
              "claim": "range queries, soloist / redis-server 7.0: geometric mean over every cell and start, "
                       "and the lowest cell",
@@ -242,7 +241,7 @@ def findings(lines, starts, quick):
                  "met" if met else "not met", min(worst_cells) if worst_cells else 0, gm)})
     if median_cells:
         under = [name for r, name in median_cells if r < 1.0]
-        gm_med = math.exp(sum(math.log(r) for r, _ in median_cells) / len(median_cells))
+        gm_med = bl.geomean(r for r, _ in median_cells)
         low = min(median_cells)
         bl.emit({"finding": True, "id": "F8.53", "command": cmd_line, "config": cfg,
                  "claim": "range queries, soloist / redis-server 7.0 rps, the median of the %d starts' ratios in "
@@ -284,11 +283,10 @@ def cpu_row(lines, starts, cmd_line, cfg):
                     cells.append((b / a, name))
                     mine.append(b / a)
         if mine:
-            per_cmd.append("%s%s %.2f×" % (cmd, " WITHSCORES" if ws else "",
-                                           math.exp(sum(math.log(r) for r in mine) / len(mine))))
+            per_cmd.append("%s%s %.2f×" % (cmd, " WITHSCORES" if ws else "", bl.geomean(mine)))
     if not cells:
         return
-    gm = math.exp(sum(math.log(r) for r, _ in cells) / len(cells))
+    gm = bl.geomean(r for r, _ in cells)
     low = min(cells)
     bl.emit({"finding": True, "id": "F8.52", "command": cmd_line, "config": cfg,
              "claim": "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist spends less; "
