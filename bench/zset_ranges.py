@@ -241,15 +241,11 @@ def findings(lines, starts, quick):
                  "met" if met else "not met", min(worst_cells) if worst_cells else 0, gm)})
     if median_cells:
         under = [name for r, name in median_cells if r < 1.0]
-        gm_med = bl.geomean(r for r, _ in median_cells)
-        low = min(median_cells)
-        bl.emit({"finding": True, "id": "F8.53", "command": cmd_line, "config": cfg,
-                 "claim": "range queries, soloist / redis-server 7.0 rps, the median of the %d starts' ratios in "
-                          "each cell (beside F8.47's worst start): geometric mean over the cells, the lowest "
-                          "cell, and the cells under 1.0×" % starts,
-                 "figure": "geometric mean %.2f×; lowest cell %.2f× (%s); %d of %d cells under 1.0×%s" % (
-                     gm_med, low[0], low[1], len(under), len(median_cells),
-                     (": " + ", ".join(under)) if under else "")})
+        summary_row("F8.53", median_cells, "range queries, soloist / redis-server 7.0 rps, the median of the %d "
+                    "starts' ratios in each cell (beside F8.47's worst start): geometric mean over the cells, the "
+                    "lowest cell, and the cells under 1.0×" % starts,
+                    "%d of %d cells under 1.0×%s" % (len(under), len(median_cells),
+                                                     (": " + ", ".join(under)) if under else ""), cmd_line, cfg)
     cpu_row(lines, starts, cmd_line, cfg)
     faults = {s: [ln["faults_per_req"] for ln in lines if ln["server"] == s and ln["pipeline"] == 16]
               for s in ("soloist", "redis-server")}
@@ -284,15 +280,20 @@ def cpu_row(lines, starts, cmd_line, cfg):
                     mine.append(b / a)
         if mine:
             per_cmd.append("%s%s %.2f×" % (cmd, " WITHSCORES" if ws else "", bl.geomean(mine)))
-    if not cells:
-        return
-    gm = bl.geomean(r for r, _ in cells)
+    if cells:
+        summary_row("F8.52", cells, "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist "
+                    "spends less; /proc/PID/schedstat), the median of %d fresh starts in each cell: geometric mean "
+                    "over the cells, the lowest cell, and each command's mean" % starts, ", ".join(per_cmd),
+                    cmd_line, cfg)
+
+
+def summary_row(rid, cells, claim, rest, cmd_line, cfg):
+    """A row over (ratio, cell name) pairs whose figure opens with their
+    geometric mean and lowest cell, then `rest` (F8.52, F8.53)."""
     low = min(cells)
-    bl.emit({"finding": True, "id": "F8.52", "command": cmd_line, "config": cfg,
-             "claim": "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist spends less; "
-                      "/proc/PID/schedstat), the median of %d fresh starts in each cell: geometric mean over the "
-                      "cells, the lowest cell, and each command's mean" % starts,
-             "figure": "geometric mean %.2f×; lowest cell %.2f× (%s); %s" % (gm, low[0], low[1], ", ".join(per_cmd))})
+    bl.emit({"finding": True, "id": rid, "command": cmd_line, "config": cfg, "claim": claim,
+             "figure": "geometric mean %.2f×; lowest cell %.2f× (%s); %s" % (bl.geomean(r for r, _ in cells), low[0],
+                                                                           low[1], rest)})
 
 
 if __name__ == "__main__":
