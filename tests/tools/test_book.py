@@ -56,6 +56,10 @@ valkey:src/io_threads.c:14-16
 ```
 
 See [the notes](../notes.md) and [the source](../src/demo.c).
+
+## Questions
+
+- **Q0.1** Why?
 """
 
 CH1 = """\
@@ -198,6 +202,16 @@ class Book(unittest.TestCase):
         rc, out = self.check()
         self.assertEqual(rc, 1)
         self.assertIn("01-next.html: unresolved citation", out)
+
+    def test_question_list_out_of_step_with_notes_fails_the_check(self):
+        self.fixture_book()
+        with open(os.path.join(self.root, "notes.md"), "a", encoding="utf-8") as f:
+            f.write("\n**Q0.2** And why not? <details><summary>Answer</summary>Because.</details>\n")
+        rc, out = self.build()
+        self.assertEqual(rc, 0, out)
+        rc, out = self.check()
+        self.assertEqual(rc, 1)
+        self.assertIn("chapters/00-demo.md: it lists the questions ['Q0.1'], notes.md answers ['Q0.1', 'Q0.2']", out)
 
     def test_broken_link_and_missing_figure_fail_the_check(self):
         self.fixture_book()

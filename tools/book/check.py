@@ -11,6 +11,8 @@ Part of the reader's tools. Reads build/book/*.html and checks:
     drawn into plots/NAME.svg, and, once FINDINGS.md exists, drawn from
     results rather than left a placeholder; no page shows a {{finding}} or
     {{plot}} reference unresolved.
+  - every chapter's Questions list names the questions notes.md answers
+    for that chapter, the same ones in the same order.
 Links to other hosts (GitHub at the pin) are allowed in <a href> only and
 are not fetched.
 
@@ -22,6 +24,7 @@ import argparse
 import glob
 import html.parser
 import os
+import re
 import sys
 import urllib.parse
 
@@ -177,6 +180,9 @@ def check(book, root):
             m = pat.search(text)
             if m and os.path.basename(path) != "findings.html":
                 fails.append(f"{os.path.relpath(path, book)}: unresolved reference {m.group(0)}")
+    q_passed, q_fails = question_lists(root)
+    passed += q_passed
+    fails += q_fails
     # every reading of a row holds of the kept row (tools/findings_refs.py)
     n_read, reading_fails = findings_refs.check_readings(root, docs)
     passed += n_read - len(reading_fails)
@@ -186,6 +192,40 @@ def check(book, root):
     else:
         fails.append("no index.html")
     print(f"book-check: {len(pages)} pages, {refs} internal links and assets resolved")
+    return passed, fails
+
+
+QUESTION = re.compile(r"^(?:- )?\*\*Q(\d+)\.(\d+)\*\*")
+
+
+def questions(path, listed):
+    """{chapter: [question numbers]} from a file's question lines:
+    `- **Q7.1** ...` in a chapter (listed), `**Q7.1** ...` in notes.md."""
+    out = {}
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            m = QUESTION.match(line.rstrip("\n"))
+            if m and line.startswith("- ") == listed:
+                out.setdefault(int(m.group(1)), []).append("Q%s.%s" % (m.group(1), m.group(2)))
+    return out
+
+
+def question_lists(root):
+    """A chapter's Questions must list what notes.md answers for it: a
+    question added to one and not the other is drift the reader meets."""
+    notes = os.path.join(root, "notes.md")
+    if not os.path.isfile(notes):
+        return 0, []
+    answered = questions(notes, listed=False)
+    passed, fails = 0, []
+    for ch in sorted(glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*.md"))):
+        n = int(os.path.basename(ch)[:2])
+        listed, want = questions(ch, listed=True).get(n, []), answered.get(n, [])
+        if listed == want:
+            passed += 1
+        else:
+            fails.append(f"chapters/{os.path.basename(ch)}: it lists the questions {listed}, notes.md answers "
+                         f"{want} for chapter {n:02d}")
     return passed, fails
 
 
