@@ -67,6 +67,7 @@
 #include <x86intrin.h>
 #endif
 
+#include "bench_bound.h"
 #include "io_threads.h"
 #include "job.h"
 #include "queue_spmc.h"
@@ -380,14 +381,6 @@ static void finding(const char *id, const char *claim, const char *figure, const
            id, claim, figure, quick ? " QUICK=1" : "", config, quick ? "true" : "false", RUNS, ncpus);
 }
 
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "idle_line: out of time\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    (void)w;
-    _exit(2);
-}
-
 /* Part 2's and part 3's rows. */
 static void pair_rows(double lock[VARIANTS][RUNS], double xchg[VARIANTS][RUNS], double b2b[VARIANTS][RUNS]) {
     char fig[640], s1[48], s2[48], s3[48];
@@ -513,8 +506,7 @@ int main(int argc, char **argv) {
             part = argv[++i];
     }
     if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
-    signal(SIGALRM, on_alarm);
-    alarm(quick ? 15 : 28);
+    bench_bound_set("idle_line", quick ? 15 : 28);
     cpu_set_t set;
     sched_getaffinity(0, sizeof set, &set);
     for (int c = 0; c < CPU_SETSIZE && ncpus < 64; c++)

@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_bound.h"
 #include "hashtable.h"
 
 #define RUNS 5
@@ -70,7 +71,6 @@
 static const char *run_id = "adhoc";
 static int quick;
 static long l2_bytes, l3_bytes;
-static volatile pid_t child;   /* the table pass running now, for on_alarm */
 static volatile uint64_t sink; /* keeps the walks' sums alive */
 
 static uint64_t now_ns(void) {
@@ -399,20 +399,12 @@ static int table_child(const char *self, const char *thp) {
         execl(self, self, "--table", thp, quick ? "--quick" : (char *)NULL, (char *)NULL);
         _exit(127);
     }
-    child = p;
+    bench_bound_child = p; /* the table pass running now: the time bound kills it too */
     int st;
     while (waitpid(p, &st, 0) < 0 && errno == EINTR) {
     }
-    child = 0;
+    bench_bound_child = 0;
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-}
-
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "prefetch_micro: time bound reached, stopping\n";
-    if (child > 0) kill(child, SIGKILL);
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(3);
 }
 
 int main(int argc, char **argv) {
@@ -448,8 +440,7 @@ int main(int argc, char **argv) {
         return 0;
     }
 
-    signal(SIGALRM, on_alarm);
-    alarm(quick ? 150 : 280);
+    bench_bound_set("prefetch_micro", quick ? 150 : 280);
     /* The arena: 512 MiB (QUICK) or 1 GiB of 64-byte nodes, past the
      * last-level cache, so each walk's lines come from DRAM. Sequential
      * is the one-list-at-a-time point (k = 1). */

@@ -66,6 +66,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_bound.h"
 #include "io_threads.h"
 #include "queue_mpsc.h"
 #include "queue_spmc.h"
@@ -740,13 +741,6 @@ static void pool_bench(int workers) {
     io_threads_shutdown();
 }
 
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "queues: time bound reached, stopping\n";
-    (void)!write(2, msg, sizeof msg - 1);
-    _exit(3);
-}
-
 int main(int argc, char **argv) {
     const char *q = getenv("QUICK");
     quick = q && *q && strcmp(q, "0") != 0;
@@ -760,8 +754,7 @@ int main(int argc, char **argv) {
     }
     if (quick) runs = 5, run_ms = 20;
     if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
-    signal(SIGALRM, on_alarm);
-    alarm(quick ? 18 : 85);
+    bench_bound_set("queues", quick ? 18 : 85);
 
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;

@@ -35,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_bound.h"
 #include "util.h"
 
 #define RUNS 7
@@ -90,14 +91,6 @@ static double median(double *xs, int n) {
     return s[n / 2];
 }
 
-static void on_alarm(int sig) {
-    (void)sig;
-    static const char msg[] = "score_print: out of time\n";
-    ssize_t w = write(2, msg, sizeof msg - 1);
-    (void)w;
-    _exit(2);
-}
-
 static void finding(const char *id, const char *claim, const char *figure) {
     printf("{\"finding\":true,\"id\":\"%s\",\"claim\":\"%s\",\"figure\":\"%s\",\"command\":\"make findings "
            "BENCH=score_print%s\",\"config\":{\"quick\":%s,\"runs\":%d,\"inputs\":%d,\"clock\":\"thread CPU time\","
@@ -109,8 +102,7 @@ int main(int argc, char **argv) {
     for (int i = 1; i < argc; i++)
         if (strcmp(argv[i], "--quick") == 0) quick = 1;
     if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
-    signal(SIGALRM, on_alarm);
-    alarm(20);
+    bench_bound_set("score_print", 20);
     static double in[KINDS][N];
     for (int i = 0; i < N; i++) {
         in[K_INT][i] = i;

@@ -42,11 +42,11 @@ $(WRITE_COST): bench/write_cost.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-$(QUEUES): bench/queues.c $(LIB)
+$(QUEUES): bench/queues.c bench/bench_bound.h $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL) -lck
 
-$(PREFETCH_MICRO): bench/prefetch_micro.c $(LIB)
+$(PREFETCH_MICRO): bench/prefetch_micro.c bench/bench_bound.h $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
@@ -54,11 +54,11 @@ $(MARK_COST): bench/mark_cost.c $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
-$(IDLE_LINE): bench/idle_line.c $(LIB)
+$(IDLE_LINE): bench/idle_line.c bench/bench_bound.h $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
-$(SCORE_PRINT): bench/score_print.c $(LIB)
+$(SCORE_PRINT): bench/score_print.c bench/bench_bound.h $(LIB)
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LIB) $(LDFLAGS_ALL)
 
