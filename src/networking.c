@@ -459,7 +459,7 @@ void client_read_done(client *c) {
         client_free(c);
         return;
     }
-    c->last_interaction = util_mstime();
+    c->last_interaction = server_turn_mstime();
     server.stat_net_input_bytes += n;
     c->net_input_bytes += (unsigned long long)n;
     if (c->io_read_flags & CLIENT_IO_READ_QB_LIMIT) {
@@ -548,7 +548,7 @@ int client_write_done(client *c, int offloaded) {
         server.stat_net_output_bytes += (long long)c->io_nwritten;
         c->net_output_bytes += c->io_nwritten;
         consume_written(c, c->io_nwritten);
-        c->last_interaction = util_mstime();
+        c->last_interaction = server_turn_mstime();
     }
     if (c->io_write_flags & CLIENT_IO_WRITE_ERROR) {
         server_log(LL_VERBOSE, "Error writing to client: %s", strerror(c->io_write_errno));

@@ -143,6 +143,8 @@ void server_phase_at(enum phase p, uint64_t now, uint64_t cpu, unsigned weight) 
 }
 /*@ end */
 
+long long server_turn_mstime(void) { return server.turn_mstime ? server.turn_mstime : util_mstime(); }
+
 /*@ phase-totals */
 phase_totals server_phase_totals(void) {
     phase_totals t = {0};

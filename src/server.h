@@ -135,9 +135,19 @@ struct server {
     uint64_t poll_cpu_since_ns; /* thread CPU clock when the running POLL began */
     int poll_cpu_sampled;       /* the running POLL reads the CPU clock at its end */
     uint64_t exec_clock_ns;     /* last clock reading in EXEC (call() measures from it) */
+    long long turn_mstime;      /* wall clock, ms, read once a loop turn by after_sleep; 0 before the first */
 };
 
 extern struct server server;
+
+/* The wall clock as of this loop turn, for stamps that need no finer
+ * grain than a turn: a client's last_interaction, read against the
+ * timeout and the idle buffer's 2 s. One read per turn instead of two
+ * per request; Valkey's afterSleep (src/server.c) refreshes its cached
+ * time the same way, and its reads stamp last_interaction from it.
+ * Before the loop's first turn (unit tests that call handlers
+ * directly) it reads the clock. Main thread only. */
+long long server_turn_mstime(void);
 
 /* The main thread's phase clock: charges the time since the last switch
  * to the phase that was running and starts `p`. Cheap enough to stay on:

@@ -101,6 +101,7 @@ static void before_sleep(ae_loop *el) {
 
 static void after_sleep(ae_loop *el) {
     server_phase(PHASE_OTHER);
+    server.turn_mstime = util_mstime();
     io_offload_after_sleep(ae_last_numevents(el));
 }
 /*@ end */

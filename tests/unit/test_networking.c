@@ -87,6 +87,40 @@ static void test_idle_client_gives_buffers_back(void **state) {
     close_conn(&k);
 }
 
+/* A read and its reply stamp last_interaction from the turn's clock
+ * (after_sleep's one reading), not from a clock call per request: turns
+ * here skip after_sleep, so each stamp must be the value planted. The
+ * read happens in the handlers, its reply goes out in the next
+ * before_sleep. Before any turn has read the clock, the stamp is the
+ * clock itself. */
+static void test_interaction_stamped_from_the_turn_clock(void **state) {
+    (void)state;
+    conn k = open_conn();
+    long long saved = server.turn_mstime;
+    const char *req = "PING\r\n";
+    assert_int_equal(write(k.peer, req, strlen(req)), (ssize_t)strlen(req));
+    server.turn_mstime = 41;
+    for (int i = 0; i < 1000 && k.c->bufpos == 0; i++)
+        ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT); /* the read, no write pass */
+    assert_int_not_equal(k.c->bufpos, 0);
+    assert_true(k.c->last_interaction == 41);
+    server.turn_mstime = 42;
+    char got[8] = {0};
+    size_t n = 0;
+    for (int i = 0; i < 1000 && n < 7; i++) {
+        ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP);
+        ssize_t r = recv(k.peer, got + n, 7 - n, MSG_DONTWAIT);
+        if (r > 0) n += (size_t)r;
+    }
+    assert_string_equal(got, "+PONG\r\n");
+    assert_true(k.c->last_interaction == 42);
+    server.turn_mstime = 0;
+    long long lo = util_mstime(), t = server_turn_mstime(), hi = util_mstime();
+    assert_true(lo <= t && t <= hi);
+    server.turn_mstime = saved;
+    close_conn(&k);
+}
+
 /* A's request stops mid-argument; B's read then reuses the shared buffer.
  * A must have kept a private copy of its partial bytes. */
 static void test_partial_request_survives_shared_buffer_reuse(void **state) {
@@ -313,6 +347,7 @@ int main(void) {
         cmocka_unit_test(test_new_client_holds_no_buffers),
         cmocka_unit_test(test_first_read_and_reply),
         cmocka_unit_test(test_idle_client_gives_buffers_back),
+        cmocka_unit_test(test_interaction_stamped_from_the_turn_clock),
         cmocka_unit_test(test_partial_request_survives_shared_buffer_reuse),
         cmocka_unit_test(test_request_byte_by_byte),
         cmocka_unit_test(test_big_argv_and_big_reply),
