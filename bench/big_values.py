@@ -243,8 +243,9 @@ NOISE_SETTINGS = [("t1-on", 1, "yes"), ("t1-off", 1, "no"), ("t2-on", 2, "yes"),
 # thread for both classes (F7.38); and with main's alone chunk at the
 # 64 KB cap instead of 1 MB (F7.39). (label, threads, avoid, a process
 # per class, extra server arguments)
-EXTRA_NOISE = [("t1-on-one-generator", 1, "yes", False, []),
-               ("t1-on-64kb-chunks", 1, "yes", True, ["--io-write-alone-max", "64kb"])]
+ONE_GENERATOR, SMALL_CHUNKS = "t1-on-one-generator", "t1-on-64kb-chunks"
+EXTRA_NOISE = [(ONE_GENERATOR, 1, "yes", False, []),
+               (SMALL_CHUNKS, 1, "yes", True, ["--io-write-alone-max", "64kb"])]
 
 
 def alone_args():
@@ -538,29 +539,28 @@ def findings(bw, nz, quick):
             "%.2f× without (%s), %.2f× redis (%s)" % (a / aq, "met" if a / aq <= 2 else "not met", a / b,
                                                       "met" if a / b <= 0.25 else "not met"),
             setting=mine, io_threads=1 if mine.startswith("t1") else 2)
-    one = EXTRA_NOISE[0][0]
-    a, aq, b, bq = p(one, True, "p999_us"), p(one, False, "p999_us"), p("t1-on", True, "p999_us"), \
-        p("t1-on", False, "p999_us")
+    a, aq, b, bq = p(ONE_GENERATOR, True, "p999_us"), p(ONE_GENERATOR, False, "p999_us"), \
+        p("t1-on", True, "p999_us"), p("t1-on", False, "p999_us")
     if None not in (a, aq, b, bq) and aq and bq:
         row(38, "noisy neighbour at io-threads 1, copy avoidance on, measured with one load-generator process "
             "and thread for both classes, so the thread that times the 1 KB GETs also reads every 10 MB reply: "
             "its small-class p99.9 with noise over without, beside the same server measured with a process per "
             "class (F7.20)",
             "one generator %.2f× (p99.9 %.0f/%.0f µs); a process per class %.2f× (%.0f/%.0f µs)"
-            % (a / aq, aq, a, b / bq, bq, b), setting=one, io_threads=1)
+            % (a / aq, aq, a, b / bq, bq, b), setting=ONE_GENERATOR, io_threads=1)
 
     def big_p50(setting):
         return med([ln["p50_us"] for ln in nz if ln["setting"] == setting and ln["cls"] == "big"])
 
     sides = [(label, p(label, False, "p999_us"), p(label, True, "p999_us"), p(label, False, "service_p999_us"),
-              p(label, True, "service_p999_us"), big_p50(label)) for label in ("t1-on-64kb-chunks", "t1-on")]
+              p(label, True, "service_p999_us"), big_p50(label)) for label in (SMALL_CHUNKS, "t1-on")]
     if all(None not in side and side[1] and side[3] for side in sides):
         row(39, "noisy neighbour at io-threads 1, copy avoidance on, with main's chunk when a client is written "
             "alone at the 64 KB cap (io-write-alone-max 64kb) beside the default 1 MB (F7.20): the small class's "
             "p99.9 and service p99.9 with noise over without, and the 10 MB GETs' own p50",
             "; ".join("%s chunks: p99.9 %.2f×, service p99.9 %.2f×, 10 MB GET p50 %s ms"
-                      % ("64 KB" if label.endswith("64kb-chunks") else "1 MB", n / q, sn / sq, ms(b / 1e3))
-                      for label, q, n, sq, sn, b in sides), setting="t1-on-64kb-chunks", io_threads=1)
+                      % ("64 KB" if label == SMALL_CHUNKS else "1 MB", n / q, sn / sq, ms(b / 1e3))
+                      for label, q, n, sq, sn, b in sides), setting=SMALL_CHUNKS, io_threads=1)
 
 
 def main():

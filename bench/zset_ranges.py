@@ -95,6 +95,25 @@ def bench_cell(srv, words, p, n):
     return row["rps"], (minflt(srv.proc.pid) - f0) / n, (cpu_ns(srv.proc.pid) - c0) / n
 
 
+def timed_cell(srv, cmd, ws, size, p, run_s, quick, tags):
+    """One cell on srv, sized by a short run of its own to last about
+    run_s: -> its run line (emitted), with `tags` (start, or part and rep)."""
+    words = args_for(cmd, ws, size)
+    with srv.turn():
+        rps, _, _ = bench_cell(srv, words, p, CLIENTS * p * 10)
+        n = bl.calibrate_requests(rps, run_s, CLIENTS, p, floor=CLIENTS * p * 4)
+        rps, faults, cpu = bench_cell(srv, words, p, n)
+    ln = {"kind": "run", "bench": "zset_ranges", "server": srv.really, **tags, "command": cmd, "withscores": ws,
+          "members": size, "pipeline": p, "clients": CLIENTS, "requests": n, "rps": rps,
+          "faults_per_req": round(faults, 4), "cpu_ns_per_req": round(cpu), "quick": quick, **bl.placement()}
+    bl.emit(ln)
+    return ln
+
+
+def query_name(cmd, ws):
+    return cmd + (" WITHSCORES" if ws else "")
+
+
 def main():
     bl.install_cleanup()
     quick = bl.quick()
@@ -111,20 +130,9 @@ def main():
                 srv.pause()
             for cmd, ws in COMMANDS:
                 for size in SIZES:
-                    words = args_for(cmd, ws, size)
                     for p in PIPELINES:
                         for srv in (sol, red) if start % 2 else (red, sol):
-                            with srv.turn():
-                                rps, _, _ = bench_cell(srv, words, p, CLIENTS * p * 10)
-                                n = bl.calibrate_requests(rps, run_s, CLIENTS, p, floor=CLIENTS * p * 4)
-                                rps, faults, cpu = bench_cell(srv, words, p, n)
-                            ln = {"kind": "run", "bench": "zset_ranges", "server": srv.really, "start": start,
-                                  "command": cmd, "withscores": ws, "members": size, "pipeline": p,
-                                  "clients": CLIENTS, "requests": n, "rps": rps,
-                                  "faults_per_req": round(faults, 4), "cpu_ns_per_req": round(cpu),
-                                  "quick": quick, **bl.placement()}
-                            bl.emit(ln)
-                            lines.append(ln)
+                            lines.append(timed_cell(srv, cmd, ws, size, p, run_s, quick, {"start": start}))
             if start == starts:
                 lines += long_cells(sol, red, quick)
             sol.stop()
@@ -144,22 +152,8 @@ LONG_CELLS = [("ZRANGE", 10), ("ZRANGE", 100), ("ZRANGEBYSCORE", 10), ("ZRANGEBY
 def long_cells(sol, red, quick):
     run_s = float(os.environ.get("LONG_S", 0.5 if quick else 3.0))
     reps = int(os.environ.get("LONG_REPS", 1 if quick else 3))
-    out = []
-    for cmd, size in LONG_CELLS:
-        words = args_for(cmd, False, size)
-        for rep in range(reps):
-            for srv in (sol, red) if rep % 2 == 0 else (red, sol):
-                with srv.turn():
-                    rps, _, _ = bench_cell(srv, words, 1, CLIENTS * 10)
-                    n = bl.calibrate_requests(rps, run_s, CLIENTS, 1, floor=CLIENTS * 4)
-                    rps, faults, cpu = bench_cell(srv, words, 1, n)
-                ln = {"kind": "run", "bench": "zset_ranges", "part": "long", "server": srv.really, "rep": rep,
-                      "command": cmd, "withscores": False, "members": size, "pipeline": 1, "clients": CLIENTS,
-                      "requests": n, "rps": rps, "faults_per_req": round(faults, 4), "cpu_ns_per_req": round(cpu),
-                      "run_s": run_s, "quick": quick, **bl.placement()}
-                bl.emit(ln)
-                out.append(ln)
-    return out
+    return [timed_cell(srv, cmd, False, size, 1, run_s, quick, {"part": "long", "rep": rep, "run_s": run_s})
+            for cmd, size in LONG_CELLS for rep in range(reps) for srv in ((sol, red) if rep % 2 == 0 else (red, sol))]
 
 
 def long_row(lines, cmd_line, cfg):
@@ -220,9 +214,8 @@ def findings(lines, starts, quick):
                 if ratios:
                     cells.append("%d P=%d %.2f×" % (size, p, min(ratios)))
                     worst_cells.append(min(ratios))
-                    median_cells.append((bl.median(ratios), "%s%s %d P=%d" % (cmd, " WITHSCORES" if ws else "",
-                                                                              size, p)))
-        name = cmd + (" WITHSCORES" if ws else "")
+                    median_cells.append((bl.median(ratios), "%s %d P=%d" % (query_name(cmd, ws), size, p)))
+        name = query_name(cmd, ws)
         bl.emit({"finding": True, "id": "F8.%d" % rid, "command": cmd_line, "config": dict(cfg, query=name),
                  "claim": "%s rps, soloist / redis-server 7.0, the worst of %d fresh starts, by members in the "
                           "range and pipeline depth" % (name, starts),
@@ -275,11 +268,11 @@ def cpu_row(lines, starts, cmd_line, cfg):
             for p in PIPELINES:
                 a, b = med_cpu("soloist", cmd, ws, size, p), med_cpu("redis-server", cmd, ws, size, p)
                 if a and b:
-                    name = "%s%s %d P=%d" % (cmd, " WITHSCORES" if ws else "", size, p)
+                    name = "%s %d P=%d" % (query_name(cmd, ws), size, p)
                     cells.append((b / a, name))
                     mine.append(b / a)
         if mine:
-            per_cmd.append("%s%s %.2f×" % (cmd, " WITHSCORES" if ws else "", bl.geomean(mine)))
+            per_cmd.append("%s %.2f×" % (query_name(cmd, ws), bl.geomean(mine)))
     if cells:
         summary_row("F8.52", cells, "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist "
                     "spends less; /proc/PID/schedstat), the median of %d fresh starts in each cell: geometric mean "
