@@ -1,7 +1,7 @@
 /* blocked.c — clients that wait: the registry of blocked clients by key,
  * the keys made ready, the deadline heap, and the return to work.
  *
- * Commands layer (beside the commands that block: cmd_zset.c). Owns every
+ * Commands layer (beside the commands that block: cmd_list.c, cmd_zset.c). Owns every
  * blocked client's struct blocked_state (client.h's bstate), the registry
  * key -> FIFO of waiters, the ready-keys list, the deadline heap and the
  * list of clients unblocked but not yet resumed.
@@ -28,14 +28,15 @@
  *     the listener below puts the key on the ready list), and after that
  *     command, blocked_handle_ready_keys runs the blocked command again
  *     through call(), for the first waiter on the key, then the next, while
- *     the key still holds a non-empty sorted set. Running the command again
+ *     the key still holds elements of the type the waiter blocked for (a
+ *     list for BLPOP, a sorted set for BZPOPMIN). Running the command again
  *     is Valkey 7's design (unblockClientOnKey reprocesses the command): the
  *     popping code exists once, and the rerun sees the keyspace as it is
  *     now, so a waiter on "a b" served because b was created still gets
  *     WRONGTYPE if a has meanwhile become a string, exactly as in Valkey. A
- *     key created with another type (SET q x) serves nobody: its waiters
- *     stay blocked, as Valkey's type check in handleClientsBlockedOnKey
- *     leaves them;
+ *     key created with another type (SET q x) serves none of the waiters
+ *     that blocked for a list or a sorted set: they stay blocked, as
+ *     Valkey's type check in handleClientsBlockedOnKey leaves them;
  *   - timed out: its deadline passed (before_sleep, blocked_handle_timeouts):
  *     a null array;
  *   - CLIENT UNBLOCK id [TIMEOUT|ERROR]: the same null, or -UNBLOCKED;
@@ -109,7 +110,6 @@
 #include "server.h"
 #include "util.h"
 #include "zmalloc.h"
-#include "zset.h"
 
 /* ---- the deadline heap ------------------------------------------------ */
 
@@ -206,6 +206,7 @@ typedef struct waiting_key {
 
 struct blocked_state {
     struct command *cmd; /* the command to run again when served */
+    int type;            /* the enum obj_type that serves it (Valkey: bstate.btype) */
     long long deadline;  /* unix ms, 0: forever */
     size_t timer_slot;   /* position in the heap, BLOCKED_NO_SLOT if none */
     int nkeys;
@@ -269,11 +270,12 @@ static waiting_key *waiting_key_get(obj *key) {
 }
 
 /*@ block-for-keys */
-void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline) {
+void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline, int type) {
     /* It blocks while its command runs: its read was handed back. */
     assert(atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE);
     struct blocked_state *bs = zcalloc(sizeof(*bs) + (size_t)nkeys * sizeof(waiter));
     bs->cmd = c->cmd;
+    bs->type = type;
     bs->deadline = deadline;
     bs->timer_slot = BLOCKED_NO_SLOT;
     for (int i = 0; i < nkeys; i++) {
@@ -361,35 +363,34 @@ static void serve(client *c) {
     c->cmd = cmd;
     call(c);
     server.current_client = prev;
-    /* The rerun cannot block again: the key it was served for holds a
-     * non-empty sorted set, so it pops, or replies WRONGTYPE for a key
+    /* The rerun cannot block again: the key it was served for holds
+     * elements of its type, so it pops, or replies WRONGTYPE for a key
      * before it. Should it block anyway, it waits again, argv kept. */
     if (!(c->flags & CLIENT_BLOCKED)) finish_and_queue(c);
 }
 /*@ end */
 
-/* The first waiter on k that is not closing: a killed client stays in the
- * registry until before_sleep frees it, and is never served. */
-static waiter *first_live(waiting_key *k) {
-    waiter *w = k->head;
-    while (w && (w->c->flags & CLIENT_CLOSE_ASAP)) w = w->next;
-    return w;
-}
-
-static int holds_elements(db *d, obj *key) {
-    obj *o = db_lookup_write(d, key);
-    return o && o->type == OBJ_ZSET && zset_length(zset_of(o)) > 0;
-}
-
-/* Valkey: handleClientsBlockedOnKey. At most as many clients as waited
- * when it started, so a rerun that blocks again cannot loop. */
+/* Valkey: handleClientsBlockedOnKey. The waiters in the order they
+ * blocked, at most as many as waited when it started (a rerun that blocks
+ * again joins the tail and cannot loop). A killed client stays in the
+ * registry until before_sleep frees it, and is never served; a waiter for
+ * another type than the key now holds is passed over and keeps waiting
+ * (BLPOP on a key that became a sorted set). Serving ends when the key
+ * holds nothing more. A served client leaves the registry, freeing its
+ * own waiter only, so the next one is read before it is served. */
 static void serve_key(waiting_key *k) {
     obj *key = obj_create_string(k->key, k->name.len);
     k->pinned = 1;
-    waiter *w;
-    for (long budget = k->nwaiters; budget > 0 && (w = first_live(k)); budget--) {
-        if (!holds_elements(w->c->db, key)) break;
-        serve(w->c);
+    waiter *w = k->head;
+    for (long budget = k->nwaiters; budget > 0 && w; budget--) {
+        waiter *next = w->next;
+        client *c = w->c;
+        if (!(c->flags & CLIENT_CLOSE_ASAP)) {
+            obj *o = db_lookup_write(c->db, key);
+            if (!o || obj_length(o) == 0) break;
+            if (o->type == c->bstate->type) serve(c);
+        }
+        w = next;
     }
     k->pinned = 0;
     obj_decr_ref(key);

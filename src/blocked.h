@@ -27,9 +27,10 @@ int blocked_timeout_or_reply(struct client *c, const struct obj *arg, long long 
 
 /* Blocks c, whose command is running, on keys[0, nkeys) (a key given twice
  * counts once) until deadline (unix ms; 0: forever). c's argv stays with
- * it: when one of the keys is created the command runs again (call()) and
- * replies. The command must not reply itself. */
-void blocked_block_for_keys(struct client *c, struct obj **keys, int nkeys, long long deadline);
+ * it: when one of the keys is created holding a value of `type` (enum
+ * obj_type: OBJ_LIST for BLPOP, OBJ_ZSET for BZPOPMIN) the command runs
+ * again (call()) and replies. The command must not reply itself. */
+void blocked_block_for_keys(struct client *c, struct obj **keys, int nkeys, long long deadline, int type);
 
 /* Serves the clients waiting on the keys created since the last call, in
  * the order the keys became ready and, per key, in the order the clients

@@ -21,8 +21,6 @@
 #include "util.h"
 #include "zmalloc.h"
 
-static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
-
 /* Valkey's validateClientAttr: a name or library field is printable
  * ASCII without spaces, so a CLIENT LIST line can be split on spaces. */
 static int valid_client_attr(const obj *o) {

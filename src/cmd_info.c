@@ -313,8 +313,6 @@ static void info_command(client *c) {
     zfree(t.p);
 }
 
-static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
-
 /* ------------------------------------------------------------ COMMAND */
 
 static void reply_flags(client *c, uint32_t flags) {

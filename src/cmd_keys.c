@@ -29,15 +29,6 @@
 #include "zmalloc.h"
 #include "zset.h"
 
-static const char *type_name(const obj *o) {
-    if (!o) return "none";
-    switch (o->type) {
-    case OBJ_STRING: return "string";
-    case OBJ_ZSET: return "zset";
-    default: return "unknown";
-    }
-}
-
 /* ---- DEL UNLINK EXISTS TYPE ------------------------------------------------ */
 
 /* UNLINK frees in the background in Valkey; soloist frees inline (step 4
@@ -61,7 +52,7 @@ static void exists_command(client *c) {
     reply_long_long(c, n);
 }
 
-static void type_command(client *c) { reply_status(c, type_name(db_lookup_read(c->db, c->argv[1]))); }
+static void type_command(client *c) { reply_status(c, obj_type_name(db_lookup_read(c->db, c->argv[1]))); }
 
 /* ---- KEYS SCAN RANDOMKEY ----------------------------------------------------- */
 
@@ -148,7 +139,7 @@ static void scan_command(client *c) {
         int drop = pat && !util_string_match_len(pat->ptr, pat->len, k->ptr, k->len, 0);
         if (!drop && type) {
             db_entry *e = db_find_entry(c->db, k);
-            drop = strcasecmp(type, type_name(e ? e->val : NULL)) != 0;
+            drop = strcasecmp(type, obj_type_name(e ? e->val : NULL)) != 0;
         }
         if (!drop && db_expire_if_needed(c->db, k)) drop = 1;
         if (drop)
@@ -385,12 +376,7 @@ static void copy_command(client *c) {
         reply_long_long(c, 0);
         return;
     }
-    obj *copy;
-    switch (val->type) {
-    case OBJ_STRING: copy = obj_create_string(val->ptr, val->len); break;
-    case OBJ_ZSET: copy = zset_object_dup(val); break;
-    default: reply_error(c, "unknown type object"); return;
-    }
+    obj *copy = obj_dup(val);
     if (exists) db_delete(c->db, to);
     long long expire = db_get_expire(c->db, from);
     db_add(c->db, to, copy);
@@ -414,6 +400,50 @@ static void flush_generic(client *c) {
     db_signal_modified(c->db, NULL); /* every watched key that exists, before it goes */
     db_empty(c->db);
     reply_ok(c);
+}
+
+/* ---- OBJECT ------------------------------------------------------------------------ */
+
+/* OBJECT ENCODING and REFCOUNT answer from the value itself. FREQ and
+ * IDLETIME read an access clock that Valkey keeps in every object (the
+ * 24-bit lru field); soloist keeps none, so FREQ gets the error Valkey
+ * gives when no LFU policy is set and IDLETIME is not offered. Valkey's
+ * lookupKeyReadWithFlags(LOOKUP_NOTOUCH): no hit or miss is counted. */
+static void object_command(client *c) {
+    const obj *sub = c->argv[1];
+    if (arg_is(sub, "help") && c->argc == 2) {
+        static const char *const help[] = {
+            "ENCODING <key>",
+            "    Return the kind of internal representation used in order to store the value",
+            "    associated with a <key>.",
+            "FREQ <key>",
+            "    Return the access frequency index of the <key>. The returned integer is",
+            "    proportional to the logarithm of the recent access frequency of the key.",
+            "REFCOUNT <key>",
+            "    Return the number of references of the value associated with the specified",
+            "    <key>.",
+            NULL,
+        };
+        reply_help(c, help);
+        return;
+    }
+    if (c->argc != 3) {
+        reply_subcommand_syntax_error(c);
+        return;
+    }
+    db_expire_if_needed(c->db, c->argv[2]);
+    db_entry *e = db_find_entry(c->db, c->argv[2]);
+    if (!e) {
+        reply_null(c);
+        return;
+    }
+    if (arg_is(sub, "encoding"))
+        reply_bulk_cstr(c, obj_encoding_name(e->val));
+    else if (arg_is(sub, "refcount"))
+        reply_long_long(c, e->val->refcount);
+    else
+        reply_error(c, "An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when "
+                       "switching between policies at runtime LRU and LFU data will take some time to adjust.");
 }
 
 /* ---- the table ------------------------------------------------------------------------ */
@@ -457,5 +487,18 @@ command keys_commands[] = {
     {"dbsize", dbsize_command, 1, R | F, 0, 0, 0, "server", "Returns the number of keys in the database.", 0, 0, 0, 0},
     {"flushdb", flush_generic, -1, W, 0, 0, 0, "server", "Remove all keys from the current database.", 0, 0, 0, 0},
     {"flushall", flush_generic, -1, W, 0, 0, 0, "server", "Removes all keys from all databases.", 0, 0, 0, 0},
+    {"object", object_command, -2, 0, 0, 0, 0, "generic", "A container for object introspection commands.", 0, 0, 0, 0},
+    {0},
+};
+
+command object_subcommands[] = {
+    {"object|encoding", object_command, 3, R, 2, 2, 1, "generic", "Returns the internal encoding of an object.", 0, 0,
+     0, 0},
+    {"object|freq", object_command, 3, R, 2, 2, 1, "generic",
+     "Returns the logarithmic access frequency counter of an object.", 0, 0, 0, 0},
+    {"object|refcount", object_command, 3, R, 2, 2, 1, "generic", "Returns the reference count of a value of a key.", 0,
+     0, 0, 0},
+    SUBCOMMAND("object|help", object_command, 2, CMD_LOADING | CMD_STALE, "generic",
+               "Returns helpful text about the different subcommands."),
     {0},
 };

@@ -21,8 +21,6 @@
 #include "util.h"
 #include "zmalloc.h"
 
-static int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
-
 static void ping_command(client *c) {
     if (c->argc > 2) {
         reply_error_arity(c);

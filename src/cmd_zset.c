@@ -40,8 +40,6 @@
 
 /* ---- arguments ------------------------------------------------------------ */
 
-static int arg_is(const obj *o, const char *s) { return !strcasecmp(o->ptr, s); }
-
 /* 1 when s, after an optional sign, starts a hexadecimal float ("0x1p4"):
  * C's strtod reads those (and Redis 7.0 accepted them), but Valkey parses
  * scores with fast_float (valkey_strtod), which reads decimal only. */
@@ -714,7 +712,7 @@ static void bzpop_generic(client *c, obj **keys, int nkeys, int max, int timeout
     } else if (c->flags & CLIENT_MULTI) {
         reply_null_array(c);
     } else {
-        blocked_block_for_keys(c, keys, nkeys, deadline);
+        blocked_block_for_keys(c, keys, nkeys, deadline, OBJ_ZSET);
     }
 }
 

@@ -91,7 +91,6 @@ typedef struct algebra {
     long long n;
 } algebra;
 
-static int arg_is(const obj *o, const char *s) { return !strcasecmp(o->ptr, s); }
 static size_t source_length(const source *s) { return s->z ? zset_length(s->z) : 0; }
 
 /* Valkey's zunionInterAggregate. */

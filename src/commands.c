@@ -39,9 +39,9 @@ static int by_name(const void *a, const void *b) {
 }
 
 static command *const *tables(size_t *n) {
-    static command *const all[] = {server_commands, client_commands,       config_commands,
-                                   info_commands,   string_commands,       keys_commands,
-                                   zset_commands,   zset_algebra_commands, multi_commands};
+    static command *const all[] = {server_commands, client_commands, config_commands, info_commands,
+                                   string_commands, keys_commands,   zset_commands,   zset_algebra_commands,
+                                   multi_commands,  list_commands,   hash_commands,   set_commands};
     *n = sizeof(all) / sizeof(all[0]);
     return all;
 }
@@ -81,7 +81,10 @@ command *commands_subcommands(const command *parent) {
     static const struct {
         const char *container;
         command *table;
-    } families[] = {{"client", client_subcommands}, {"command", command_subcommands}, {"config", config_subcommands}};
+    } families[] = {{"client", client_subcommands},
+                    {"command", command_subcommands},
+                    {"config", config_subcommands},
+                    {"object", object_subcommands}};
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
         if (strcmp(parent->name, families[i].container) == 0) return families[i].table;
     return NULL;
@@ -226,6 +229,8 @@ void call(client *c) {
     c->commands_processed++;
     c->cmd = NULL;
 }
+
+int arg_is(const obj *o, const char *s) { return strcasecmp(o->ptr, s) == 0; }
 
 void reply_error_arity(client *c) {
     reply_error_format(c, "wrong number of arguments for '%s' command", c->cmd ? c->cmd->name : "unknown");

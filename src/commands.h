@@ -67,6 +67,9 @@ extern command info_commands[];         /* cmd_info.c: INFO, COMMAND */
 extern command zset_commands[];         /* cmd_zset.c: ZADD, ZRANGE, ZRANK, ZSCAN, ... */
 extern command zset_algebra_commands[]; /* cmd_zset_algebra.c: ZUNION, ZINTER, ZDIFF, their STORE forms, ZINTERCARD */
 extern command multi_commands[];        /* multi.c: MULTI, EXEC, DISCARD, WATCH, UNWATCH */
+extern command list_commands[];         /* cmd_list.c: LPUSH, LPOP, LRANGE, BLPOP, ... */
+extern command hash_commands[];         /* cmd_hash.c: HSET, HGET, HGETALL, HSCAN, ... */
+extern command set_commands[];          /* cmd_set.c: SADD, SMEMBERS, SINTER, SSCAN, ... */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",
@@ -77,6 +80,7 @@ extern command multi_commands[];        /* multi.c: MULTI, EXEC, DISCARD, WATCH,
 extern command client_subcommands[];  /* cmd_client.c */
 extern command command_subcommands[]; /* cmd_info.c */
 extern command config_subcommands[];  /* cmd_config.c */
+extern command object_subcommands[];  /* cmd_keys.c */
 /* One entry of a subcommand table: no keys, no statistics yet. */
 #define SUBCOMMAND(name, proc, arity, flags, group, summary)                                                           \
     { name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0 }
@@ -111,6 +115,8 @@ typedef void commands_queue_fn(struct client *c);
  * that failed. err is the refusal's text, as reply_error takes it. */
 typedef void commands_exec_abort_fn(struct client *c, const char *err);
 void commands_on_multi(commands_queue_fn *queue, commands_exec_abort_fn *abort);
+/* Whether an argument is the keyword s, in any case (an option's name). */
+int arg_is(const struct obj *o, const char *s);
 /* "ERR wrong number of arguments for 'cmd' command", for c->cmd. */
 void reply_error_arity(struct client *c);
 

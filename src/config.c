@@ -34,6 +34,9 @@
 #include "server.h"
 #include "util.h"
 #include "zmalloc.h"
+#include "hash.h"
+#include "list.h"
+#include "set.h"
 #include "zset.h"
 
 int (*config_apply_io_threads)(int new_value, const char **err) = NULL;
@@ -382,6 +385,21 @@ const cfg cfg_table[] = {
     LLC("zset-max-ziplist-entries", 0, cfg_zset_max_listpack_entries, 0, LONG_MAX, 128),
     MEMC("zset-max-listpack-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
     MEMC("zset-max-ziplist-value", 0, cfg_zset_max_listpack_value, 0, LONG_MAX, 64),
+    /* Lists, hashes and sets: where a small collection's one listpack (or
+     * intset) gives way to the large encoding (list.h, hash.h, set.h). A
+     * value limit is a size in bytes, an entries limit a count; the
+     * ziplist names are Valkey's aliases, each sharing its option's value.
+     * list-compress-depth is accepted and has no effect (list.h). */
+    LLC("list-max-listpack-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
+    LLC("list-max-ziplist-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
+    LLC("list-compress-depth", 0, list_compress_depth, 0, INT_MAX, 0),
+    LLC("hash-max-listpack-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
+    LLC("hash-max-ziplist-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
+    MEMC("hash-max-listpack-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
+    MEMC("hash-max-ziplist-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
+    LLC("set-max-intset-entries", 0, set_max_intset_entries, 0, LONG_MAX, 512),
+    LLC("set-max-listpack-entries", 0, set_max_listpack_entries, 0, LONG_MAX, 128),
+    MEMC("set-max-listpack-value", 0, set_max_listpack_value, 0, LONG_MAX, 64),
     /* Not a Valkey option (bench/zset_memory.py): where a sorted set keeps
      * its members (zset.h). Sets created afterwards take it; existing sets
      * keep the layout they were made with. */

@@ -9,7 +9,35 @@
 
 #include "zmalloc.h"
 
-void (*obj_free_hook)(obj *o);
+static const obj_type_ops *type_ops[OBJ_TYPE_MAX];
+
+void obj_register_type(enum obj_type type, const obj_type_ops *ops) { type_ops[type] = ops; }
+
+const char *obj_type_name(const obj *o) {
+    if (!o) return "none";
+    if (o->type == OBJ_STRING) return "string";
+    return o->type < OBJ_TYPE_MAX && type_ops[o->type] ? type_ops[o->type]->name : "unknown";
+}
+
+obj *obj_dup(const obj *o) {
+    if (o->type == OBJ_STRING) return obj_create_string(o->ptr, o->len);
+    return type_ops[o->type]->dup(o);
+}
+
+size_t obj_length(const obj *o) { return o->type == OBJ_STRING ? o->len : type_ops[o->type]->length(o); }
+
+const char *obj_encoding_name(const obj *o) {
+    switch (o->encoding) {
+    case OBJ_ENC_RAW: return "raw";
+    case OBJ_ENC_HT: return "hashtable";
+    case OBJ_ENC_INTSET: return "intset";
+    case OBJ_ENC_SKIPLIST: return "skiplist";
+    case OBJ_ENC_EMBSTR: return "embstr";
+    case OBJ_ENC_QUICKLIST: return "quicklist";
+    case OBJ_ENC_LISTPACK: return "listpack";
+    default: return "unknown";
+    }
+}
 
 obj *obj_create_string(const void *p, size_t len) {
     obj *o;
@@ -47,10 +75,10 @@ obj *obj_create_from_ll(long long v) {
     return obj_create_string(buf, n);
 }
 
-obj *obj_create_value(enum obj_type type, void *value) {
+obj *obj_create_value(enum obj_type type, enum obj_encoding encoding, void *value) {
     obj *o = zmalloc(sizeof(obj));
     o->type = (uint8_t)type;
-    o->encoding = OBJ_ENC_RAW;
+    o->encoding = (uint8_t)encoding;
     o->refcount = 1;
     o->len = 0;
     o->ptr = value;
@@ -75,12 +103,11 @@ obj *obj_string_resize(obj *o, size_t len) {
 
 void obj_free(obj *o) {
     if (o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW) zfree(o->ptr);
-    /* Other types (step 8's sorted set) free their structure through
-     * obj_free_hook, which the module owning the type sets (zset.c) before
-     * it creates its first object: the plumbing layer cannot know the
-     * keyspace's types. */
-    else if (o->type != OBJ_STRING && obj_free_hook)
-        obj_free_hook(o);
+    /* Other types free their structure through the operations their
+     * module registered before it created its first object: the plumbing
+     * layer cannot know the keyspace's types. */
+    else if (o->type != OBJ_STRING)
+        type_ops[o->type]->free(o);
     zfree(o);
 }
 

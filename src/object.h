@@ -23,8 +23,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum obj_type { OBJ_STRING = 0, OBJ_ZSET = 3 };
-enum obj_encoding { OBJ_ENC_RAW = 0, OBJ_ENC_EMBSTR = 8 };
+/* Types and encodings carry Valkey's numbers (OBJ_STRING ... OBJ_HASH,
+ * OBJ_ENCODING_* in src/server.h), so OBJECT ENCODING's names line up
+ * with Valkey's by index. A type's structure lives in its own keyspace
+ * module (list.c, hash.c, set.c, zset.c); this layer knows only the
+ * numbers and the operations each module registers (obj_type_ops). */
+enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4 };
+#define OBJ_TYPE_MAX 5
+enum obj_encoding {
+    OBJ_ENC_RAW = 0,       /* a string in its own allocation */
+    OBJ_ENC_HT = 2,        /* a hash or a set on soloist's hashtable */
+    OBJ_ENC_INTSET = 6,    /* a set of integers: one sorted array */
+    OBJ_ENC_SKIPLIST = 7,  /* a sorted set (every soloist sorted set) */
+    OBJ_ENC_EMBSTR = 8,    /* a string sharing its header's allocation */
+    OBJ_ENC_QUICKLIST = 9, /* a list: a chain of listpack nodes */
+    OBJ_ENC_LISTPACK = 11, /* a small list, hash or set in one listpack */
+};
 
 /* Strings up to this many bytes share one allocation with their header
  * (Valkey: OBJ_ENCODING_EMBSTR_SIZE_LIMIT, 44 in 8.x). */
@@ -42,6 +56,9 @@ typedef struct obj {
 } obj;
 /*@ end */
 
+/* Valkey's name for o's encoding, as OBJECT ENCODING prints it. */
+const char *obj_encoding_name(const obj *o);
+
 /* A string object holding a copy of [p, p+len). NUL-terminates. */
 obj *obj_create_string(const void *p, size_t len);
 /* A RAW string of `len` bytes, uninitialised, for callers that fill it
@@ -55,13 +72,32 @@ obj *obj_create_from_ll(long long v);
 obj *obj_string_resize(obj *o, size_t len);
 /*@ end */
 
-/* A value of another type (OBJ_ZSET): ptr holds its structure, which the
- * owning module frees through obj_free_hook. */
-obj *obj_create_value(enum obj_type type, void *value);
+/* A value of another type: ptr holds its structure in `encoding`. The
+ * module that owns the type registers its operations (obj_register_type)
+ * before it creates its first object. */
+obj *obj_create_value(enum obj_type type, enum obj_encoding encoding, void *value);
+
+/* What the plumbing layer asks of a type it cannot know: the keyspace's
+ * modules sit above it, so each registers its operations here (a handler
+ * table filled in from above, as io_threads takes its job handlers).
+ * free: release o->ptr's structure (not o itself). dup: a deep copy as a
+ * new object, refcount 1 (COPY). length: elements held (a blocked pop
+ * is served only by a key that holds some). */
+typedef struct obj_type_ops {
+    const char *name; /* TYPE's answer: "list", "set", "zset", "hash" */
+    void (*free)(obj *o);
+    obj *(*dup)(const obj *o);
+    size_t (*length)(const obj *o);
+} obj_type_ops;
+void obj_register_type(enum obj_type type, const obj_type_ops *ops);
+/* TYPE's name for o ("string", "list", ...), "none" for NULL. */
+const char *obj_type_name(const obj *o);
+/* A deep copy of any value (strings included), refcount 1. */
+obj *obj_dup(const obj *o);
+/* Elements in a collection; a string's length in bytes. */
+size_t obj_length(const obj *o);
 
 static inline void obj_incr_ref(obj *o) { o->refcount++; }
-/* Frees non-string objects; set by the module that owns the type. */
-extern void (*obj_free_hook)(obj *o);
 
 /* Drops one reference; frees the object when it was the last one. */
 void obj_decr_ref(obj *o);

@@ -86,14 +86,16 @@ LAYERS = [
      "never": ["ae.h"]},
     {"name": "keyspace", "why": "the keyspace knows no socket and no client: only the soloist touches it, "
                                 "and nothing a worker runs sits above it",
-     "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset*.[ch]"],
+     "files": ["hashtable*.[ch]", "db.[ch]", "expire.c", "zset*.[ch]", "listpack.[ch]", "intset.[ch]", "list.[ch]",
+               "hash.[ch]", "set.[ch]"],
      "never": ["threads", "client", "worker-io", "ae.h", "anet.h", "resp.h"]},
     {"name": "policy", "why": "the policy that sizes the pool runs on main only, from numbers main samples",
      "files": ["ignition.[ch]"]},
     {"name": "server-state", "why": "the server's state is read by everything above and calls nothing above it",
      "files": ["server.[ch]", "server_test.h"]},
     {"name": "commands", "why": "commands act on the keyspace and the reply buffer, never on a socket",
-     "files": ["reply.[ch]", "commands.[ch]", "cmd_string.c", "cmd_keys.c", "cmd_zset.c", "cmd_zset_algebra.c", "multi.[ch]",
+     "files": ["reply.[ch]", "commands.[ch]", "cmd_string.c", "cmd_keys.c", "cmd_zset.c", "cmd_zset_algebra.c", "cmd_list.c",
+               "cmd_hash.c", "cmd_set.c", "multi.[ch]",
                "blocked.[ch]"],
      "never": ["anet.h"]},
     {"name": "clients", "why": "main's half of a client's life: who does its I/O, then what follows; the "

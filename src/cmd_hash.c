@@ -1,0 +1,4 @@
+/* cmd_hash.c — the hash commands (commands layer). */
+#include "commands.h"
+
+command hash_commands[] = {{0}};
