@@ -238,7 +238,8 @@ void call(client *c) {
     }
     cmd->calls++;
     cmd->usec += (long long)(dur / 1000);
-    if (server.stat_total_error_replies != errors_before) cmd->failed_calls++;
+    /* More errors than before: CONFIG RESETSTAT may have zeroed the count. */
+    if (server.stat_total_error_replies > errors_before) cmd->failed_calls++;
     server.stat_numcommands++;
     c->commands_processed++;
     c->cmd = NULL;
