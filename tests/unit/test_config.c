@@ -514,6 +514,11 @@ static int listeners_hook(const char **err) {
     return 1;
 }
 
+static int maxclients_hook(const char **err) {
+    (void)err;
+    return 1;
+}
+
 static void test_config_set(void **state) {
     (void)state;
     expect_set_error("foo", "1", "Unknown option or number of arguments for CONFIG SET - 'foo'");
@@ -590,6 +595,82 @@ static void test_config_set_atomic(void **state) {
     expect_reply(2, "SET timeout", "-ERR wrong number of arguments for 'config|set' command\r\n");
 }
 
+/* An apply function that fails after every value is set: every value
+ * this CONFIG SET changed comes back, and the apply functions run again
+ * with the old values (Valkey: restoreBackupConfig). */
+static void test_config_set_apply_rollback(void **state) {
+    (void)state;
+    config_apply_io_threads = io_threads_hook;
+    hook_fail = 1;
+    hook_calls = 0;
+    expect_reply(2, "SET timeout 5 hz 600 io-threads 8 tcp-keepalive 1",
+                 "-ERR CONFIG SET failed (possibly related to argument 'io-threads') - cannot drain\r\n");
+    hook_fail = 0;
+    assert_int_equal(server.maxidletime, 0);
+    assert_int_equal(server.hz, 10); /* hz's own apply ran twice: clamped, then restored */
+    assert_int_equal(server.io_threads_num, 1);
+    assert_int_equal(server.tcpkeepalive, 300);
+    assert_int_equal(hook_calls, 2);
+    assert_int_equal(hook_last, 1);
+    /* The same set, the hook willing: everything applied, hz clamped. */
+    expect_reply(2, "SET timeout 5 hz 600 io-threads 8 tcp-keepalive 1", "+OK\r\n");
+    assert_int_equal(server.maxidletime, 5);
+    assert_int_equal(server.hz, CONFIG_MAX_HZ);
+    assert_int_equal(server.io_threads_num, 8);
+    assert_int_equal(server.tcpkeepalive, 1);
+}
+
+/* Valkey's "CONFIG sanity" (tests/unit/introspection.tcl): every
+ * parameter CONFIG GET shows can be set to the value it shows, and then
+ * shows that value again; an immutable one is refused with Valkey's
+ * error instead. Run at the defaults and again after many values moved. */
+static int sanity_round_trip(void) {
+    const char *names[256];
+    const char *all[] = {"*"};
+    size_t n = config_get_matches(all, 1, names, 256);
+    assert_true(n < 256);
+    int immutable = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *v = config_get(names[i]), *err = NULL;
+        assert_non_null(v);
+        if (config_set(names[i], v, &err) != 0) {
+            char want[256];
+            snprintf(want, sizeof(want),
+                     "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", names[i]);
+            if (strcmp(err, want)) fail_msg("CONFIG SET %s '%s' to its own value: %s", names[i], v, err);
+            immutable++;
+            zfree(err);
+        }
+        expect_get(names[i], v);
+        zfree(v);
+    }
+    return immutable;
+}
+
+static void test_config_set_sanity(void **state) {
+    (void)state;
+    /* tcp-backlog, io-threads-do-reads, databases, logfile, daemonize */
+    assert_int_equal(sanity_round_trip(), 5);
+    config_apply_io_threads = io_threads_hook;
+    config_apply_listeners = listeners_hook;
+    config_apply_maxclients = maxclients_hook;
+    set_ok("timeout", "77");
+    set_ok("hz", "25");
+    set_ok("io-threads", "3");
+    set_ok("bind", "127.0.0.1 ::1");
+    set_ok("maxclients", "123");
+    set_ok("save", "3600 1 300 100");
+    set_ok("requirepass", "a password");
+    set_ok("client-output-buffer-limit", "normal 1mb 512kb 10 pubsub 0 0 0");
+    set_ok("loglevel", "warning");
+    set_ok("zset-layout", "copied");
+    set_ok("list-max-listpack-size", "5");
+    set_ok("hash-max-listpack-value", "1kb");
+    set_ok("proto-max-bulk-len", "2gb");
+    set_ok("io-threads-always-active", "yes");
+    assert_int_equal(sanity_round_trip(), 5);
+}
+
 /* --------------------------------------------------------- CONFIG GET */
 
 static void test_get_matches(void **state) {
@@ -597,7 +678,11 @@ static void test_get_matches(void **state) {
     const char *names[64];
     const char *p1[] = {"*max*"};
     size_t n = config_get_matches(p1, 1, names, 64);
-    assert_int_equal(n, 9);
+    /* Five of the server's, four of the sorted set's, nine of the list's,
+     * the hash's and the set's thresholds (and their aliases). */
+    assert_int_equal(n, 18);
+    assert_string_equal(names[9], "list-max-listpack-size");
+    assert_string_equal(names[17], "set-max-listpack-value");
     assert_string_equal(names[0], "maxclients");
     assert_string_equal(names[1], "max-new-connections-per-cycle");
     assert_string_equal(names[2], "proto-max-bulk-len");
@@ -736,6 +821,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_range_and_type_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_set_atomic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_set_apply_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_set_sanity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_rewrite, setup, teardown),
