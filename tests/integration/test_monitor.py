@@ -9,7 +9,9 @@ refused after a bad command still shown; passwords redacted (AUTH, HELLO
 ... AUTH, failed or not); admin commands and refused commands not shown; a
 blocked command shown once, not again when it is served; what the monitor
 itself may do (PING, not GET; MONITOR again is ignored; RESET ends it);
-two monitors fed alike; a long pipeline fed in order and complete.
+two monitors fed alike; a long pipeline fed in order and complete. And
+CONFIG SET's round trip: every parameter set to the value CONFIG GET
+shows.
 
 Owns nothing but its servers. Valkey anchor: src/server.c (call,
 monitorCommand), src/replication.c (replicationFeedMonitors),
@@ -188,6 +190,39 @@ class MonitorBase:
             stats = parse(self.c.request("INFO", "stats")).decode()
             writes = int(re.search(r"io_threaded_writes_processed:(\d+)", stats).group(1))
             self.assertGreater(writes, 0)
+
+
+class ConfigRoundTripTest(harness.ServerTestCase):
+    """Valkey's "CONFIG sanity" (tests/unit/introspection.tcl) over the
+    wire, with the server's run-time hooks in place: every parameter
+    CONFIG GET * shows can be set to the value it shows, in one CONFIG SET
+    each and in one CONFIG SET for all of them at once, and shows it
+    again; an immutable one, or a protected one (dir, dbfilename: Valkey's
+    enable-protected-configs is no by default), is refused with Valkey's
+    error."""
+
+    REFUSED = re.compile(rb"^-ERR CONFIG SET failed \(possibly related to argument '([^']+)'\) - "
+                         rb"can't set (immutable|protected) config\r\n$")
+
+    def test_every_parameter_to_its_own_value(self):
+        c = self.server.conn()
+        pairs = parse(c.request("CONFIG", "GET", "*"))
+        values = dict(zip(pairs[0::2], pairs[1::2]))
+        self.assertGreater(len(values), 20)
+        mutable = []
+        for name, value in values.items():
+            reply = c.request("CONFIG", "SET", name, value)
+            if reply != b"+OK\r\n":
+                match = self.REFUSED.match(reply)
+                self.assertIsNotNone(match, (name, value, reply))
+                self.assertEqual(match.group(1), name)
+            else:
+                mutable.append(name)
+            self.assertEqual(parse(c.request("CONFIG", "GET", name)), [name, value])
+        args = [x for name in mutable for x in (name, values[name])]
+        self.assertEqual(c.request("CONFIG", "SET", *args), b"+OK\r\n")
+        self.assertEqual(dict(zip(*[iter(parse(c.request("CONFIG", "GET", "*")))] * 2)), values)
+        c.close()
 
 
 class MonitorTest(MonitorBase, unittest.TestCase):

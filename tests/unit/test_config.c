@@ -469,6 +469,21 @@ static void test_range_and_type_errors(void **state) {
                      "CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, "
                      "soft or soft_seconds setting in buffer limit configuration.");
     expect_set_error("save", "10", "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
+    /* dir and dbfilename are protected: refused until allowed */
+    expect_set_error("dir", "/", "CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
+    expect_set_error("DBFILENAME", "x.rdb",
+                     "CONFIG SET failed (possibly related to argument 'DBFILENAME') - can't set protected config");
+    expect_set_error("enable-protected-configs", "yes",
+                     "CONFIG SET failed (possibly related to argument 'enable-protected-configs') - can't set "
+                     "immutable config");
+    char *perr = NULL;
+    assert_int_equal(config_load_string("enable-protected-configs local\n", &perr), 0);
+    expect_get("enable-protected-configs", "local");
+    set_ok("dir", "/"); /* config_set speaks for a local client */
+    expect_get("dir", "/");
+    expect_reply(2, "SET dbfilename x.rdb", "+OK\r\n"); /* the fake client has no peer: local */
+    expect_get("dbfilename", "x.rdb");
+    assert_int_equal(config_load_string("enable-protected-configs yes\n", &perr), 0);
     expect_set_error(
         "dbfilename", "a/b",
         "CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename");
@@ -625,6 +640,7 @@ static void test_config_set_apply_rollback(void **state) {
  * shows that value again; an immutable one is refused with Valkey's
  * error instead. Run at the defaults and again after many values moved. */
 static int sanity_round_trip(void) {
+    static const char *const refusals[] = {"immutable", "protected"};
     const char *names[256];
     const char *all[] = {"*"};
     size_t n = config_get_matches(all, 1, names, 256);
@@ -634,10 +650,15 @@ static int sanity_round_trip(void) {
         char *v = config_get(names[i]), *err = NULL;
         assert_non_null(v);
         if (config_set(names[i], v, &err) != 0) {
-            char want[256];
-            snprintf(want, sizeof(want),
-                     "CONFIG SET failed (possibly related to argument '%s') - can't set immutable config", names[i]);
-            if (strcmp(err, want)) fail_msg("CONFIG SET %s '%s' to its own value: %s", names[i], v, err);
+            int known = 0;
+            for (int k = 0; k < 2; k++) {
+                char want[256];
+                snprintf(want, sizeof(want),
+                         "CONFIG SET failed (possibly related to argument '%s') - can't set %s config", names[i],
+                         refusals[k]);
+                known |= !strcmp(err, want);
+            }
+            if (!known) fail_msg("CONFIG SET %s '%s' to its own value: %s", names[i], v, err);
             immutable++;
             zfree(err);
         }
@@ -649,8 +670,12 @@ static int sanity_round_trip(void) {
 
 static void test_config_set_sanity(void **state) {
     (void)state;
-    /* tcp-backlog, io-threads-do-reads, databases, logfile, daemonize */
-    assert_int_equal(sanity_round_trip(), 5);
+    /* Immutable: tcp-backlog, io-threads-do-reads, databases, logfile,
+     * daemonize, enable-protected-configs; protected: dir, dbfilename. */
+    assert_int_equal(sanity_round_trip(), 8);
+    char *err = NULL;
+    assert_int_equal(config_load_string("enable-protected-configs local\n", &err), 0);
+    assert_int_equal(sanity_round_trip(), 6);
     config_apply_io_threads = io_threads_hook;
     config_apply_listeners = listeners_hook;
     config_apply_maxclients = maxclients_hook;
@@ -668,7 +693,8 @@ static void test_config_set_sanity(void **state) {
     set_ok("hash-max-listpack-value", "1kb");
     set_ok("proto-max-bulk-len", "2gb");
     set_ok("io-threads-always-active", "yes");
-    assert_int_equal(sanity_round_trip(), 5);
+    set_ok("dbfilename", "other.rdb");
+    assert_int_equal(sanity_round_trip(), 6);
 }
 
 /* --------------------------------------------------------- CONFIG GET */
