@@ -737,6 +737,11 @@ void monitor_remove(client *c) {
         server.monitors_len--;
         break;
     }
+    if (!server.monitors_len) { /* the last one gone: nothing kept for none */
+        zfree(server.monitors);
+        server.monitors = NULL;
+        server.monitors_cap = 0;
+    }
     c->flags &= ~CLIENT_MONITOR;
 }
 
