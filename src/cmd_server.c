@@ -1,8 +1,9 @@
 /* cmd_server.c — connection and server commands.
  *
  * Step 0 (server layer). Owns: server_commands[] — PING ECHO QUIT HELLO
- * AUTH SELECT TIME SHUTDOWN MONITOR RESET — and their replies. CLIENT, CONFIG, INFO and
- * COMMAND live in cmd_client.c, cmd_config.c and cmd_info.c.
+ * AUTH SELECT TIME SHUTDOWN MONITOR RESET — and their replies. CLIENT,
+ * CONFIG, INFO, COMMAND and MEMORY live in cmd_client.c, cmd_config.c and
+ * cmd_info.c; the MONITOR feed itself is networking.c's.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: pingCommand, echoCommand (src/server.c), helloCommand
  * (src/networking.c), authCommand (src/acl.c), selectCommand (src/db.c),

@@ -1,8 +1,9 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
  * Step 0 (clients layer, its top); steps 4 and 5 cut its handlers in
- * two. Owns the client lifecycle and the main thread's half of the flow
- * of bytes between a socket and the command dispatcher; client_io.c owns
+ * two. Owns the client lifecycle, the main thread's half of the flow
+ * of bytes between a socket and the command dispatcher, and the MONITOR
+ * feed (its rules are at the section "monitor"); client_io.c owns
  * the other half (the system calls and the parsing, which a worker may
  * run), reply.c how replies are appended and what is pending,
  * io_offload.c who does the I/O. Every one of them is below this file:
