@@ -1,4 +1,4 @@
-/* cmd_info.c — the commands that describe the server: INFO and COMMAND.
+/* cmd_info.c — the commands that describe the server: INFO, COMMAND, MEMORY.
  *
  * Step 0 (server layer). Owns: info_commands[] — INFO [section ...] with
  * Valkey's sections and field names plus soloist's `threads` section (the
