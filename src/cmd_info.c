@@ -26,6 +26,7 @@
 #include "db.h"
 #include "io_offload.h"
 #include "memory_prefetch.h"
+#include "multi.h"
 #include "io_threads.h"
 #include "networking.h"
 #include "reply.h"
@@ -257,8 +258,9 @@ static void gen_info(text *t, int argc, obj **argv) {
 #define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (text_printf(t, "\r\n"), 1) : 1))
     SECTION("server", 1) info_server(t, uptime);
     SECTION("clients", 1) {
-        size_t max_in = 0, max_out = 0;
+        size_t max_in = 0, max_out = 0, watching = 0;
         for (client *c = server.clients; c; c = c->next) {
+            watching += multi_watched_count(c) > 0;
             /* A worker may be growing the query buffer of a client whose
              * read it owns: only idle inputs are looked at. */
             if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE && c->qb_cap > max_in)
@@ -267,11 +269,14 @@ static void gen_info(text *t, int argc, obj **argv) {
         }
         text_printf(t,
                     "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
-                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\n",
-                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count());
-        /* Valkey 8.1's blocking fields (no module keys: on_nokey is 0). */
-        text_printf(t, "clients_in_timeout_table:%zu\r\ntotal_blocking_keys:%zu\r\ntotal_blocking_keys_on_nokey:0\r\n",
-                    blocked_timeouts_count(), blocked_keys_count());
+                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
+                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
+        /* Valkey 8.1's blocking and WATCH fields (no module keys:
+         * on_nokey is 0). */
+        text_printf(t,
+                    "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
+                    "total_blocking_keys_on_nokey:0\r\n",
+                    blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
     }
     SECTION("memory", 1) {
         /* Valkey 8's fields in its order, those soloist can know (no

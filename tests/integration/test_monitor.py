@@ -10,8 +10,9 @@ refused after a bad command still shown; passwords redacted (AUTH, HELLO
 blocked command shown once, not again when it is served; what the monitor
 itself may do (PING, not GET; MONITOR again is ignored; RESET ends it);
 two monitors fed alike; a long pipeline fed in order and complete. And
-CONFIG SET's round trip: every parameter set to the value CONFIG GET
-shows.
+CONFIG SET's round trip (every parameter set to the value CONFIG GET
+shows) and INFO's fields a monitoring tool reads (memory, the WATCH
+counters, commandstats).
 
 Owns nothing but its servers. Valkey anchor: src/server.c (call,
 monitorCommand), src/replication.c (replicationFeedMonitors),
@@ -222,6 +223,65 @@ class ConfigRoundTripTest(harness.ServerTestCase):
         args = [x for name in mutable for x in (name, values[name])]
         self.assertEqual(c.request("CONFIG", "SET", *args), b"+OK\r\n")
         self.assertEqual(dict(zip(*[iter(parse(c.request("CONFIG", "GET", "*")))] * 2)), values)
+        c.close()
+
+
+class InfoTest(harness.ServerTestCase):
+    """INFO's fields a monitoring tool reads, over the wire: memory's
+    (sane against each other), the WATCH counters of clients (Valkey 8;
+    Redis 7.0 has none, so this runs against soloist only), and
+    commandstats' form."""
+
+    def info(self, c, section):
+        text = parse(c.request("INFO", section)).decode()
+        return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+    def test_memory(self):
+        c = self.server.conn()
+        c.request("SET", "big", "x" * 100000)
+        m = self.info(c, "memory")
+        used, peak, rss = int(m["used_memory"]), int(m["used_memory_peak"]), int(m["used_memory_rss"])
+        self.assertGreater(rss, 0)
+        self.assertGreaterEqual(peak, used)
+        self.assertGreater(int(m["total_system_memory"]), 0)
+        self.assertGreater(float(m["mem_fragmentation_ratio"]), 0)
+        if harness.server_kind(self.server.binary) == "soloist":
+            # Read together (Valkey samples the resident set in its cron).
+            self.assertEqual(int(m["mem_fragmentation_bytes"]), rss - used)
+            overhead, dataset = int(m["used_memory_overhead"]), int(m["used_memory_dataset"])
+            self.assertEqual(dataset, max(used - overhead, 0))
+            self.assertGreaterEqual(dataset, 100000)
+        c.request("DEL", "big")
+        c.close()
+
+    @unittest.skipIf(harness.server_kind(harness.target_binary()) == "redis", "Redis 7.0 has no WATCH counters")
+    def test_watch_counters(self):
+        a, b = self.server.conn(), self.server.conn()
+        self.assertEqual(a.request("WATCH", "w1", "w2"), b"+OK\r\n")
+        self.assertEqual(b.request("WATCH", "w2"), b"+OK\r\n")
+        info = self.info(a, "clients")
+        self.assertEqual((info["watching_clients"], info["total_watched_keys"]), ("2", "2"))
+        keys = list(info)
+        self.assertLess(keys.index("blocked_clients"), keys.index("watching_clients"))
+        self.assertLess(keys.index("clients_in_timeout_table"), keys.index("total_watched_keys"))
+        self.assertLess(keys.index("total_watched_keys"), keys.index("total_blocking_keys"))
+        a.request("UNWATCH")
+        info = self.info(b, "clients")
+        self.assertEqual((info["watching_clients"], info["total_watched_keys"]), ("1", "1"))
+        a.close()
+        b.close()
+
+    def test_commandstats(self):
+        c = self.server.conn()
+        c.request("CONFIG", "RESETSTAT")
+        c.request("SET", "k", "v")
+        c.request("GET")
+        c.request("INCR", "k")
+        stats = parse(c.request("INFO", "commandstats")).decode()
+        self.assertRegex(stats, r"\r\ncmdstat_set:calls=1,usec=\d+,usec_per_call=\d+\.\d\d,rejected_calls=0,failed_calls=0\r\n")
+        self.assertRegex(stats, r"\r\ncmdstat_get:calls=0,usec=0,usec_per_call=0\.00,rejected_calls=1,failed_calls=0\r\n")
+        self.assertRegex(stats, r"\r\ncmdstat_incr:calls=1,[^\r]*,rejected_calls=0,failed_calls=1\r\n")
+        self.assertRegex(stats, r"\r\ncmdstat_config\|resetstat:calls=1,[^\r]*,failed_calls=0\r\n")
         c.close()
 
 
