@@ -126,6 +126,7 @@ static size_t entry_body(const unsigned char *p) {
     }
 }
 
+/*@ lp-backlen */
 /* How many bytes backlen takes for a body of l bytes. */
 static size_t backlen_size(size_t l) {
     size_t n = 1;
@@ -155,6 +156,7 @@ static size_t backlen_read(const unsigned char *p) {
         if (!(*p & 128)) return v;
     }
 }
+/*@ end */
 
 static size_t entry_size(const unsigned char *p) {
     size_t body = entry_body(p);
@@ -357,6 +359,7 @@ unsigned char *lp_find(unsigned char *lp, unsigned char *p, const unsigned char 
 
 /* ---- changing ----------------------------------------------------------------- */
 
+/*@ lp-splice */
 /* Replaces the `oldsize` bytes at offset `off` with the entry e (NULL:
  * nothing), moving the tail; the count changes by dcount. Returns the new
  * block; the entry (or what followed the removed bytes) is at lp + off. */
@@ -372,6 +375,7 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t oldsize, cons
     set_count(lp, count);
     return lp;
 }
+/*@ end */
 
 unsigned char *lp_append(unsigned char *lp, const unsigned char *s, size_t len) {
     lp_enc e;
