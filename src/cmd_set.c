@@ -167,12 +167,8 @@ static void scard_command(client *c) {
  * Most: pop the ones that stay into a new set, reply what is left in the
  * old one, and let the set take the new one's structure. */
 static void spop_with_count(client *c) {
-    long long count;
-    if (!obj_get_ll(c->argv[2], &count)) {
-        reply_error(c, ERR_NOT_INT);
-        return;
-    }
-    if (count < 0) {
+    long long count; /* Valkey's getPositiveLongFromObjectOrReply: one message for both */
+    if (!obj_get_ll(c->argv[2], &count) || count < 0) {
         reply_error(c, "value is out of range, must be positive");
         return;
     }
