@@ -559,7 +559,7 @@ command set_commands[] = {
     SCMD("spop", spop_command, -2, W | F, 1, 1,
          "Returns one or more random members from a set after removing them. Deletes the set if the last member was "
          "popped."),
-    SCMD("srandmember", srandmember_command, -2, R, 1, 1, "Get one or multiple random members from a set"),
+    SCMD("srandmember", srandmember_command, -2, R, 1, 1, "Gets one or multiple random members from a set."),
     SCMD("smove", smove_command, 4, W | F, 1, 2, "Moves a member from one set to another."),
     SCMD("sinter", sinter_command, -2, R, 1, -1, "Returns the intersect of multiple sets."),
     {"sintercard", sintercard_command, -3, R | CMD_MOVABLEKEYS, 0, 0, 0, "set",
