@@ -61,7 +61,7 @@
 #include "listpack.h"
 #include "zmalloc.h"
 
-long long hash_max_listpack_entries = 128, hash_max_listpack_value = 64;
+long long hash_max_listpack_entries = 512, hash_max_listpack_value = 64;
 
 /* ---- the table encoding's entries ------------------------------------------------ */
 

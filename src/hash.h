@@ -24,7 +24,7 @@
 #include "object.h"
 
 /* CONFIG hash-max-listpack-entries and hash-max-listpack-value (Valkey's
- * defaults 128 and 64): past either, a hash converts to the hashtable. */
+ * defaults 512 and 64): past either, a hash converts to the hashtable. */
 extern long long hash_max_listpack_entries, hash_max_listpack_value;
 
 /* The room a field or value read from a listpack may need when the

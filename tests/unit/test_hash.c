@@ -31,7 +31,7 @@ static void set_limits(long long entries, long long value) {
 
 static int restore_limits(void **state) {
     (void)state;
-    set_limits(128, 64);
+    set_limits(512, 64); /* Valkey's defaults */
     return 0;
 }
 

@@ -99,7 +99,7 @@ static int teardown(void **state) {
     zfree(tc->buf);
     zfree(tc);
     db_release(&tdb);
-    hash_max_listpack_entries = 128;
+    hash_max_listpack_entries = 512;
     hash_max_listpack_value = 64;
     return 0;
 }
