@@ -34,12 +34,16 @@
  *
  * the lengths as base-128 varints (7 bits a byte, the high bit set on all
  * but the last). The table's key is the field, read back through
- * entry_key. Why one allocation: Valkey 8.0 (and Redis 7.0) pay a dict
- * entry (24 bytes, 32 in jemalloc) plus two sds strings plus a bucket
- * pointer per field; a glibc chunk costs 8 bytes of header and its usable
- * size grows from 24 in steps of 16, so a short field and value — up to
- * 22 bytes together — fit in one 32-byte chunk, less than the dict entry
- * alone. A new value may need a longer entry: set reallocates the entry
+ * entry_key. Why one allocation: Valkey 8.0 (and Redis 7.0) pay three
+ * per field — a dict entry (24 bytes), an sds string for the field and
+ * one for the value (16 bytes each when short, in jemalloc's small size
+ * classes) — plus a bucket pointer: about 64 bytes for a field like
+ * "field:123456" holding "123456". A glibc chunk costs 8 bytes of header
+ * and its usable size grows from 24 in steps of 16, so that field and
+ * value, 20 bytes with their two varints, fit in one 32-byte chunk (24
+ * usable, what used_memory counts), and the table's 64-byte buckets of
+ * seven slots add about 17 bytes: some 42 a field in all.
+ * A new value may need a longer entry: set reallocates the entry
  * (its field bytes, hence its key and hash, unchanged) and stores the new
  * pointer in the table slot it came from (hashtable_find_ref), so the
  * table is never searched twice. Invariants:
