@@ -396,13 +396,13 @@ const cfg cfg_table[] = {
     LLC("list-max-listpack-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
     LLC("list-max-ziplist-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
     LLC("list-compress-depth", 0, list_compress_depth, 0, INT_MAX, 0),
-    LLC("hash-max-listpack-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
-    LLC("hash-max-ziplist-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
+    LLC("hash-max-listpack-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 512),
+    LLC("hash-max-ziplist-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 512),
     MEMC("hash-max-listpack-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
     MEMC("hash-max-ziplist-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
     LLC("set-max-intset-entries", 0, set_max_intset_entries, 0, LONG_MAX, 512),
     LLC("set-max-listpack-entries", 0, set_max_listpack_entries, 0, LONG_MAX, 128),
-    MEMC("set-max-listpack-value", 0, set_max_listpack_value, 0, LONG_MAX, 64),
+    LLC("set-max-listpack-value", 0, set_max_listpack_value, 0, LONG_MAX, 64), /* a count in Valkey, not a size */
     /* Not a Valkey option (bench/zset_memory.py): where a sorted set keeps
      * its members (zset.h). Sets created afterwards take it; existing sets
      * keep the layout they were made with. */
