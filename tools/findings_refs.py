@@ -229,7 +229,9 @@ def check_plots(root, docs):
 # 0.88)", or TEXT followed by its own range ("ceiling 3246–3715"). With of,
 # the runs read are the range or list printed right after TEXT anywhere in
 # the row, else the first after the number TEXT introduces; without, the
-# first after the headline.
+# first after the headline; either within that number's clause (up to the
+# next ';' outside its parentheses), so one cell is not read with the
+# next one's runs.
 #   every run REL X, no run REL X        each / none of the runs is REL X.
 #   lowest run REL X, highest run REL X  the smallest / largest run is.
 #   spread REL X%                        (largest run - smallest) is REL X%
@@ -414,14 +416,15 @@ def _cell_text(cs, most=4):
 
 # -- runs
 
-_SEQ = r"%s(?:(?:\s*[–/]\s*|[ ]+)%s)*" % (NUMBER, NUMBER)
-_LINKED = r"%s(?:\s*[–/]\s*%s)+" % (NUMBER, NUMBER)
+_RUN = r"[-+]?\d+(?:,\d{3})*(?:\.\d+)?"  # a number, without a list's trailing comma
+_SEQ = r"%s(?:(?:\s*[–/]\s*|[ ]+)%s)*" % (_RUN, _RUN)
+_LINKED = r"%s(?:\s*[–/]\s*%s)+" % (_RUN, _RUN)
 
 
 def run_values(figure, of=None):
     """(values, text) of the runs a reading reads (see above), or None."""
     def seq(text):
-        return [_num(x) for x in re.findall(NUMBER, text)]
+        return [_num(x) for x in re.findall(_RUN, text)]
     start = 0
     if of is not None:
         for m in re.finditer(re.escape(of) + r"\s*:?\s*(%s)" % _LINKED, figure):
@@ -431,7 +434,14 @@ def run_values(figure, of=None):
     else:
         got = locate(figure)
         start = got[2] if got else 0
-    for m in re.finditer(r"\bruns\b[:\s]*(?:[A-Za-z][\w.-]*\s+){0,2}?(%s)" % _SEQ, figure[start:]):
+    end, depth = start, 0  # the runs of this number, not the next clause's
+    while end < len(figure):
+        ch = figure[end]
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0 or (depth == 0 and ch == ";"):
+            break
+        end += 1
+    for m in re.finditer(r"\bruns\b[:\s]*(?:[A-Za-z][\w.-]*\s+){0,2}?(%s)" % _SEQ, figure[start:end]):
         return seq(m.group(1)), m.group(1)
     return None
 
