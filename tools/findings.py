@@ -26,6 +26,11 @@ Which results: for each benchmark, the newest results directory holding
 it, preferring full runs to QUICK=1 development runs (--include-quick
 lets those count; --run DIR uses one directory only).
 
+A chapter's reading of a row may hold across every stored run of its
+benchmark, not only the one FINDINGS.md used (tools/findings_refs.py,
+"in every stored run"): stored_runs() lists those runs and rows_of_run()
+makes the rows one run's raw lines give, as FINDINGS.md would print them.
+
 Later steps add a handler to HANDLERS, or print generic rows from their
 benchmark as JSON lines {"finding": true, "id": "F2.1", "claim": ...,
 "figure": ..., "config": {...}} and need no change here.

@@ -99,8 +99,8 @@ class Readings(unittest.TestCase):
     def holds(self, reading, figure):
         self.assertIsNone(findings_refs.evaluate(reading, figure), (reading, figure))
 
-    def fails(self, reading, figure, fragment):
-        why = findings_refs.evaluate(reading, figure)
+    def fails(self, reading, figure, fragment, stored=lambda: []):
+        why = findings_refs.evaluate(reading, figure, stored)
         self.assertIsNotNone(why, (reading, figure))
         self.assertIn(fragment, why)
         self.assertNotIn("\n", why)
@@ -178,7 +178,9 @@ class Readings(unittest.TestCase):
         self.fails("runs overlapping", SET_BW, "not a reading")
 
     def test_in_every_stored_run_without_stored_runs_fails(self):
-        self.fails("faster in every stored run", "**1.2×** (A faster in every run)", "no stored run produced")
+        self.fails("faster in every stored run", "**1.2×** (x)", "no stored run produced")  # (one line)
+        self.assertIsNotNone(findings_refs.evaluate("faster in every stored run", "**1.2×**", lambda: []))
+        self.assertIsNone(findings_refs.evaluate("faster in every stored run", "**1.2×**"))  # the kept row alone
         self.assertIsNone(findings_refs.evaluate("faster in every stored run", "**1.2×** (x)",
                                                  lambda: [("r1", "**1.1×**"), ("r2", "**1.2×**")]))
         why = findings_refs.evaluate("faster in every stored run", "**1.2×** (x)",
