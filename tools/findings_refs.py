@@ -643,8 +643,8 @@ def evaluate(reading, figure, stored=None):
             continue
         runs = stored()
         if not runs:
-            why.append(f"{part}: no stored run produced this row (it needs its benchmark's raw results"
-                       " in bench/results/)")
+            why.append(f"{part}: no stored run produced this row from its benchmark alone (it reads two"
+                       " benchmarks, or its raw results are not in bench/results/)")
             continue
         bad = [(name, _part(core, fig)) for name, fig in runs]
         bad = [(name, w) for name, w in bad if w]

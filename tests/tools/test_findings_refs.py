@@ -169,6 +169,7 @@ class Readings(unittest.TestCase):
         self.holds("every run at least 2000", WRITE)
         # "one cell behind in one run and ahead in the next": it was behind in all three
         self.fails('no run below 1 of "ZRANGEBYSCORE 100"', PER_RUN, "3 of the 3 runs are (runs 0.83 0.87 0.88)")
+        self.fails('highest run above 1 of "ZRANGEBYSCORE 100"', PER_RUN, "the highest is 0.88 (runs 0.83 0.87 0.88)")
         self.fails('every run below 1 of "ZRANGE 10"', PER_RUN, "1 of the 3 runs are not (runs 0.99 0.93 1.04)")
         self.fails("every run below 1.2", PREFETCH.replace("1.243", "1.25"), "runs 1.120–1.25")
         self.fails("every GET run below 1", PER_RUN, "runs are not named")
