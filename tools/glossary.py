@@ -35,6 +35,8 @@ targets, images and {{...}} references. Link text is searched: a term inside the
 anything but its own entry is an unexplained use.
 
     tools/glossary.py [--root DIR] [FILE ...]
+    tools/glossary.py --used-in         first rewrite each entry's "Used in"
+                                        line from the chapters that use it
     tools/glossary.py --link FILE ...   first link each unexplained first
                                         use to its entry, in place (read
                                         the result: a link may read better
@@ -200,11 +202,35 @@ def link_first_uses(text, entries):
     return text
 
 
+USED_IN = re.compile(r"\*\*Used in:\*\*.*?\.md\)\.(?=\n|$)", re.S)
+
+
+def rewrite_used_in(gtext, chapters):
+    """The glossary's text with each entry's "**Used in:** chapters [NN](...)."
+    line listing the chapters (path -> text) that use the term."""
+    entries = {e.id: e for e in parse_glossary(gtext)}
+    texts = {os.path.basename(p): masked(t)[0] for p, t in chapters.items()}
+    parts = re.split(r"(?m)^(?=## )", gtext)
+    out = [parts[0]]
+    for part in parts[1:]:
+        m = HEADING.match(part.split("\n", 1)[0])
+        e = entries.get(m.group(2)) if m else None
+        if e is not None:
+            used = sorted(n for n, t in texts.items() if e.regex.search(t))
+            line = (f"**Used in:** {'chapter' if len(used) == 1 else 'chapters'} "
+                    + ", ".join(f"[{n[:2]}]({n})" for n in used) + ".")
+            part = USED_IN.sub(lambda _: line, part, count=1) if used else part
+        out.append(part)
+    return "".join(out)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="tools/glossary.py", description=__doc__.split("\n")[0])
     ap.add_argument("--root", default=ROOT)
     ap.add_argument("--link", action="store_true",
                     help="rewrite the files: link each unexplained first use to its entry, then check")
+    ap.add_argument("--used-in", action="store_true",
+                    help="rewrite each entry's 'Used in' line from the chapters, then check")
     ap.add_argument("files", nargs="*", help="chapters to check (default chapters/NN-*.md)")
     args = ap.parse_args(argv)
     gpath = os.path.join(args.root, "chapters", GLOSSARY)
@@ -213,7 +239,18 @@ def main(argv=None):
         print("glossary: 0 passed, 0 failed")
         return 0
     with open(gpath, encoding="utf-8") as f:
-        entries = parse_glossary(f.read())
+        gtext = f.read()
+    if args.used_in:
+        chapters = {}
+        for p in sorted(glob.glob(os.path.join(args.root, "chapters", "[0-9][0-9]-*.md"))):
+            with open(p, encoding="utf-8") as f:
+                chapters[p] = f.read()
+        new = rewrite_used_in(gtext, chapters)
+        if new != gtext:
+            with open(gpath, "w", encoding="utf-8") as f:
+                f.write(new)
+            gtext = new
+    entries = parse_glossary(gtext)
     fails = []
     ids = [e.id for e in entries]
     for d in sorted({i for i in ids if ids.count(i) > 1}):
