@@ -13,7 +13,10 @@ use must be one of:
                                      defines it (the book's convention for
                                      "this sentence says what it is")
 
-Later uses in the same chapter need nothing.
+Later uses in the same chapter need nothing, with one exception: when
+the first use is inside a `::: fine-print` block, which a first reading
+may pass by, the first use outside the fine print must explain the term
+too.
 
 The glossary's format (what this tool reads):
 
@@ -172,25 +175,54 @@ def first_uses(text, entries):
     """[(line, term, why, (start, end, entry) or None)]: the unexplained
     first uses; the span is given where linking it in place would fix it."""
     t, links = masked(text)
+    fine = fine_print_lines(text)
     bad = []
     for e in entries:
-        m = e.regex.search(t)
-        if not m:
+        uses = list(e.regex.finditer(t))
+        if not uses:
             continue
-        a, b = m.start(), m.end()
-        line = t.count("\n", 0, a) + 1
-        link = next((l for l in links if l[0] <= a and b <= l[1]), None)
-        if link is not None:
-            if glossary_target(link[2], e.id):
+        firsts = [uses[0]]
+        if t.count("\n", 0, uses[0].start()) in fine:
+            # a first reading may pass the fine print by: its first use
+            # outside the fine print must explain the term too
+            firsts += [m for m in uses if t.count("\n", 0, m.start()) not in fine][:1]
+        for m in firsts:
+            a, b = m.start(), m.end()
+            line = t.count("\n", 0, a) + 1
+            where = "first use" if m is uses[0] else "first use outside the fine print"
+            link = next((l for l in links if l[0] <= a and b <= l[1]), None)
+            if link is not None:
+                if not glossary_target(link[2], e.id):
+                    bad.append((line, e.term, f'{where} "{m.group(0)}" is the text of a link to {link[2]}, '
+                                              f"not to GLOSSARY.md#{e.id}", None))
                 continue
-            bad.append((line, e.term, f'"{m.group(0)}" is the text of a link to {link[2]}, '
-                                      f"not to GLOSSARY.md#{e.id}", None))
-            continue
-        if italic_whole(text, a, b):
-            continue
-        bad.append((line, e.term, f'first use "{" ".join(m.group(0).split())}" neither links to '
-                                  f"GLOSSARY.md#{e.id} nor is its definition in italics", (a, b, e)))
+            if italic_whole(text, a, b):
+                continue
+            bad.append((line, e.term, f'{where} "{" ".join(m.group(0).split())}" neither links to '
+                                      f"GLOSSARY.md#{e.id} nor is its definition in italics", (a, b, e)))
     return sorted(bad, key=lambda x: (x[0], x[1]))
+
+
+def fine_print_lines(text):
+    """The (0-based) numbers of the lines inside ::: fine-print blocks,
+    their fences included."""
+    out, divs, fence = set(), [], None
+    for n, line in enumerate(text.split("\n")):
+        s = line.strip()
+        m = re.match(r"^(`{3,}|~{3,})", s)
+        if fence or m:
+            fence = None if fence and s.startswith(fence) else (fence or m.group(1))
+        elif s.startswith(":::"):
+            rest = s.strip(":").strip()
+            if rest:
+                divs.append("fine-print" in rest)
+            elif divs:
+                divs.pop()
+            out.add(n)
+            continue
+        if any(divs):
+            out.add(n)
+    return out
 
 
 def link_first_uses(text, entries):

@@ -121,6 +121,17 @@ class Check(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn(":3: Spin", out)
 
+    def test_first_use_in_fine_print_needs_a_link_in_the_main_line_too(self):
+        self.chapter("::: fine-print\nA [futex](GLOSSARY.md#futex) in the fine print.\n:::\n\n"
+                     "The main line sleeps on a futex.\n")
+        rc, out = self.run_tool()
+        self.assertEqual(rc, 1, out)
+        self.assertIn(":7: futex: first use outside the fine print", out)
+        self.chapter("::: fine-print\nA [futex](GLOSSARY.md#futex) in the fine print.\n:::\n\n"
+                     "The main line sleeps on a [futex](GLOSSARY.md#futex).\n")
+        rc, out = self.run_tool()
+        self.assertEqual(rc, 0, out)
+
     def test_a_link_to_another_entry_is_not_an_explanation(self):
         self.chapter("Sleep on a [futex](GLOSSARY.md#cache-line).\n")
         rc, out = self.run_tool()
