@@ -34,8 +34,9 @@ term of several words matches across a line break or a hyphen ("cache
 line" matches "cache-line" too); a trailing "s" is allowed (p99s), other
 forms are aliases (futexes). Not searched: YAML front matter, headings,
 fenced and indented code, inline code spans, HTML comments and tags, link
-targets, images and {{...}} references. Link text is searched: a term inside the text of a link to
-anything but its own entry is an unexplained use.
+targets, images and {{...}} references. Link text is searched: a term
+inside the text of a link to anything but its own entry is an
+unexplained use.
 
     tools/glossary.py [--root DIR] [FILE ...]
     tools/glossary.py --used-in         first rewrite each entry's "Used in"
@@ -45,8 +46,9 @@ anything but its own entry is an unexplained use.
                                         the result: a link may read better
                                         a few words earlier or later)
 
-Prints "FILE:LINE: TERM ..." for each unexplained first use, then
-"glossary: N chapters, T terms: N passed, M failed"; exit 1 on a failure.
+Prints "FAIL FILE:LINE: TERM: ..." for each unexplained first use, then
+"glossary: N chapters, T terms, U unexplained first uses: P passed, F
+failed" (a chapter passes when it has none); exit 1 on a failure.
 Python 3 standard library only.
 """
 
@@ -109,7 +111,6 @@ def masked(text):
     lines = text.split("\n")
     out = []
     fence = None
-    in_comment = False
     prev_blank = True
     front = bool(lines) and lines[0].strip() == "---"  # YAML front matter
     for n, line in enumerate(lines):
@@ -124,12 +125,13 @@ def masked(text):
                 fence = None
             continue
         m = re.match(r"^(`{3,}|~{3,})", s)
-        if m and not in_comment:
+        if m:
             fence = m.group(1)
             out.append(" " * len(line))
             continue
-        if (not in_comment and (s.startswith("#") or s.startswith("![") or s.startswith("{{")
-                                or (prev_blank and line.startswith("    ") and not re.match(r"^\s*([-*+]|\d+\.)\s", line)))):
+        heading = re.match(r"^#{1,6}(\s|$)", s)
+        indented_code = prev_blank and line.startswith("    ") and not re.match(r"^\s*([-*+]|\d+\.)\s", line)
+        if heading or s.startswith("![") or s.startswith("{{") or indented_code:
             out.append(" " * len(line))
             prev_blank = prev_blank if line.startswith("    ") else not s
             continue
