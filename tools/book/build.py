@@ -4,9 +4,12 @@
 One of the reader's tools. Offline, Python 3 standard library,
 pandoc, graphviz and gnuplot. Output: build/book/ (open index.html).
 
-  pages     chapters/NN-*.md in order, then notes.md and exercises/*/README.md
-            (with the points and mutant tables tools/exercise.py generated
-            into them); each with its table of contents and prev/next links
+  pages     chapters/NN-*.md in order, the glossary (chapters/GLOSSARY.md:
+            one entry per term, each with its id, that a chapter's
+            [term](GLOSSARY.md#id) links to), then notes.md and
+            exercises/*/README.md (with the points and mutant tables
+            tools/exercise.py generated into them); each with its table of
+            contents and prev/next links
   listings  every src/*.c and src/*.h as a page with line anchors, so an
             inline label citation links to the exact lines
   figures   chapters/figures/*.dot -> figures/NAME.svg (graphviz)
@@ -128,6 +131,12 @@ class Book:
             name = os.path.basename(p)[:-3]
             pages.append({"src": p, "out": name + ".html", "kind": "chapter",
                           "title": doc_title(p, name)})
+        glossary = os.path.join(self.root, "chapters", "GLOSSARY.md")
+        if os.path.isfile(glossary):
+            # its links from the chapters map to this page like any page's
+            # (citation_data's page_map), its entries' ids kept as written
+            pages.append({"src": glossary, "out": "glossary.html", "kind": "glossary",
+                          "title": doc_title(glossary, "Glossary")})
         notes = os.path.join(self.root, "notes.md")
         if os.path.isfile(notes):
             pages.append({"src": notes, "out": "notes.html", "kind": "notes",
@@ -368,7 +377,12 @@ class Book:
         else:
             lines.append("No chapters have been written yet: chapters/NN-name.md become this book's pages.")
         lines.append("")
-        rest = [p for p in pages if p["kind"] != "chapter"]
+        glossary = [p for p in pages if p["kind"] == "glossary"]
+        if glossary:
+            lines += ["## Glossary", "",
+                      f"[{glossary[0]['title']}]({glossary[0]['out']}): the terms the chapters use "
+                      "without stopping to explain them; a chapter links its first use of each.", ""]
+        rest = [p for p in pages if p["kind"] not in ("chapter", "glossary")]
         if rest:
             lines += ["## Questions and exercises", ""]
             for p in rest:
