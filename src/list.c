@@ -57,14 +57,15 @@
  *  2. A quicklist has no empty node, its nodes' lengths sum to its count,
  *     and nodes equals the chain's length; head->prev and tail->next are
  *     NULL and each node's next->prev is itself.
- *  3. Every node of more than one element respects the quicklist's fill:
- *     under a byte limit its bytes are within it; under a count limit its
- *     elements are at most fill and its bytes within 8 KB. (A node of one
- *     element may be of any size: the large element above.)
- * A listpack list has no such bound: a push checks before it adds, so
- * the listpack may end a few header bytes over the limit, as Valkey's
- * does, and a CONFIG SET that lowers the limit leaves existing lists
- * alone until their next push.
+ *  3. Under a count limit no node holds more than fill elements.
+ * The byte limit is not an invariant, only a rule for growing: a push
+ * checks the elements' raw bytes before it adds them, as Valkey does, so
+ * a listpack may end over the limit by its entries' headers (a batch of
+ * one-byte elements takes three bytes each), and at conversion that
+ * listpack becomes the first node as it is. A node the quicklist grew
+ * itself stays within the limit (the estimate counts 8 header bytes per
+ * element, at least what a listpack entry takes). A CONFIG SET that
+ * lowers the limit leaves existing lists alone until their next push.
  *
  * Memory: listpacks, nodes and the quicklist come from zmalloc.
  */
@@ -680,10 +681,10 @@ int list_verify(const obj *o) {
     for (const ql_node *n = ql->head; n; n = n->next) {
         if (!lp_verify(n->lp)) return 0;
         size_t len = lp_length(n->lp);
-        if (len == 0) return 0;                                                 /* no empty node */
-        if (n->next && n->next->prev != n) return 0;                            /* links agree */
-        if (!n->next && n != ql->tail) return 0;                                /* the tail ends the chain */
-        if (len > 1 && exceeds_limit(ql->fill, lp_bytes(n->lp), len)) return 0; /* the fill */
+        if (len == 0) return 0;                      /* no empty node */
+        if (n->next && n->next->prev != n) return 0; /* links agree */
+        if (!n->next && n != ql->tail) return 0;     /* the tail ends the chain */
+        if (len > count_limit) return 0;             /* the fill's count */
         count += len;
         nodes++;
     }
