@@ -93,6 +93,15 @@ typedef struct parsed_cmd {
  * inside one a blocking pop does not block. */
 #define CLIENT_BLOCKED (1u << 10)
 #define CLIENT_UNBLOCKED (1u << 11)
+/* MONITOR (networking.c): MONITOR is set from the command on, until
+ * RESET or the connection closes; the client then receives a line for
+ * every command any client runs (Valkey marks it CLIENT_MONITOR and
+ * CLIENT_SLAVE, and refuses it the keyspace as it refuses a replica).
+ * MONITOR_SEEN: the command that blocked this client was already shown to
+ * the monitors; its rerun, when a key serves it, is not shown again
+ * (Valkey's call skips a reprocessed command). */
+#define CLIENT_MONITOR (1u << 12)
+#define CLIENT_MONITOR_SEEN (1u << 13)
 /* Replies are not appended while any of these is set (reply.c). */
 #define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 

@@ -263,6 +263,9 @@ static void client_command(client *c) {
         else
             reply_error(c, ERR_SYNTAX);
     } else if (arg_is(sub, "help") && c->argc == 2) {
+        /* Valkey's lines, in its order, for the subcommands soloist has
+         * (no CACHING, GETREDIR, PAUSE, UNPAUSE, TRACKING, TRACKINGINFO:
+         * a client reading this should not be offered what would fail). */
         static const char *const help[] = {
             "GETNAME",
             "    Return the name of the current connection.",
@@ -273,9 +276,25 @@ static void client_command(client *c) {
             "KILL <ip:port>",
             "    Kill connection made from <ip:port>.",
             "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME, MAXAGE.",
-            "LIST [TYPE normal]",
-            "    Return information about client connections.",
+            "    Kill connections. Options are:",
+            "    * ADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made from the specified address",
+            "    * LADDR (<ip:port>|<unixsocket>:0)",
+            "      Kill connections made to specified local address",
+            "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+            "      Kill connections by type.",
+            "    * USER <username>",
+            "      Kill connections authenticated by <username>.",
+            "    * SKIPME (YES|NO)",
+            "      Skip killing current connection (default: yes).",
+            "    * ID <client-id>",
+            "      Kill connections by client id.",
+            "    * MAXAGE <maxage>",
+            "      Kill connections older than the specified age.",
+            "LIST [options ...]",
+            "    Return information about client connections. Options:",
+            "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+            "      Return clients of specified type.",
             "REPLY (ON|OFF|SKIP)",
             "    Control the replies sent to the current connection.",
             "SETNAME <name>",

@@ -40,12 +40,19 @@ static void restore_values(const cfg **set, char **old, int n, int (**applies)(c
         if (!applies[k](&e)) server_log(LL_WARNING, "Failed applying restored failed CONFIG SET command: %s", e);
 }
 
+/* Valkey's allowProtectedAction: enable-protected-configs yes, or local
+ * and the client is on the loopback. */
+static int protected_allowed(int local) {
+    return cfg_enable_protected_configs == CFG_PROTECTED_YES ||
+           (cfg_enable_protected_configs == CFG_PROTECTED_LOCAL && local);
+}
+
 /*@ config-set */
 /* CONFIG SET name value [name value ...], all or nothing: every name is
  * checked first; then every value is set, keeping the old ones; then each
  * distinct apply function runs once; any failure restores everything.
  * Valkey: configSetCommand. */
-static int set_many(const char *const *names, const char *const *values, int n, char **err) {
+static int set_many(const char *const *names, const char *const *values, int n, int local, char **err) {
     const cfg **set = zcalloc(sizeof(cfg *) * (size_t)n);
     char **old = zcalloc(sizeof(char *) * (size_t)n);
     int (**applies)(const char **) = zcalloc(sizeof(*applies) * (size_t)n);
@@ -63,6 +70,10 @@ static int set_many(const char *const *names, const char *const *values, int n, 
         errname = names[i];
         if (c->flags & F_IMMUTABLE) {
             errstr = "can't set immutable config";
+            goto fail;
+        }
+        if ((c->flags & F_PROTECTED) && !protected_allowed(local)) {
+            errstr = "can't set protected config";
             goto fail;
         }
         for (int j = 0; j < i; j++)
@@ -123,7 +134,13 @@ out:
 
 int config_set(const char *name, const char *value, char **err) {
     *err = NULL;
-    return set_many(&name, &value, 1, err);
+    return set_many(&name, &value, 1, 1, err);
+}
+
+/* Valkey's islocalClient: a client on the loopback (a client with no
+ * connection, in the unit tests, counts as local). */
+static int client_is_local(const struct client *c) {
+    return c->fd == -1 || !strncmp(c->addr, "127.", 4) || !strncmp(c->addr, "[::1]:", 6);
 }
 
 char *config_get(const char *name) {
@@ -213,7 +230,7 @@ static void config_command(struct client *c) {
             names[i] = c->argv[2 + 2 * i]->ptr;
             values[i] = c->argv[3 + 2 * i]->ptr;
         }
-        if (set_many(names, values, n, &err) == 0) {
+        if (set_many(names, values, n, client_is_local(c), &err) == 0) {
             reply_ok(c);
         } else {
             reply_error_format(c, "ERR %s", err);

@@ -1,14 +1,17 @@
-/* cmd_info.c — the commands that describe the server: INFO and COMMAND.
+/* cmd_info.c — the commands that describe the server: INFO, COMMAND, MEMORY.
  *
  * Step 0 (server layer). Owns: info_commands[] — INFO [section ...] with
  * Valkey's sections and field names plus soloist's `threads` section (the
  * main thread's time by phase: the serial share s that chapter 01's
- * arithmetic needs), and COMMAND with COUNT, INFO, DOCS (enough for
- * redis-cli's hints), LIST and HELP.
+ * arithmetic needs), COMMAND with COUNT, INFO, DOCS (enough for
+ * redis-cli's hints), LIST and HELP, and MEMORY with USAGE, STATS,
+ * MALLOC-STATS, PURGE and HELP.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: genValkeyInfoString and commandCommand, commandInfoCommand,
- * commandDocsCommand in src/server.c.
+ * commandDocsCommand in src/server.c; memoryCommand and
+ * getMemoryOverheadData in src/object.c.
  */
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -23,6 +26,7 @@
 #include "db.h"
 #include "io_offload.h"
 #include "memory_prefetch.h"
+#include "multi.h"
 #include "io_threads.h"
 #include "networking.h"
 #include "reply.h"
@@ -68,6 +72,59 @@ static void bytes_human(char *buf, size_t len, double n) {
 }
 
 static double tv_sec(struct timeval tv) { return (double)tv.tv_sec + (double)tv.tv_usec / 1e6; }
+
+/* ------------------------------------------------------------- memory */
+
+/*@ memory-overhead */
+/* Where used_memory goes, as INFO memory and MEMORY STATS report it
+ * (Valkey: getMemoryOverheadData). soloist counts what it can count
+ * honestly:
+ *   startup  = used_memory once the server was set up (networking_init);
+ *   clients  = every client's own memory, CLIENT LIST's tot-mem summed;
+ *   db       = the keyspace's tables (buckets, not the keys or values);
+ *   overhead = startup + clients + db;
+ *   dataset  = used - overhead: the keys and values, and whatever else
+ *              the server allocated after start (the I/O threads' queues).
+ * The resident set comes from /proc/self/statm, read when asked (Valkey
+ * reads it in its cron). The peak is sampled by the cron and here. */
+typedef struct mem_report {
+    size_t used, peak, startup, rss, clients, db_main, db_expires, overhead, dataset, keys, bytes_per_key;
+    double peak_perc, dataset_perc, frag;
+    long long frag_bytes;
+} mem_report;
+
+static size_t process_rss(void) {
+    FILE *fp = fopen("/proc/self/statm", "r");
+    unsigned long long pages_total = 0, pages_resident = 0;
+    if (!fp) return 0;
+    if (fscanf(fp, "%llu %llu", &pages_total, &pages_resident) != 2) pages_resident = 0;
+    fclose(fp);
+    return (size_t)(pages_resident * (unsigned long long)sysconf(_SC_PAGESIZE));
+}
+
+static mem_report memory_report(void) {
+    mem_report m = {0};
+    m.used = zmalloc_used_memory();
+    if (m.used > server.stat_peak_memory) server.stat_peak_memory = m.used;
+    m.peak = server.stat_peak_memory;
+    m.startup = server.stat_startup_memory;
+    m.rss = process_rss();
+    for (client *c = server.clients; c; c = c->next) m.clients += client_memory_usage(c);
+    m.db_main = hashtable_mem_usage(db0.keys);
+    m.db_expires = hashtable_mem_usage(db0.expires);
+    m.overhead = m.startup + m.clients + m.db_main + m.db_expires;
+    m.dataset = m.used > m.overhead ? m.used - m.overhead : 0;
+    m.keys = db_size(&db0);
+    /* Valkey's net usage: what was allocated since start, at least 1. */
+    size_t net = m.used > m.startup ? m.used - m.startup : 1;
+    m.bytes_per_key = m.keys ? net / m.keys : 0;
+    m.dataset_perc = (double)m.dataset * 100.0 / (double)net;
+    m.peak_perc = m.peak ? (double)m.used * 100.0 / (double)m.peak : 0.0;
+    m.frag = m.used ? (double)m.rss / (double)m.used : 0.0;
+    m.frag_bytes = (long long)m.rss - (long long)m.used;
+    return m;
+}
+/*@ end */
 
 /* Which sections to print: Valkey's "default" set, "all", "everything",
  * or the names given. */
@@ -201,8 +258,9 @@ static void gen_info(text *t, int argc, obj **argv) {
 #define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (text_printf(t, "\r\n"), 1) : 1))
     SECTION("server", 1) info_server(t, uptime);
     SECTION("clients", 1) {
-        size_t max_in = 0, max_out = 0;
+        size_t max_in = 0, max_out = 0, watching = 0;
         for (client *c = server.clients; c; c = c->next) {
+            watching += multi_watched_count(c) > 0;
             /* A worker may be growing the query buffer of a client whose
              * read it owns: only idle inputs are looked at. */
             if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE && c->qb_cap > max_in)
@@ -211,20 +269,35 @@ static void gen_info(text *t, int argc, obj **argv) {
         }
         text_printf(t,
                     "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
-                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\n",
-                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count());
-        /* Valkey 8.1's blocking fields (no module keys: on_nokey is 0). */
-        text_printf(t, "clients_in_timeout_table:%zu\r\ntotal_blocking_keys:%zu\r\ntotal_blocking_keys_on_nokey:0\r\n",
-                    blocked_timeouts_count(), blocked_keys_count());
+                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
+                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
+        /* Valkey 8.1's blocking and WATCH fields (no module keys:
+         * on_nokey is 0). */
+        text_printf(t,
+                    "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
+                    "total_blocking_keys_on_nokey:0\r\n",
+                    blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
     }
     SECTION("memory", 1) {
-        char h[32];
-        size_t used = zmalloc_used_memory();
-        bytes_human(h, sizeof(h), (double)used);
+        /* Valkey 8's fields in its order, those soloist can know (no
+         * allocator internals, no scripts, no replication buffers). */
+        mem_report m = memory_report();
+        char used_h[32], rss_h[32], peak_h[32], sys_h[32];
+        size_t sys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+        bytes_human(used_h, sizeof(used_h), (double)m.used);
+        bytes_human(rss_h, sizeof(rss_h), (double)m.rss);
+        bytes_human(peak_h, sizeof(peak_h), (double)m.peak);
+        bytes_human(sys_h, sizeof(sys_h), (double)sys);
         text_printf(t,
-                    "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
-                    "maxmemory_policy:noeviction\r\nmem_allocator:libc\r\n",
-                    used, h);
+                    "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+                    "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+                    "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
+                    "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\ntotal_system_memory:%zu\r\n"
+                    "total_system_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
+                    "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
+                    "mem_clients_slaves:0\r\nmem_clients_normal:%zu\r\nmem_allocator:libc\r\n",
+                    m.used, used_h, m.rss, rss_h, m.peak, peak_h, m.peak_perc, m.overhead, m.startup, m.dataset,
+                    m.dataset_perc, sys, sys_h, m.frag, m.frag_bytes, m.clients);
     }
     SECTION("persistence", 1) {
         text_printf(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
@@ -233,25 +306,26 @@ static void gen_info(text *t, int argc, obj **argv) {
     SECTION("stats", 1) {
         io_offload_stats io_stats;
         io_offload_get_stats(&io_stats);
+        /* Valkey 8's fields in its order, those soloist counts (no
+         * replication, eviction, pub/sub, forks or defragmentation). */
         text_printf(
             t,
             "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
-            "total_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\nrejected_connections:%lld\r\n"
-            "expired_keys:%lld\r\nevicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\n"
-            "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n"
-            "total_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\ntotal_error_replies:%lld\r\n"
-            "instantaneous_ops_per_sec:%lld\r\ninstantaneous_input_kbps:%.2f\r\n"
-            "instantaneous_output_kbps:%.2f\r\nexpired_stale_perc:%.2f\r\n"
-            "expire_cycle_cpu_milliseconds:%lld\r\n"
-            "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n",
-            server.stat_numconnections, server.stat_numcommands, server.stat_net_input_bytes,
-            server.stat_net_output_bytes, server.stat_rejected_conn, db_stat.expired_keys, db_stat.keyspace_hits,
-            db_stat.keyspace_misses, server.stat_client_qbuf_limit_disconnections,
-            server.stat_client_outbuf_limit_disconnections, server.stat_total_reads, server.stat_total_writes,
-            server.stat_total_error_replies, server_instantaneous_metric(0),
-            (double)server_instantaneous_metric(1) / 1024, (double)server_instantaneous_metric(2) / 1024,
-            (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000,
-            (unsigned long long)io_stats.reads_done, (unsigned long long)io_stats.writes_done);
+            "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\n"
+            "instantaneous_input_kbps:%.2f\r\ninstantaneous_output_kbps:%.2f\r\nrejected_connections:%lld\r\n"
+            "expired_keys:%lld\r\nexpired_stale_perc:%.2f\r\nexpire_cycle_cpu_milliseconds:%lld\r\n"
+            "evicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\nunexpected_error_replies:%lld\r\n"
+            "total_error_replies:%lld\r\ntotal_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\n"
+            "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n"
+            "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n",
+            server.stat_numconnections, server.stat_numcommands, server_instantaneous_metric(0),
+            server.stat_net_input_bytes, server.stat_net_output_bytes, (double)server_instantaneous_metric(1) / 1024,
+            (double)server_instantaneous_metric(2) / 1024, server.stat_rejected_conn, db_stat.expired_keys,
+            (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000, db_stat.keyspace_hits,
+            db_stat.keyspace_misses, server.stat_unexpected_error_replies, server.stat_total_error_replies,
+            server.stat_total_reads, server.stat_total_writes, (unsigned long long)io_stats.reads_done,
+            (unsigned long long)io_stats.writes_done, server.stat_client_qbuf_limit_disconnections,
+            server.stat_client_outbuf_limit_disconnections);
         memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
         memory_prefetch_get_stats(&pf);
         text_printf(t,
@@ -413,8 +487,12 @@ static void command_command(client *c) {
             "    Return a list of all commands in this server.",
             "INFO [<command-name> ...]",
             "    Return details about multiple commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
             "DOCS [<command-name> ...]",
             "    Return documentation details about multiple commands.",
+            "    If no command names are given, documentation details for all",
+            "    commands are returned.",
             NULL,
         };
         reply_help(c, help);
@@ -422,6 +500,141 @@ static void command_command(client *c) {
         reply_subcommand_syntax_error(c);
     }
 }
+
+/* ------------------------------------------------------------- MEMORY */
+
+/*@ memory-usage */
+/* MEMORY USAGE's bytes for one key (Valkey: objectComputeSize plus the
+ * key's own allocation). Valkey walks a collection, sampling a few
+ * elements and scaling up; soloist does not know, from this layer, how
+ * each type lays out its elements, so it asks the allocator instead:
+ *   - a string: the usable size of its allocation (and of its bytes', for
+ *     a RAW string);
+ *   - any other value: the bytes zmalloc counts while the value is copied
+ *     (obj_dup builds the same structure), then the copy is freed. Every
+ *     element is copied, so SAMPLES is checked but changes nothing, and
+ *     the time is O(N) like Valkey's SAMPLES 0. An I/O thread allocating
+ *     during the copy would be counted too: the figure is an estimate;
+ *   - the key: its db_entry (the key's bytes and its expire time) and its
+ *     share of the keyspace table's buckets. */
+static size_t value_usage(const obj *o) {
+    if (o->type == OBJ_STRING)
+        return malloc_usable_size((void *)o) + (o->encoding == OBJ_ENC_RAW ? malloc_usable_size(o->ptr) : 0);
+    size_t before = zmalloc_used_memory();
+    obj *copy = obj_dup(o);
+    size_t after = zmalloc_used_memory();
+    obj_decr_ref(copy);
+    return after > before ? after - before : 0;
+}
+/*@ end */
+
+static void memory_usage(client *c) {
+    for (int j = 3; j < c->argc; j++) {
+        long long samples;
+        if (arg_is(c->argv[j], "samples") && j + 1 < c->argc) {
+            if (!obj_get_ll(c->argv[j + 1], &samples)) return reply_error(c, ERR_NOT_INT);
+            if (samples < 0) return reply_error(c, ERR_SYNTAX);
+            j++;
+        } else {
+            return reply_error(c, ERR_SYNTAX);
+        }
+    }
+    db_entry *e = db_find_entry(c->db, c->argv[2]);
+    if (!e) return reply_null(c);
+    size_t keys = hashtable_size(c->db->keys);
+    size_t table_share = keys ? hashtable_mem_usage(c->db->keys) / keys : 0;
+    reply_long_long(c, (long long)(value_usage(e->val) + malloc_usable_size(e) + table_share));
+}
+
+/* MEMORY STATS: Redis 7.0's map, in its order, with the entries soloist
+ * can fill (memory_report); no allocator internals, no scripts. */
+static void memory_stats(client *c) {
+    mem_report m = memory_report();
+    reply_map_len(c, 16);
+    reply_bulk_cstr(c, "peak.allocated");
+    reply_long_long(c, (long long)m.peak);
+    reply_bulk_cstr(c, "total.allocated");
+    reply_long_long(c, (long long)m.used);
+    reply_bulk_cstr(c, "startup.allocated");
+    reply_long_long(c, (long long)m.startup);
+    reply_bulk_cstr(c, "replication.backlog");
+    reply_long_long(c, 0);
+    reply_bulk_cstr(c, "clients.slaves");
+    reply_long_long(c, 0);
+    reply_bulk_cstr(c, "clients.normal");
+    reply_long_long(c, (long long)m.clients);
+    reply_bulk_cstr(c, "aof.buffer");
+    reply_long_long(c, 0);
+    reply_bulk_cstr(c, "db.0");
+    reply_map_len(c, 2);
+    reply_bulk_cstr(c, "overhead.hashtable.main");
+    reply_long_long(c, (long long)m.db_main);
+    reply_bulk_cstr(c, "overhead.hashtable.expires");
+    reply_long_long(c, (long long)m.db_expires);
+    reply_bulk_cstr(c, "overhead.total");
+    reply_long_long(c, (long long)m.overhead);
+    reply_bulk_cstr(c, "keys.count");
+    reply_long_long(c, (long long)m.keys);
+    reply_bulk_cstr(c, "keys.bytes-per-key");
+    reply_long_long(c, (long long)m.bytes_per_key);
+    reply_bulk_cstr(c, "dataset.bytes");
+    reply_long_long(c, (long long)m.dataset);
+    reply_bulk_cstr(c, "dataset.percentage");
+    reply_double(c, m.dataset_perc);
+    reply_bulk_cstr(c, "peak.percentage");
+    reply_double(c, m.peak_perc);
+    reply_bulk_cstr(c, "fragmentation");
+    reply_double(c, m.frag);
+    reply_bulk_cstr(c, "fragmentation.bytes");
+    reply_long_long(c, m.frag_bytes);
+}
+
+/* Valkey's MEMORY HELP lines for the subcommands soloist has (no DOCTOR). */
+static const char *const memory_help[] = {
+    "MALLOC-STATS",
+    "    Return internal statistics report from the memory allocator.",
+    "PURGE",
+    "    Attempt to purge dirty pages for reclamation by the allocator.",
+    "STATS",
+    "    Return information about the memory usage of the server.",
+    "USAGE <key> [SAMPLES <count>]",
+    "    Return memory in bytes used by <key> and its value. Nested values are",
+    "    sampled up to <count> times (default: 5, 0 means sample all).",
+    NULL,
+};
+
+/* MEMORY (Valkey: memoryCommand in src/object.c). The dispatcher has
+ * checked the subcommand and its arity. */
+static void memory_command(client *c) {
+    obj *sub = c->argv[1];
+    if (arg_is(sub, "usage")) {
+        memory_usage(c);
+    } else if (arg_is(sub, "stats")) {
+        memory_stats(c);
+    } else if (arg_is(sub, "malloc-stats")) {
+        /* Valkey's answer when it is not built with jemalloc. */
+        reply_bulk_cstr(c, "Stats not supported for the current allocator");
+    } else if (arg_is(sub, "purge")) {
+        /* glibc's nearest thing to jemalloc's purge: give the free pages
+         * at the heap's top, and whole free pages inside it, back to the
+         * kernel (Valkey replies OK without doing anything under libc). */
+        malloc_trim(0);
+        reply_ok(c);
+    } else {
+        reply_help(c, memory_help);
+    }
+}
+
+command memory_subcommands[] = {
+    {"memory|usage", memory_command, -3, CMD_READONLY, 2, 2, 1, "server", "Estimates the memory usage of a key.", 0, 0,
+     0, 0},
+    SUBCOMMAND("memory|stats", memory_command, 2, 0, "server", "Returns details about memory usage."),
+    SUBCOMMAND("memory|malloc-stats", memory_command, 2, 0, "server", "Returns the allocator statistics."),
+    SUBCOMMAND("memory|purge", memory_command, 2, 0, "server", "Asks the allocator to release memory."),
+    SUBCOMMAND("memory|help", memory_command, 2, CMD_LOADING | CMD_STALE, "server",
+               "Returns helpful text about the different subcommands."),
+    {0},
+};
 
 /* Subcommands: name, proc (the container's), arity, flags, summary. */
 #define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "server", summary)
@@ -443,5 +656,6 @@ command info_commands[] = {
      "Returns detailed information about all commands.", 0, 0, 0, 0},
     {"info", info_command, -1, CMD_STALE | CMD_LOADING, 0, 0, 0, "server",
      "Returns information and statistics about the server.", 0, 0, 0, 0},
+    {"memory", memory_command, -2, 0, 0, 0, 0, "server", "A container for memory diagnostics commands.", 0, 0, 0, 0},
     {0},
 };

@@ -1,12 +1,14 @@
 /* cmd_server.c — connection and server commands.
  *
  * Step 0 (server layer). Owns: server_commands[] — PING ECHO QUIT HELLO
- * AUTH SELECT TIME SHUTDOWN — and their replies. CLIENT, CONFIG, INFO and
- * COMMAND live in cmd_client.c, cmd_config.c and cmd_info.c.
+ * AUTH SELECT TIME SHUTDOWN MONITOR RESET — and their replies. CLIENT,
+ * CONFIG, INFO, COMMAND and MEMORY live in cmd_client.c, cmd_config.c and
+ * cmd_info.c; the MONITOR feed itself is networking.c's.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: pingCommand, echoCommand (src/server.c), helloCommand
  * (src/networking.c), authCommand (src/acl.c), selectCommand (src/db.c),
- * timeCommand (src/server.c).
+ * timeCommand, monitorCommand (src/server.c), resetCommand
+ * (src/networking.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,6 +17,8 @@
 #include "client.h"
 #include "commands.h"
 #include "config.h"
+#include "db.h"
+#include "multi.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -84,6 +88,9 @@ static void auth_command(client *c) {
     }
     obj *user = c->argc == 3 ? c->argv[1] : NULL;
     if (try_auth(c, user, c->argv[c->argc - 1])) reply_ok(c);
+    /* Every argument, user name included, whether or not it matched
+     * (Valkey's authCommand redacts them all). */
+    for (int j = 1; j < c->argc; j++) client_redact_arg(c, j);
 }
 
 static int valid_client_name(const obj *name) {
@@ -110,7 +117,12 @@ static void hello_command(client *c) {
     for (int j = next; j < c->argc; j++) {
         int more = c->argc - j - 1;
         if (arg_is(c->argv[j], "AUTH") && more >= 2) {
-            if (!try_auth(c, c->argv[j + 1], c->argv[j + 2])) return;
+            int ok = try_auth(c, c->argv[j + 1], c->argv[j + 2]);
+            /* The user and the password never reach a monitor (Valkey's
+             * helloCommand redacts both), whether AUTH passed or not. */
+            client_redact_arg(c, j + 1);
+            client_redact_arg(c, j + 2);
+            if (!ok) return;
             j += 2;
         } else if (arg_is(c->argv[j], "SETNAME") && more >= 1) {
             setname = c->argv[++j];
@@ -177,6 +189,37 @@ static void shutdown_command(client *c) {
     c->flags |= CLIENT_CLOSE_ASAP;
 }
 
+/* MONITOR (Valkey: monitorCommand). Inside a transaction the client
+ * expects one reply per command, which a monitor cannot give (Valkey's
+ * DENY_BLOCKING, set while EXEC runs the queue); a monitor asking again
+ * gets no reply at all, as in Valkey. The feed is networking.c's. */
+static void monitor_command(client *c) {
+    if (c->flags & CLIENT_MULTI) {
+        reply_error(c, "MONITOR isn't allowed for DENY BLOCKING client");
+        return;
+    }
+    if (c->flags & CLIENT_MONITOR) return;
+    monitor_add(c);
+    reply_ok(c);
+}
+
+/* RESET: the connection as it was when it connected (Valkey: resetCommand
+ * and clearClientConnectionState): out of MONITOR, out of any transaction
+ * and its watches, database 0, RESP2, authenticated only if no password
+ * is set, no name, and replies on. The library name and version stay:
+ * they still describe the library behind the connection. */
+static void reset_command(client *c) {
+    if (c->flags & CLIENT_MONITOR) monitor_remove(c);
+    multi_free_client(c);
+    c->flags &= ~(CLIENT_MULTI | CLIENT_DIRTY_CAS | CLIENT_DIRTY_EXEC | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP_NEXT);
+    c->db = &db0;
+    c->resp = 2;
+    c->authenticated = server.requirepass == NULL;
+    zfree(c->name);
+    c->name = NULL;
+    reply_status(c, "RESET");
+}
+
 command server_commands[] = {
     {"ping", ping_command, -1, CMD_FAST | CMD_STALE | CMD_LOADING, 0, 0, 0, "connection",
      "Returns the server's liveliness response.", 0, 0, 0, 0},
@@ -194,5 +237,9 @@ command server_commands[] = {
      0, 0},
     {"shutdown", shutdown_command, -1, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT | CMD_NO_MULTI, 0, 0, 0,
      "server", "Synchronously saves the database(s) to disk and shuts down the server.", 0, 0, 0, 0},
+    {"monitor", monitor_command, 1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, "server",
+     "Listens for all requests received by the server in real-time.", 0, 0, 0, 0},
+    {"reset", reset_command, 1, CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOAUTH | CMD_FAST | CMD_NO_QUEUE, 0, 0, 0,
+     "connection", "Resets the connection.", 0, 0, 0, 0},
     {0},
 };

@@ -325,7 +325,10 @@ static void msetnx_command(client *c) { mset_generic(c, 1); }
 /*@ incr-decr */
 /* The value is parsed and reformatted every time: soloist has no INT
  * encoding (object.h says why). A missing key counts from 0; the TTL of
- * an existing key is kept (Valkey: dbReplaceValue). */
+ * an existing key is kept (Valkey: dbReplaceValue). A value only the
+ * keyspace holds, whose new digits fit its bytes, is rewritten in place:
+ * no allocation and no second lookup, the common case of a counter
+ * (Valkey, with its INT encoding, updates the object in place too). */
 static void incr_decr(client *c, long long incr) {
     obj *o = db_lookup_write(c->db, c->argv[1]);
     long long value = 0;
@@ -339,6 +342,18 @@ static void incr_decr(client *c, long long incr) {
         return;
     }
     value += incr;
+    if (o && o->refcount == 1) {
+        char buf[32];
+        size_t len = ll_to_str(buf, value);
+        if (len <= o->len) {
+            memcpy(o->ptr, buf, len);
+            o->ptr[len] = '\0';
+            o->len = len;
+            db_signal_modified(c->db, c->argv[1]);
+            reply_long_long(c, value);
+            return;
+        }
+    }
     obj *n = obj_create_from_ll(value);
     if (o)
         db_overwrite(c->db, c->argv[1], n);

@@ -17,9 +17,12 @@
  * destination key. Nothing changes an input while the result is built, so
  * member bytes and positions read from the inputs stay valid throughout;
  * and the destination may be one of the inputs, since it is replaced only
- * once the result is whole. soloist has no plain sets: where Valkey also
- * takes a set as an input (each member with score 1), any key that is not
- * a sorted set gets WRONGTYPE.
+ * once the result is whole. A plain set is an input too, each member
+ * with score 1 (before its weight), as Valkey's zuiInitIterator reads
+ * one; any other type gets WRONGTYPE. soloist copies such a set into a
+ * temporary sorted set when it reads the keys (O(n log n) for its n
+ * members, freed with the request), so that the three computations below
+ * see sorted sets only; Valkey walks the set in place instead.
  *
  * COSTS
  *
@@ -66,6 +69,7 @@
 #include "db.h"
 #include "hashtable.h"
 #include "reply.h"
+#include "set.h"
 #include "zmalloc.h"
 #include "zset.h"
 
@@ -76,6 +80,8 @@ typedef struct source {
     zset *z;       /* NULL: a missing key, read as an empty set */
     double weight; /* WEIGHTS, 1 when not given */
     size_t given;  /* its place among the keys: ties in the sort keep it */
+    obj *set;      /* a plain set's key value, whose copy z is */
+    int owned;     /* z is that copy, to be freed (once per set) */
 } source;
 
 /* One command's request, parsed. */
@@ -113,6 +119,29 @@ static double weigh(const source *s, double score) {
 
 /* ---- arguments ------------------------------------------------------------ */
 
+/* Source i reads the plain set o: every member with score 1, in a sorted
+ * set built for this request (Valkey: zuiInitIterator on a set). The same
+ * key given twice shares one copy, so "the same input again" still
+ * compares equal below. */
+static void source_from_set(algebra *a, long long i, obj *o) {
+    a->src[i].set = o;
+    for (long long j = 0; j < i; j++) {
+        if (a->src[j].set == o) {
+            a->src[i].z = a->src[j].z;
+            return;
+        }
+    }
+    zset *z = zset_create();
+    set_iter it;
+    const char *m;
+    size_t len;
+    set_iter_init(&it, o);
+    while (set_iter_next(&it, &m, &len)) zset_insert_new(z, 1.0, m, len);
+    set_iter_reset(&it);
+    a->src[i].z = z;
+    a->src[i].owned = 1;
+}
+
 /* numkeys and the keys, in Valkey's order: the count (an integer, at least
  * 1, no more than the arguments left), then every key looked up, so a
  * wrong type is reported before any option is read. 1, or 0 replied. */
@@ -130,16 +159,23 @@ static int parse_keys(algebra *a, int numkeys_at) {
         reply_error(c, ERR_SYNTAX);
         return 0;
     }
-    a->src = zmalloc(sizeof(source) * (size_t)a->n);
+    a->src = zcalloc(sizeof(source) * (size_t)a->n);
     for (long long i = 0; i < a->n; i++) {
         obj *o = db_lookup_read(c->db, c->argv[numkeys_at + 1 + i]);
-        if (o && o->type != OBJ_ZSET) {
+        if (o && o->type != OBJ_ZSET && o->type != OBJ_SET) {
             reply_error(c, ERR_WRONGTYPE);
             return 0;
         }
-        a->src[i] = (source){.z = o ? zset_of(o) : NULL, .weight = 1.0, .given = (size_t)i};
+        a->src[i] = (source){.z = o && o->type == OBJ_ZSET ? zset_of(o) : NULL, .weight = 1.0, .given = (size_t)i};
+        if (o && o->type == OBJ_SET) source_from_set(a, i, o);
     }
     return 1;
+}
+
+/* The temporary copies of plain sets, each freed once. */
+static void free_set_copies(algebra *a) {
+    for (long long i = 0; a->src && i < a->n; i++)
+        if (a->src[i].owned) zset_free(a->src[i].z);
 }
 
 /* WEIGHTS takes exactly numkeys floats. 1, or 0 replied. */
@@ -360,6 +396,7 @@ static void algebra_generic(client *c, int numkeys_at, enum setop op, int count_
         obj_decr_ref(result);
     }
 done:
+    free_set_copies(&a);
     zfree(a.src);
 }
 

@@ -84,7 +84,8 @@ command *commands_subcommands(const command *parent) {
     } families[] = {{"client", client_subcommands},
                     {"command", command_subcommands},
                     {"config", config_subcommands},
-                    {"object", object_subcommands}};
+                    {"object", object_subcommands},
+                    {"memory", memory_subcommands}};
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
         if (strcmp(parent->name, families[i].container) == 0) return families[i].table;
     return NULL;
@@ -109,6 +110,9 @@ size_t commands_count(void) { return index_len; }
 
 static commands_queue_fn *multi_queue;
 static commands_exec_abort_fn *multi_exec_abort;
+static commands_call_fn *call_done;
+
+void commands_on_call(commands_call_fn *fn) { call_done = fn; }
 
 void commands_on_multi(commands_queue_fn *queue, commands_exec_abort_fn *abort) {
     multi_queue = queue;
@@ -125,9 +129,10 @@ static void flag_transaction(client *c) {
  * refused EXEC aborts the transaction instead (commands_on_multi). */
 static void reject(client *c, const char *msg) {
     flag_transaction(c);
-    if (c->cmd && multi_exec_abort && strcmp(c->cmd->name, "exec") == 0)
+    if (c->cmd && multi_exec_abort && strcmp(c->cmd->name, "exec") == 0) {
         multi_exec_abort(c, msg);
-    else
+        if (call_done) call_done(c, c->cmd); /* monitors see the EXEC (Valkey: execCommandAbort) */
+    } else
         reply_error(c, msg);
 }
 
@@ -198,6 +203,14 @@ void process_command(client *c) {
         c->cmd = NULL;
         return;
     }
+    /* A monitor is marked as a replica in Valkey, and a replica may not
+     * touch the keyspace (processCommand). */
+    if ((c->flags & CLIENT_MONITOR) && (cmd->flags & (CMD_READONLY | CMD_WRITE))) {
+        cmd->rejected_calls++;
+        reject(c, "Replica can't interact with the keyspace");
+        c->cmd = NULL;
+        return;
+    }
     if ((c->flags & CLIENT_MULTI) && in_transaction(c, cmd)) return;
     call(c);
 }
@@ -215,6 +228,7 @@ void call(client *c) {
     uint64_t end = util_monotonic_ns();
     uint64_t dur = end - start;
     server.exec_clock_ns = end;
+    if (call_done) call_done(c, cmd);
     /* A command that blocked the client is counted once, when it ends: as
      * the rerun that serves it, or by blocked.c on a timeout (Valkey's call
      * skips the statistics of a client it just blocked). */
@@ -224,7 +238,8 @@ void call(client *c) {
     }
     cmd->calls++;
     cmd->usec += (long long)(dur / 1000);
-    if (server.stat_total_error_replies != errors_before) cmd->failed_calls++;
+    /* More errors than before: CONFIG RESETSTAT may have zeroed the count. */
+    if (server.stat_total_error_replies > errors_before) cmd->failed_calls++;
     server.stat_numcommands++;
     c->commands_processed++;
     c->cmd = NULL;

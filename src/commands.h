@@ -81,6 +81,7 @@ extern command client_subcommands[];  /* cmd_client.c */
 extern command command_subcommands[]; /* cmd_info.c */
 extern command config_subcommands[];  /* cmd_config.c */
 extern command object_subcommands[];  /* cmd_keys.c */
+extern command memory_subcommands[];  /* cmd_info.c */
 /* One entry of a subcommand table: no keys, no statistics yet. */
 #define SUBCOMMAND(name, proc, arity, flags, group, summary)                                                           \
     { name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0 }
@@ -115,6 +116,12 @@ typedef void commands_queue_fn(struct client *c);
  * that failed. err is the refusal's text, as reply_error takes it. */
 typedef void commands_exec_abort_fn(struct client *c, const char *err);
 void commands_on_multi(commands_queue_fn *queue, commands_exec_abort_fn *abort);
+/* MONITOR: called once call() has run cmd for c (c->argv still holds its
+ * arguments), and for an EXEC refused before it ran. networking.c
+ * registers it at start (networking_init), for the same reason as
+ * commands_on_multi: the dispatcher is below it. */
+typedef void commands_call_fn(struct client *c, const struct command *cmd);
+void commands_on_call(commands_call_fn *fn);
 /* Whether an argument is the keyword s, in any case (an option's name). */
 int arg_is(const struct obj *o, const char *s);
 /* "ERR wrong number of arguments for 'cmd' command", for c->cmd. */

@@ -47,6 +47,7 @@ int (*config_apply_maxclients)(const char **err) = NULL;
  * them) but with no field in `server`: soloist keeps nothing on disk. */
 static int cfg_appendonly;
 static int cfg_io_threads_do_reads;
+int cfg_enable_protected_configs; /* config_private.h */
 /* The sorted set's small-encoding thresholds (see the table). */
 static long long cfg_zset_max_listpack_entries, cfg_zset_max_listpack_value;
 static char *cfg_dir;         /* "dir": checked to exist; soloist never chdir()s */
@@ -287,6 +288,8 @@ static const cfg_enum zset_layout_enum[] = {{"copied", ZSET_LAYOUT_COPIED},
                                             {"embedded", ZSET_LAYOUT_EMBEDDED},
                                             {"dense", ZSET_LAYOUT_DENSE},
                                             {NULL, 0}};
+static const cfg_enum protected_enum[] = {
+    {"no", CFG_PROTECTED_NO}, {"yes", CFG_PROTECTED_YES}, {"local", CFG_PROTECTED_LOCAL}, {NULL, 0}};
 static const cfg_enum reply_write_timing_enum[] = {
     {"before-sleep", REPLY_WRITE_BEFORE_SLEEP}, {"immediate", REPLY_WRITE_IMMEDIATE}, {NULL, 0}};
 
@@ -393,13 +396,13 @@ const cfg cfg_table[] = {
     LLC("list-max-listpack-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
     LLC("list-max-ziplist-size", 0, list_max_listpack_size, INT_MIN, INT_MAX, -2),
     LLC("list-compress-depth", 0, list_compress_depth, 0, INT_MAX, 0),
-    LLC("hash-max-listpack-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
-    LLC("hash-max-ziplist-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 128),
+    LLC("hash-max-listpack-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 512),
+    LLC("hash-max-ziplist-entries", 0, hash_max_listpack_entries, 0, LONG_MAX, 512),
     MEMC("hash-max-listpack-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
     MEMC("hash-max-ziplist-value", 0, hash_max_listpack_value, 0, LONG_MAX, 64),
     LLC("set-max-intset-entries", 0, set_max_intset_entries, 0, LONG_MAX, 512),
     LLC("set-max-listpack-entries", 0, set_max_listpack_entries, 0, LONG_MAX, 128),
-    MEMC("set-max-listpack-value", 0, set_max_listpack_value, 0, LONG_MAX, 64),
+    LLC("set-max-listpack-value", 0, set_max_listpack_value, 0, LONG_MAX, 64), /* a count in Valkey, not a size */
     /* Not a Valkey option (bench/zset_memory.py): where a sorted set keeps
      * its members (zset.h). Sets created afterwards take it; existing sets
      * keep the layout they were made with. */
@@ -412,8 +415,11 @@ const cfg cfg_table[] = {
      * clients that ask work; soloist keeps nothing on disk. */
     {.name = "save", .type = T_SPECIAL, .flags = F_MULTI_ARG, .set = set_save, .get = get_save, .def_str = ""},
     BOOLC("appendonly", 0, cfg_appendonly, 0, valid_appendonly),
-    {.name = "dir", .type = T_SPECIAL, .set = set_dir, .get = get_dir},
-    STRC("dbfilename", 0, cfg_dbfilename, "dump.rdb", valid_dbfilename),
+    {.name = "dir", .type = T_SPECIAL, .flags = F_PROTECTED, .set = set_dir, .get = get_dir},
+    STRC("dbfilename", F_PROTECTED, cfg_dbfilename, "dump.rdb", valid_dbfilename),
+    /* Whether CONFIG SET may change the protected options above (Valkey's
+     * default: no; "local" allows a client on the loopback). */
+    ENUMC("enable-protected-configs", F_IMMUTABLE, cfg_enable_protected_configs, protected_enum, CFG_PROTECTED_NO),
 };
 /*@ end */
 

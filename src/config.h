@@ -79,8 +79,10 @@ int config_load_args(int argc, char **argv, char **err);
 int config_load_file(const char *path, char **err);
 int config_load_string(const char *text, char **err);
 
-/* Sets one option as `CONFIG SET name value` would: immutable options
- * are refused, the apply hook runs, and a failure leaves the old value.
+/* Sets one option as `CONFIG SET name value` from a loopback client
+ * would: immutable options are refused, and protected ones (dir,
+ * dbfilename) unless enable-protected-configs is yes or local; the apply
+ * hook runs, and a failure leaves the old value.
  * 0 on success; -1 with a zmalloc'd *err holding the text of CONFIG SET's
  * error without its "ERR " prefix. */
 int config_set(const char *name, const char *value, char **err);

@@ -99,6 +99,14 @@ enum cfg_type { T_BOOL, T_INT, T_LL, T_ENUM, T_STRING, T_SPECIAL };
 #define F_MULTI_ARG (1u << 2)  /* takes several arguments (bind, save...) */
 #define F_MEMORY (1u << 3)     /* numeric with units: 512mb, 1gb */
 #define F_EMPTY_NULL (1u << 4) /* string: "" is stored as NULL */
+/* CONFIG SET refuses it unless enable-protected-configs allows (Valkey's
+ * PROTECTED_CONFIG: dir and dbfilename, which decide where files go). */
+#define F_PROTECTED (1u << 5)
+
+/* enable-protected-configs (Valkey: PROTECTED_ACTION_ALLOWED_*): no, yes,
+ * or local, for a client connected over the loopback. */
+enum { CFG_PROTECTED_NO = 0, CFG_PROTECTED_YES = 1, CFG_PROTECTED_LOCAL = 2 };
+extern int cfg_enable_protected_configs;
 
 typedef struct cfg_enum {
     const char *name;

@@ -1,7 +1,8 @@
 /* db.c — the keyspace: keys to values, with lazy expiry.
  *
  * Step 0 (keyspace layer). Owns: every db_entry (one
- * allocation holding the key's bytes, the TTL and the value pointer), the
+ * allocation holding the value pointer, the key's bytes and, once the key
+ * has had a TTL, its expire time), the
  * `keys` table that owns them and the `expires` table that indexes the
  * ones with a TTL; lazy expiry; the keyspace statistics. The active expiry
  * cycle is in expire.c, the commands in cmd_keys.c and cmd_string.c.
@@ -13,6 +14,7 @@
  */
 #include "db.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #include "util.h"
@@ -23,16 +25,23 @@ db db0;
 
 /* ---- entries and the hashtable type ------------------------------------ */
 
+/* The bytes an entry for a key of len bytes takes, with or without room
+ * for an expire time. */
+static size_t entry_size(size_t len, int ttl_room) {
+    return offsetof(db_entry, key) + len + 1 + (ttl_room ? sizeof(long long) : 0);
+}
+
 static db_entry *entry_create(const char *key, size_t len, obj *val) {
-    db_entry *e = zmalloc(sizeof(db_entry) + len + 1);
+    db_entry *e = zmalloc(entry_size(len, 0));
     memcpy(e->key, key, len);
     e->key[len] = '\0';
-    e->keyptr = e->key;
-    e->keylen = len;
+    e->keylen = (uint32_t)len;
+    e->flags = 0;
     e->val = val;
-    e->expire = -1;
     return e;
 }
+
+static void entry_write_expire(db_entry *e, long long when) { memcpy(e->key + e->keylen + 1, &when, sizeof(when)); }
 
 static void entry_free(void *p) {
     db_entry *e = p;
@@ -40,9 +49,19 @@ static void entry_free(void *p) {
     zfree(e);
 }
 
-/* The key of an entry is the {ptr, len} view stored inside it, so the
- * table never needs a temporary (see db.h). */
-static const void *entry_get_key(const void *p) { return &((const db_entry *)p)->name; }
+/* The {ptr, len} view of an entry's key. The table uses each result at
+ * once and at most two at a time (hashtable.h), so two buffers in turn
+ * are enough; main thread only, like the tables. */
+static const void *entry_get_key(const void *p) {
+    static hashtable_key views[2];
+    static unsigned next;
+    const db_entry *e = p;
+    hashtable_key *v = &views[next++ & 1];
+    *v = (hashtable_key){e->key, e->keylen};
+    return v;
+}
+
+static hashtable_key name_of(const db_entry *e) { return (hashtable_key){e->key, e->keylen}; }
 
 /* `keys` owns the entries; `expires` indexes the same entries and must
  * never free them, so it has no destructor. */
@@ -83,14 +102,18 @@ db_entry *db_find_entry(db *d, obj *key) {
     return hashtable_find(d->keys, &k, &found) ? found : NULL;
 }
 
-int db_entry_is_expired(const db_entry *e, long long now_ms) { return e->expire != -1 && now_ms > e->expire; }
+int db_entry_is_expired(const db_entry *e, long long now_ms) {
+    long long when = db_entry_expire(e);
+    return when != -1 && now_ms > when;
+}
 
 void db_delete_entry(db *d, db_entry *e) {
     void *popped;
+    hashtable_key name = name_of(e);
     /* Pop from expires while e (and so the key it is looked up by) is
      * still alive; then pop from keys and free it ourselves. */
-    if (e->expire != -1) hashtable_pop(d->expires, &e->name, &popped);
-    hashtable_pop(d->keys, &e->name, &popped);
+    if (e->flags & DB_ENTRY_TTL_SET) hashtable_pop(d->expires, &name, &popped);
+    hashtable_pop(d->keys, &name, &popped);
     entry_free(e);
 }
 
@@ -101,7 +124,7 @@ void db_delete_entry(db *d, db_entry *e) {
  * reads the clock per lookup, which differs only inside one command that
  * touches several volatile keys within the same millisecond boundary. */
 static int expire_entry_if_needed(db *d, db_entry *e) {
-    if (e->expire == -1 || util_mstime() <= e->expire) return 0;
+    if (!(e->flags & DB_ENTRY_TTL_SET) || util_mstime() <= db_entry_expire(e)) return 0;
     db_delete_expired(d, e);
     db_stat.expired_keys++;
     return 1;
@@ -168,10 +191,11 @@ void db_set_key(db *d, obj *key, obj *val, int keepttl) {
     obj *old = e->val;
     e->val = val;
     db_value_release(old);
-    if (!keepttl && e->expire != -1) {
+    if (!keepttl && (e->flags & DB_ENTRY_TTL_SET)) {
         void *popped;
-        hashtable_pop(d->expires, &e->name, &popped);
-        e->expire = -1;
+        hashtable_key name = name_of(e);
+        hashtable_pop(d->expires, &name, &popped);
+        e->flags &= (uint8_t)~DB_ENTRY_TTL_SET;
     }
 }
 /*@ end */
@@ -211,22 +235,38 @@ obj *db_unshare_string(db *d, obj *key, size_t len) {
 
 long long db_get_expire(db *d, obj *key) {
     db_entry *e = db_find_entry(d, key);
-    return e ? e->expire : -1;
+    return e ? db_entry_expire(e) : -1;
 }
 
+/*@ set-expire */
+/* A key's first TTL grows its entry to hold the time, which may move it:
+ * the keys table's slot is pointed at the new address before the entry
+ * joins expires, and nothing else holds an entry across a command. */
 void db_set_expire(db *d, obj *key, long long when_ms) {
-    db_entry *e = db_find_entry(d, key);
-    if (!e) return;
-    if (e->expire == -1) hashtable_add(d->expires, e);
-    e->expire = when_ms;
+    hashtable_key k = key_of(key);
+    void **slot = hashtable_find_ref(d->keys, &k);
+    if (!slot) return;
+    db_entry *e = *slot;
+    if (!(e->flags & DB_ENTRY_TTL_ROOM)) {
+        e = zrealloc(e, entry_size(e->keylen, 1));
+        e->flags |= DB_ENTRY_TTL_ROOM;
+        *slot = e;
+    }
+    entry_write_expire(e, when_ms);
+    if (!(e->flags & DB_ENTRY_TTL_SET)) {
+        e->flags |= DB_ENTRY_TTL_SET;
+        hashtable_add(d->expires, e);
+    }
 }
+/*@ end */
 
 int db_remove_expire(db *d, obj *key) {
     db_entry *e = db_find_entry(d, key);
-    if (!e || e->expire == -1) return 0;
+    if (!e || !(e->flags & DB_ENTRY_TTL_SET)) return 0;
     void *popped;
-    hashtable_pop(d->expires, &e->name, &popped);
-    e->expire = -1;
+    hashtable_key name = name_of(e);
+    hashtable_pop(d->expires, &name, &popped);
+    e->flags &= (uint8_t)~DB_ENTRY_TTL_SET;
     return 1;
 }
 

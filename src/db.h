@@ -10,7 +10,10 @@
  * src/expire.c (activeExpireCycle). Valkey 8.1 embeds the key and the
  * expire time in the value object; soloist keeps them in a small db_entry
  * beside a pointer to the value, which costs one more pointer chase per
- * lookup (step 6 prefetches it) and keeps the value object shareable.
+ * lookup (step 6 prefetches it) and keeps the value object shareable. The
+ * entry carries an expire time only once the key has had a TTL, and
+ * grows to hold it, as Valkey's object does since 8.1 (objectSetExpire
+ * may reallocate it).
  */
 #ifndef SOLOIST_DB_H
 #define SOLOIST_DB_H
@@ -22,24 +25,31 @@
 #include "object.h"
 
 /*@ db-entry */
+/* One allocation per key: the value pointer, the key's length and bytes,
+ * and, only for a key that has had a TTL, its expire time after the key.
+ * A key without a TTL, the common case, pays no 8 bytes for one: with
+ * glibc's chunk sizes (24 usable bytes, then steps of 16) a key of up to
+ * 10 bytes fits the smallest chunk. Setting the first TTL grows the entry
+ * and so moves it (db_set_expire swaps the tables' pointers); removing a
+ * TTL keeps the room, so a key whose TTL comes and goes moves once. The
+ * expire time sits after the key's bytes, unaligned: read it with
+ * db_entry_expire. */
 typedef struct db_entry {
-    obj *val;         /* one reference owned by the keyspace */
-    long long expire; /* unix time in ms; -1 when the key has no TTL */
-    /* The hashtable looks keys up as `const hashtable_key *` {ptr, len}.
-     * `name` is that view of this entry's own key (name.ptr == key,
-     * name.len == keylen), so entry_get_key can return a pointer into the
-     * entry instead of building a temporary: 8 bytes per key buy a lookup
-     * path with no scratch state. keyptr/keylen alias name's fields. */
-    union {
-        hashtable_key name;
-        struct {
-            const char *keyptr;
-            size_t keylen;
-        };
-    };
-    char key[]; /* NUL-terminated copy of the key */
+    obj *val;        /* one reference owned by the keyspace */
+    uint32_t keylen; /* key bytes, without the NUL */
+    uint8_t flags;   /* DB_ENTRY_TTL_ROOM, DB_ENTRY_TTL_SET */
+    char key[];      /* NUL-terminated copy of the key, then the expire time */
 } db_entry;
+#define DB_ENTRY_TTL_ROOM 1 /* 8 bytes after the key hold an expire time... */
+#define DB_ENTRY_TTL_SET 2  /* ...and it is in force (the key is in `expires`) */
 /*@ end */
+
+/* Unix time in ms when e expires; -1 when it has no TTL. */
+static inline long long db_entry_expire(const db_entry *e) {
+    long long when = -1;
+    if (e->flags & DB_ENTRY_TTL_SET) __builtin_memcpy(&when, e->key + e->keylen + 1, sizeof(when));
+    return when;
+}
 
 typedef struct db {
     int id;

@@ -59,7 +59,7 @@ static void sample_entry(void *privdata, void *entry) {
         }
         s->doomed[s->ndoomed++] = e;
     } else {
-        s->ttl_sum += (long double)(e->expire - s->now);
+        s->ttl_sum += (long double)(db_entry_expire(e) - s->now);
         s->ttl_samples++;
     }
 }

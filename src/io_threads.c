@@ -332,7 +332,8 @@ static void futex_wake(_Atomic uint32_t *word) {
 }
 
 /*@ wake-main */
-/* Worker: after sending results, wakes main if it says it is asleep
+/* Worker: after a round that ran jobs (most send results), or after it
+ * flushed results it had kept back, wakes main if it says it is asleep
  * (hand-shake 3, [b]). */
 static void wake_main(void) {
     /* seq_cst RMW: meets main's exchanges in io_threads_main_sleep_begin

@@ -85,7 +85,7 @@ typedef enum job_request {
     JOB_REQ_READ_CLIENT = 0,  /* payload: the client */
     JOB_REQ_WRITE_CLIENT = 1, /* payload: the client */
     JOB_REQ_FREE_ARGV = 2,    /* payload: the argv array (its objects with it) */
-    JOB_REQ_FREE_OBJ = 3,     /* payload: the object, unlinked, refcount 1 */
+    JOB_REQ_FREE_OBJ = 3,     /* payload: the object, unlinked, its refcount taken to 0 by main */
     JOB_REQ_POLL = 4,         /* payload: the event loop */
     JOB_REQ_ACCEPT = 5,       /* payload: the new connection's client */
     JOB_REQ_COUNT

@@ -1,8 +1,9 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
  * Step 0 (clients layer, its top); steps 4 and 5 cut its handlers in
- * two. Owns the client lifecycle and the main thread's half of the flow
- * of bytes between a socket and the command dispatcher; client_io.c owns
+ * two. Owns the client lifecycle, the main thread's half of the flow
+ * of bytes between a socket and the command dispatcher, and the MONITOR
+ * feed (its rules are at the section "monitor"); client_io.c owns
  * the other half (the system calls and the parsing, which a worker may
  * run), reply.c how replies are appended and what is pending,
  * io_offload.c who does the I/O. Every one of them is below this file:
@@ -108,11 +109,13 @@
  */
 #include "networking.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -183,6 +186,14 @@ void networking_init(void) {
         .read_done = client_read_done,
         .write_done = client_write_done,
     });
+    /* The dispatcher is below this file too: it shows each command to the
+     * monitors through this hook. */
+    commands_on_call(monitor_after_call);
+    /* INFO's used_memory_startup: the keyspace, the command table and the
+     * event loop are set up by now (Valkey records it at the end of
+     * initServer). */
+    server.stat_startup_memory = zmalloc_used_memory();
+    if (server.stat_startup_memory > server.stat_peak_memory) server.stat_peak_memory = server.stat_startup_memory;
 }
 
 /*@ accept-done */
@@ -249,6 +260,7 @@ void client_free(client *c) {
         server.clients_count--;
     }
     unlink_pending_write(c);
+    if (c->flags & CLIENT_MONITOR) monitor_remove(c);
     multi_free_client(c);   /* its queue, and its keys unwatched */
     blocked_client_gone(c); /* a blocked client leaves every waiting list */
     for (int i = c->cmdq_pos; i < c->cmdq_len; i++) free_argv(c->cmdq[i].argc, c->cmdq[i].argv);
@@ -388,6 +400,9 @@ static void run_queued_commands(client *c) {
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         if (c->cmdq_pos == prefetched) prefetched = memory_prefetch_pipeline(c);
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
+        /* A command read from the socket is never a blocked command's
+         * rerun: what a timeout left of that mark goes (monitor_after_call). */
+        c->flags &= ~CLIENT_MONITOR_SEEN;
         c->argc = pc->argc;
         c->argv = pc->argv;
         pc->argv = NULL;
@@ -648,10 +663,16 @@ int networking_handle_pending_writes(void) {
 /*@ clients-cron */
 void networking_clients_cron(void) {
     long long now = util_mstime();
+    /* INFO's used_memory_peak, sampled once a tick as Valkey's serverCron
+     * does (and by INFO itself). */
+    size_t used = zmalloc_used_memory();
+    if (used > server.stat_peak_memory) server.stat_peak_memory = used;
     for (client *c = server.clients, *next; c; c = next) {
         next = c->next;
-        /* A blocked client is not idle: it waits (Valkey: no timeout for BLPOP). */
-        if (server.maxidletime && !(c->flags & CLIENT_BLOCKED) &&
+        /* A blocked client is not idle: it waits (Valkey: no timeout for
+         * BLPOP); nor is a monitor, which only listens (Valkey exempts
+         * replicas, and a monitor is marked as one). */
+        if (server.maxidletime && !(c->flags & (CLIENT_BLOCKED | CLIENT_MONITOR)) &&
             now - c->last_interaction > (long long)server.maxidletime * 1000) {
             server_log(LL_VERBOSE, "Closing idle client");
             client_free(c);
@@ -664,12 +685,154 @@ void networking_clients_cron(void) {
 }
 /*@ end */
 
+/* --------------------------------------------------------------- monitor */
+
+/* MONITOR
+ *
+ * A monitor is an ordinary client that asked to hear every command: after
+ * its +OK it receives, for each command any client runs, one status line
+ *
+ *   +1712345678.123456 [0 127.0.0.1:50312] "SET" "k" "v"
+ *
+ * the wall clock in seconds and microseconds, the database and the
+ * client's address, then each argument as the client sent it, in double
+ * quotes with Valkey's escapes (sdscatrepr: \n \r \t \a \b, \" and \\, \xhh
+ * for any other byte that is not printable).
+ *
+ * The line is a reply like any other: appended to each monitor's output
+ * through reply.c, queued for the write pass, and written by main or by an
+ * I/O thread as every reply is. Nothing here writes to a socket, and a
+ * monitor that reads slowly is held to client-output-buffer-limit like any
+ * normal client (Valkey counts a monitor as a normal client).
+ *
+ * What is shown, as Valkey's call() decides it: a command is shown once it
+ * has run, so a transaction reads MULTI, its commands, then EXEC (EXEC's
+ * own call ends after the commands it ran). Not shown: a command refused
+ * before it ran (unknown, wrong arity, NOAUTH; queued by MULTI and thrown
+ * away by DISCARD), an admin command (CONFIG, CLIENT LIST, SHUTDOWN,
+ * MONITOR: Valkey deems them too dangerous to show), and the rerun of a
+ * blocked command when a key serves it (it was shown when it blocked).
+ * An EXEC refused before it ran is still shown, as Valkey's
+ * execCommandAbort does. Passwords are shown as "(redacted)" (AUTH and
+ * HELLO's AUTH replace them before the line is made: client_redact_arg).
+ *
+ * The monitor itself may still PING or ask CLIENT ID, but a command that
+ * reads or writes keys is refused ("Replica can't interact with the
+ * keyspace", commands.c), MONITOR again is ignored, and RESET makes it an
+ * ordinary client again. */
+
+void monitor_add(client *c) {
+    if (server.monitors_len == server.monitors_cap) {
+        server.monitors_cap = server.monitors_cap ? server.monitors_cap * 2 : 4;
+        server.monitors = zrealloc(server.monitors, server.monitors_cap * sizeof(*server.monitors));
+    }
+    server.monitors[server.monitors_len++] = c;
+    c->flags |= CLIENT_MONITOR;
+}
+
+void monitor_remove(client *c) {
+    for (size_t i = 0; i < server.monitors_len; i++) {
+        if (server.monitors[i] != c) continue;
+        /* Keep the order: monitors are fed in the order they asked. */
+        memmove(&server.monitors[i], &server.monitors[i + 1], (server.monitors_len - i - 1) * sizeof(client *));
+        server.monitors_len--;
+        break;
+    }
+    if (!server.monitors_len) { /* the last one gone: nothing kept for none */
+        zfree(server.monitors);
+        server.monitors = NULL;
+        server.monitors_cap = 0;
+    }
+    c->flags &= ~CLIENT_MONITOR;
+}
+
+/* A growing line (the monitor feed's only string). */
+typedef struct linebuf {
+    char *p;
+    size_t len, cap;
+} linebuf;
+
+static void lb_cat(linebuf *b, const char *s, size_t n) {
+    if (b->len + n > b->cap) {
+        b->cap = (b->len + n) * 2 + 64;
+        b->p = zrealloc(b->p, b->cap);
+    }
+    memcpy(b->p + b->len, s, n);
+    b->len += n;
+}
+
+/* One argument in double quotes, escaped as Valkey's sdscatrepr does. */
+static void lb_cat_repr(linebuf *b, const char *p, size_t len) {
+    lb_cat(b, "\"", 1);
+    for (size_t i = 0; i < len; i++) {
+        unsigned char ch = (unsigned char)p[i];
+        char esc[5] = {'\\', 0, 0, 0, 0};
+        const char *hit = strchr("\n\r\t\a\b", ch);
+        if (ch == '\\' || ch == '"') {
+            esc[1] = (char)ch;
+            lb_cat(b, esc, 2);
+        } else if (ch && hit) {
+            esc[1] = "nrtab"[hit - "\n\r\t\a\b"];
+            lb_cat(b, esc, 2);
+        } else if (isprint(ch)) {
+            lb_cat(b, (const char *)&ch, 1);
+        } else {
+            snprintf(esc, sizeof(esc), "\\x%02x", ch);
+            lb_cat(b, esc, 4);
+        }
+    }
+    lb_cat(b, "\"", 1);
+}
+
+size_t monitor_format_line(const client *c, obj *const *argv, int argc, long long now_us, char **out) {
+    linebuf b = {0};
+    char head[128];
+    int n = snprintf(head, sizeof(head), "+%lld.%06lld [%d %s] ", now_us / 1000000, now_us % 1000000,
+                     c->db ? c->db->id : 0, c->addr);
+    lb_cat(&b, head, (size_t)n);
+    for (int j = 0; j < argc; j++) {
+        if (j) lb_cat(&b, " ", 1);
+        lb_cat_repr(&b, argv[j]->ptr, argv[j]->len);
+    }
+    lb_cat(&b, "\r\n", 2);
+    *out = b.p;
+    return b.len;
+}
+
+/*@ monitor-feed */
+void monitor_after_call(client *c, const struct command *cmd) {
+    /* A blocked command is shown when it blocks; its rerun is not. The
+     * mark is kept while a rerun blocks again, and a command read from the
+     * socket clears what a timeout left (run_queued_commands). */
+    if (c->flags & CLIENT_MONITOR_SEEN) {
+        if (!(c->flags & CLIENT_BLOCKED)) c->flags &= ~CLIENT_MONITOR_SEEN;
+        return;
+    }
+    if (c->flags & CLIENT_BLOCKED) c->flags |= CLIENT_MONITOR_SEEN;
+    if (!server.monitors_len || !cmd || (cmd->flags & CMD_ADMIN)) return;
+    char *line;
+    size_t len = monitor_format_line(c, c->argv, c->argc, util_ustime(), &line);
+    for (size_t i = 0; i < server.monitors_len; i++) reply_proto(server.monitors[i], line, len);
+    zfree(line);
+    /* The feed's cost is no command's: the next command's time starts
+     * here (call() measures from exec_clock_ns). */
+    server.exec_clock_ns = util_monotonic_ns();
+}
+/*@ end */
+
+void client_redact_arg(client *c, int j) {
+    if (j >= c->argc) return;
+    obj_decr_ref(c->argv[j]);
+    c->argv[j] = obj_create_string("(redacted)", 10);
+}
+
 /*@ client-info */
-/* Valkey's flag letters, in its order (catClientInfoString): x in MULTI,
+/* Valkey's flag letters, in its order (catClientInfoString): O a monitor, x in MULTI,
  * b blocked, d a watched key touched, c closing after the reply, u
  * unblocked (its pipeline not yet resumed), A closing now; N for none. */
 static void client_flags_string(const client *c, char *out) {
     char *p = out;
+    if (c->flags & CLIENT_MONITOR) *p++ = 'O';
     if (c->flags & CLIENT_MULTI) *p++ = 'x';
     if (c->flags & CLIENT_BLOCKED) *p++ = 'b';
     if (c->flags & CLIENT_DIRTY_CAS) *p++ = 'd';
@@ -694,6 +857,13 @@ static size_t client_argv_mem(const client *c) {
     return n;
 }
 
+size_t client_memory_usage(const client *c) {
+    size_t rbs = c->buf ? c->buf_size : 0;
+    size_t mem = sizeof(*c) + rbs + c->reply_bytes + multi_queued_mem(c);
+    if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) != CLIENT_IO_IDLE) return mem;
+    return mem + (client_io_borrows_shared_qb(c) ? 0 : c->qb_cap) + client_argv_mem(c);
+}
+
 /* One CLIENT LIST line, every field Valkey 8.1 prints, in its order
  * (networking.c catClientInfoString). */
 size_t client_info_string(const client *c, char *buf, size_t len) {
@@ -706,9 +876,9 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
     if (mask & AE_READABLE) events[e++] = 'r';
     if (mask & AE_WRITABLE) events[e++] = 'w';
     client_flags_string(c, flags);
-    /* Memory the client holds: the shared query buffer is not its own. */
+    /* Memory the client holds: the shared query buffer is not its own
+     * (client_memory_usage). */
     size_t rbs = c->buf ? c->buf_size : 0;
-    size_t qbuf_mem = client_io_borrows_shared_qb(c) ? 0 : c->qb_cap;
     size_t argv_mem = client_argv_mem(c), multi_mem = multi_queued_mem(c);
     int n = snprintf(buf, len,
                      "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 psub=0 "
@@ -718,10 +888,9 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
                      (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                      (now - c->ctime) / 1000, (now - c->last_interaction) / 1000, flags, c->db ? c->db->id : 0,
                      multi_queued_count(c), multi_watched_count(c), c->qb_len, c->qb_cap - c->qb_len, argv_mem,
-                     multi_mem, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes,
-                     sizeof(*c) + qbuf_mem + rbs + c->reply_bytes + argv_mem + multi_mem, events, cmd, c->resp,
-                     c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "", c->net_input_bytes,
-                     c->net_output_bytes, c->commands_processed);
+                     multi_mem, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes, client_memory_usage(c),
+                     events, cmd, c->resp, c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "",
+                     c->net_input_bytes, c->net_output_bytes, c->commands_processed);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }
 /*@ end */

@@ -1,8 +1,9 @@
 /* networking.h — connections: accept, read, parse, run, write, close.
  *
  * Step 0 (clients layer); steps 4 and 5 route reads and writes through
- * the I/O threads from here. Owns the client lifecycle and the flow of bytes between a
- * socket and the command dispatcher (networking.c opens with the rules).
+ * the I/O threads from here. Owns the client lifecycle, the flow of bytes
+ * between a socket and the command dispatcher (networking.c opens with
+ * the rules), and the MONITOR feed.
  * Threads: main only in step 0.
  * Valkey: src/networking.c (acceptCommonHandler, readQueryFromClient,
  * processInputBuffer, writeToClient, handleClientsWithPendingWrites,
@@ -46,6 +47,35 @@ void networking_handle_unblocked(void);
 void networking_free_closed_clients(void);
 /* Cron: idle timeouts, query buffer shrink. */
 void networking_clients_cron(void);
+/* MONITOR (Valkey: monitorCommand in src/server.c, replicationFeedMonitors
+ * in src/replication.c, the feed's rules are at monitor_after_call in
+ * networking.c). monitor_add flags c MONITOR and appends it to
+ * server.monitors; monitor_remove takes it off again (RESET, client_free).
+ * Main only. */
+struct command;
+void monitor_add(client *c);
+void monitor_remove(client *c);
+/* commands.c calls it after every command call() ran (a queued command
+ * inside EXEC too, and EXEC itself after them), and for an EXEC refused
+ * before it ran: shows the command to every monitor unless it is an
+ * admin command or the rerun of a blocked one. */
+void monitor_after_call(client *c, const struct command *cmd);
+/* One monitor line for c's command argv[0, argc), with its "\r\n", into
+ * out (zmalloc'd); returns its length. now_us is the wall clock (the
+ * line's stamp). Valkey: replicationFeedMonitors with sdscatrepr's
+ * quoting. */
+size_t monitor_format_line(const client *c, obj *const *argv, int argc, long long now_us, char **out);
+/* Replaces argument j of the command c is running with "(redacted)", so
+ * that a password never reaches a monitor (AUTH, HELLO ... AUTH; Valkey:
+ * redactClientCommandArgument). The command reads its arguments first. */
+void client_redact_arg(client *c, int j);
+
+/* The memory a client holds, CLIENT LIST's tot-mem (Valkey:
+ * getClientMemoryUsage): the struct, its query buffer, reply buffer and
+ * blocks, its parsed arguments and its transaction's queue. A client whose
+ * read a worker owns counts its output only (its input is the worker's
+ * until the read is done). */
+size_t client_memory_usage(const client *c);
 /* Formats one CLIENT LIST line (without the trailing newline). */
 size_t client_info_string(const client *c, char *buf, size_t len);
 

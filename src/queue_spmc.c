@@ -56,8 +56,9 @@
  *
  * Why cells of a whole line: consumers release cells (write seq) at the
  * same time as other consumers claim the next ones, and the producer
- * writes the cell after. With eight cells to a line, those writes would
- * pull one line between every core involved. Valkey pays 64 bytes a cell
+ * writes the cell after. Unpadded, a cell is 16 bytes (seq and item),
+ * four to a line, and those writes would pull one line between every
+ * core involved. Valkey pays 64 bytes a cell
  * for this, 256 KiB for the 4096 cells of the shared inbox.
  */
 #include "queue_spmc.h"

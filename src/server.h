@@ -98,6 +98,10 @@ struct server {
     client **clients_to_close;
     size_t clients_to_close_len, clients_to_close_cap;
     client *current_client;
+    /* MONITOR clients, in the order they asked (networking.c feeds them
+     * every command; Valkey: server.monitors). */
+    client **monitors;
+    size_t monitors_len, monitors_cap;
     long long cronloops;
     volatile sig_atomic_t shutdown_asap; /* set by the signal handler only */
 
@@ -107,6 +111,10 @@ struct server {
     long long stat_total_reads, stat_total_writes;
     long long stat_client_qbuf_limit_disconnections, stat_client_outbuf_limit_disconnections;
     long long stat_unexpected_error_replies, stat_total_error_replies;
+    /* INFO memory: the most used_memory seen (sampled by the cron and by
+     * INFO, as Valkey's stat_peak_memory), and used_memory once the server
+     * was set up (Valkey: used_memory_startup). */
+    size_t stat_peak_memory, stat_startup_memory;
     long long stat_reply_bytes_copied; /* step 7: bulk payload bytes copied into replies */
     long long stat_reply_refs;         /* step 7: bulk replies sent by reference */
     /* Step 5's A/B measure: commands main ran for a client while a worker

@@ -26,6 +26,11 @@ Which results: for each benchmark, the newest results directory holding
 it, preferring full runs to QUICK=1 development runs (--include-quick
 lets those count; --run DIR uses one directory only).
 
+A chapter's reading of a row may hold across every stored run of its
+benchmark, not only the one FINDINGS.md used (tools/findings_refs.py,
+"in every stored run"): stored_runs() lists those runs and rows_of_run()
+makes the rows one run's raw lines give, as FINDINGS.md would print them.
+
 Later steps add a handler to HANDLERS, or print generic rows from their
 benchmark as JSON lines {"finding": true, "id": "F2.1", "claim": ...,
 "figure": ..., "config": {...}} and need no change here.
@@ -2005,6 +2010,41 @@ def cell_text(s):
     return str(s).replace("|", "\\|").replace("\n", " ")
 
 
+def figure_text(r):
+    """A row's figure as FINDINGS.md's Rows table prints it: the figure,
+    its note, '|' escaped."""
+    return cell_text(r.figure + (" — *%s*" % r.note if r.note else ""))
+
+
+def stored_runs(results, bench, include_quick=False):
+    """The results directories under results holding bench's raw lines,
+    oldest first (by provenance date, then name); QUICK=1 runs only with
+    include_quick, as FINDINGS.md leaves them out where a full run exists."""
+    runs = []
+    for fn in sorted(glob.glob(os.path.join(results, "*", bench + ".jsonl"))):
+        d = os.path.dirname(fn)
+        if not os.path.isfile(os.path.join(d, "provenance.json")):
+            continue
+        with open(os.path.join(d, "provenance.json")) as f:
+            prov = json.load(f)
+        if prov.get("quick") and not include_quick:
+            continue
+        runs.append((prov.get("date", ""), os.path.basename(d), d))
+    return [d for _, _, d in sorted(runs)]
+
+
+def rows_of_run(path, bench):
+    """{id: figure text} of the rows bench's raw lines in one results
+    directory produce, as FINDINGS.md would print them had it used that
+    directory for bench: the rows of that benchmark alone (a row that also
+    reads another benchmark's results, CROSS, is not among them). Raises
+    Refused where the generator would refuse that run."""
+    run = Run(path)
+    if bench not in run.lines:
+        raise Refused("%s holds no %s results" % (path, bench))
+    return {r.id: figure_text(r) for r in build_rows({bench: run})}
+
+
 def render(rows, chosen, argv_text):
     out = ["# FINDINGS", "",
            "<!-- GENERATED FILE: do not edit. `make findings` reruns the benchmarks and",
@@ -2059,9 +2099,8 @@ def render(rows, chosen, argv_text):
         out.append("")
     out += ["## Rows", "", "| ID | claim | figure | conditions | reproduce |", "|---|---|---|---|---|"]
     for r in rows:
-        fig = r.figure + (" — *%s*" % r.note if r.note else "")
         out.append("| %s | %s | %s | %s | `%s` (raw: `%s`) |" % (
-            r.id, cell_text(r.claim), cell_text(fig), cell_text(conditions_text(r.conditions)),
+            r.id, cell_text(r.claim), figure_text(r), cell_text(conditions_text(r.conditions)),
             r.command, r.source))
     out.append("")
     return "\n".join(out)

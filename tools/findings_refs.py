@@ -12,6 +12,27 @@ check-anchors` fails a reference to a row FINDINGS.md does not have, to a
 plot that does not exist, or to a plot whose benchmark FINDINGS.md did not
 use; without FINDINGS.md it says the references were not checked. Python 3
 standard library only.
+
+Every reference carries a reading, `{{finding F6.15 | faster; even}}`: what
+the sentence around it says of the row, in forms this module holds against
+the row (`readings`; the forms are listed at "readings" below). Besides the
+headline (faster, slower, even, at least X, at most X, met, not met), a
+reading can state what a chapter says of the row's cells, runs and
+verdicts, so the prose around a citation is checked too:
+
+    {{finding F7.18 | not met; cells above 1.0: SET 1 MB, SET 2 MB, SET 4 MB}}
+    {{finding F7.18 | no GET cell above 1.0}}
+    {{finding F8.40 | lowest cell at least 0.8}}
+    {{finding F7.1 | runs overlap in every pair}}
+    {{finding F7.31 | on faster in every run of "against redis"}}
+    {{finding F7.28 | spread at most 15% of "ceiling"}}
+    {{finding F8.54 | every run below 1 of "ZRANGEBYSCORE 100"}}
+
+and any form may end `in every stored run`, which holds it against this
+row as every stored run of its benchmark (bench/results/*/) produces it,
+not only the run FINDINGS.md kept:
+
+    {{finding F7.13 | runs apart of "against redis" in every stored run}}
 """
 
 import os
@@ -46,8 +67,9 @@ def split_row(line):
 
 
 def load(root):
-    """{id: {"claim", "figure"}} from FINDINGS.md's "## Rows" table, or None
-    when FINDINGS.md does not exist yet."""
+    """{id: {"claim", "figure", "source"}} from FINDINGS.md's "## Rows"
+    table (source: the raw results the row was made from, None when the row
+    does not say), or None when FINDINGS.md does not exist yet."""
     path = os.path.join(root, "FINDINGS.md")
     if not os.path.isfile(path):
         return None
@@ -60,7 +82,8 @@ def load(root):
             if in_rows and re.match(r"^\| F\d+\.\d+ \|", line):
                 cells = split_row(line)
                 if len(cells) >= 3:
-                    rows[cells[0]] = {"claim": cells[1], "figure": cells[2]}
+                    raw = re.search(r"\(raw: `([^`]+\.jsonl)`\)", cells[4]) if len(cells) >= 5 else None
+                    rows[cells[0]] = {"claim": cells[1], "figure": cells[2], "source": raw and raw.group(1)}
     return rows
 
 
@@ -172,9 +195,12 @@ def check_plots(root, docs):
 # in words, for the reader, and in the reference, for the tools:
 # {{finding F6.15 | faster; even}}. The book renders only the row's figure;
 # check_readings() holds every reading against the kept row, so a chapter
-# cannot go on saying "faster" after a rerun measured "slower". The forms
-# (several may be joined with ';', and each must hold):
+# cannot go on saying "faster" after a rerun measured "slower". Several
+# forms may be joined with ';', and each must hold. X is a number (a unit
+# such as × or % may follow it and is ignored); REL is one of "above",
+# "below" (strictly), "at least", "at most".
 #
+# The headline:
 #   faster, slower           the headline ratio is above / below 1. A ratio
 #                            row puts first the side that is faster when the
 #                            ratio is above 1 (rows of costs are read with
@@ -186,20 +212,103 @@ def check_plots(root, docs):
 #   at least X, at most X    the headline number is >= X / <= X.
 #   met, not met             the row says its target was met / not met.
 #
-# "at least", "at most", "met" and "not met" take a suffix ' of "TEXT"': the
-# first number (or the verdict) after TEXT in the row's figure instead of
-# the headline. The headline is the first bold number of the figure; failing
-# that the first number written with '×'; failing that the first number.
+# Whether two sides' runs separate, as the row's verdicts say ("run ranges
+# overlap", "SIDE faster in every run", "SIDE lower in every run"); the
+# verdict read is the headline's (as for even), or with of, the first after
+# TEXT:
+#   runs overlap, runs apart          that verdict says overlap / one side won
+#                                     every run.
+#   runs overlap in every pair,       every verdict the row gives (after TEXT,
+#   runs apart in every pair          with of) says so.
+#   SIDE faster in every run          that verdict names SIDE and the word
+#   (or lower, slower, higher)        (faster, lower, ...) as the row writes
+#                                     them: on faster in every run of
+#                                     "against redis".
+#
+# Cells: the "NAME VALUE×" items of a row that lists cells (F7.18, F7.37,
+# F8.40-F8.46, F8.52, F8.54). A cell is an item between ',' ';' '(' ')' or
+# ' — ' that ends in a number with ×. An item after "LABEL:" takes the
+# label after its name (F7.18's "SET 1 MB: on 1.09×" is the cell "on SET 1
+# MB"), and the label holds for the items after it until the next label or
+# the end of the parentheses it stands in. Items that summarise (a name
+# with lowest, highest, worst, best, mean or median, a lone =, or ≥ ≤ < >
+# →) are not cells, and a cell listed again under a heading ("above the
+# ceiling: on SET 1 MB 1.09×") is counted once. A NAME in a reading names
+# every cell whose name holds its words in order: "SET 1 MB" names "on SET
+# 1 MB" and "off SET 1 MB"; "10 P=1" does not name "100 P=1". [NAME] is
+# optional and keeps only the cells it names ("no GET cell above 1.0").
+#   every [NAME] cell REL X       each cell is REL X.
+#   no [NAME] cell REL X          none is.
+#   lowest [NAME] cell REL X,     the smallest / largest cell is REL X.
+#   highest [NAME] cell REL X
+#   [NAME] cells REL X: A, B      the cells REL X are exactly those A, B
+#                                 name: each of them is named, and each of
+#                                 A, B names at least one of them.
+#
+# Runs: the values a median was taken over, as the row prints them: a
+# range "runs 2101–2222", a list "runs 9.7/3.9/3.8" or "(runs 0.83 0.87
+# 0.88)", or TEXT followed by its own range ("ceiling 3246–3715"). With of,
+# the runs read are the range or list printed right after TEXT anywhere in
+# the row, else the first after the number TEXT introduces; without, the
+# first after the headline; either within that number's clause (up to the
+# next ';' outside its parentheses), so one cell is not read with the
+# next one's runs.
+#   every run REL X, no run REL X        each / none of the runs is REL X.
+#   lowest run REL X, highest run REL X  the smallest / largest run is.
+#   spread REL X%                        (largest run - smallest) is REL X%
+#                                        of the median: the headline, or
+#                                        with of, the first number after
+#                                        TEXT ("on 3583 ... runs on
+#                                        3353–3803" spreads 12.6%).
+#
+# of "TEXT": every form but faster, slower (with or without "in every
+# run") and even takes the suffix
+# ' of "TEXT"': the bound, verdict, cells or runs read are those after the
+# first occurrence of TEXT (as written, spaces included) in the figure,
+# instead of the headline's.
+#
+# Across the stored runs: any form may end with ' in every stored run':
+# then it must hold of the kept row and of the same row as every stored
+# full run of the row's benchmark produces it (each bench/results/*/ that
+# holds BENCH.jsonl, BENCH read from the row's raw source, regenerated by
+# tools/findings.py's rows_of_run): "faster in every stored run", "lowest
+# cell at least 0.6 in every stored run". A stored run that the generator
+# refuses, or whose rows lack this one (a row added later), did not produce
+# it and is skipped; a row that no stored run produced fails; a
+# contradicted reading fails naming the first stored run that contradicts
+# it and how many do. QUICK=1 runs are left out, as FINDINGS.md leaves them
+# out. A row that reads two benchmarks' results (F4.9-F4.16) is produced
+# from no single run, so it cannot be read across runs. Regenerating every
+# stored run of every benchmark takes under a second; each benchmark's
+# stored rows are made once per check and kept in memory.
 
 NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
+REL = r"(above|below|at least|at most)"
 READING_FORMS = ("faster", "slower", "faster in every run", "slower in every run", "even",
-                 "at least X", "at most X", "met", "not met")
-_BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?(?:\s+of\s+"([^"]+)")?$' % NUMBER)
-_VERDICT = re.compile(r'^(met|not met)(?:\s+of\s+"([^"]+)")?$')
+                 "at least X", "at most X", "met", "not met",
+                 "runs overlap", "runs apart", "runs overlap in every pair", "runs apart in every pair",
+                 "SIDE faster/lower in every run",
+                 "every/no/lowest/highest [NAME] cell REL X", "[NAME] cells REL X: A, B",
+                 "every/no/lowest/highest run REL X", "spread REL X%",
+                 '... of "TEXT"', "... in every stored run")
+_OF = r'(?:\s+of\s+"([^"]+)")?'
+_BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?%s$' % (NUMBER, _OF))
+_VERDICT = re.compile(r'^(met|not met)%s$' % _OF)
+_RUNS_SEP = re.compile(r'^runs\s+(overlap|apart)(\s+in every pair)?%s$' % _OF)
+_SIDE = re.compile(r'^(.+?)\s+(faster|slower|lower|higher)\s+in every run%s$' % _OF)
+_QUANT = re.compile(r'^(every|no|lowest|highest)\s+(?:(.+?)\s+)?(cell|run)\s+%s\s+(%s)\s*[^\s"]*%s$'
+                    % (REL, NUMBER, _OF))
+_CELLSET = re.compile(r'^(?:(.+?)\s+)?cells\s+%s\s+(%s)\s*[^\s:]*:\s*(.+?)%s$' % (REL, NUMBER, _OF))
+_SPREAD = re.compile(r'^spread\s+%s\s+(%s)\s*%%%s$' % (REL, NUMBER, _OF))
+STORED = " in every stored run"
 
 
 def _num(text):
     return float(text.replace(",", ""))
+
+
+def _rel(v, rel, x):
+    return {"above": v > x, "below": v < x, "at least": v >= x, "at most": v <= x}[rel]
 
 
 def locate(figure, of=None):
@@ -239,17 +348,274 @@ def _target_verdict(figure):
     return m and m.group(1)
 
 
+# A verdict on two sides' runs, as tools/findings.py writes it: group 1 the
+# side and group 2 the word when one side won every run.
+_SEPARATION = re.compile(r"\boverlap\b|([^;,():]*?)\s*\b(faster|lower|higher|slower) in every run\b")
+
+
+def _verdicts(figure, start=0):
+    """[(kind, side, word, text)] of every verdict from start on: kind
+    'overlap' or 'apart'."""
+    out = []
+    for m in _SEPARATION.finditer(figure, start):
+        if m.group(2) is None:
+            out.append(("overlap", None, None, "run ranges overlap"))
+        else:
+            side = m.group(1).strip().lstrip("*").strip()
+            out.append(("apart", side, m.group(2), m.group(0).strip()))
+    return out
+
+
+def _verdict_at(figure, of=None):
+    """The verdict a reading reads: with of, the first after TEXT; else the
+    headline's (the first after the headline), else the first at all.
+    None when there is none; False when TEXT is not in the figure."""
+    if of is not None:
+        i = figure.find(of)
+        if i < 0:
+            return False
+        got = _verdicts(figure, i + len(of))
+        return got[0] if got else None
+    got = locate(figure)
+    after = _verdicts(figure, got[2]) if got else []
+    every = after or _verdicts(figure)
+    return every[0] if every else None
+
+
 def _spread(figure):
     """'apart' when the figure says one side won every run, 'overlap' when it
     says the runs' ranges overlap, None when it says neither. A figure that
     compares several things gives a verdict for each: the one read is the
     first after the headline (the headline's own), else the first at all."""
-    verdict = re.compile(r"\boverlap|\b(?:faster|lower|higher|slower) in every run\b")
-    got = locate(figure)
-    m = (got and verdict.search(figure, got[2])) or verdict.search(figure)
-    if m is None:
+    v = _verdict_at(figure)
+    return v and v[0]
+
+
+# -- cells
+
+_SUMMARY = re.compile(r"\b(?:lowest|highest|worst|best|mean|median)\b|(?:^|\s)=(?:\s|$)|[≥≤<>→]")
+_CELL = re.compile(r"^(.*?)\s*(%s)\s*×$" % NUMBER)
+
+
+def cells(figure):
+    """[(name, value)] of the "NAME VALUE×" cells a figure lists (see above)."""
+    out, label, outer = [], None, []
+    for item in re.split(r"(,\s|;|\(|\)|\s—\s)", figure.replace("**", "")):
+        if item in ("(", ")"):  # a label inside parentheses ends with them
+            if item == "(":
+                outer.append(label)
+            elif outer:
+                label = outer.pop()
+            continue
+        item = item.strip()
+        m = re.match(r"^(.*?):\s+(.*)$", item)
+        if m:
+            lab = m.group(1).strip()
+            label = None if (_SUMMARY.search(lab) or re.search(r"%s\s*×" % NUMBER, lab)) else lab
+            item = m.group(2)
+        c = _CELL.match(item)
+        if not c:
+            continue
+        name = " ".join(x for x in (c.group(1).strip(), label) if x)
+        if name and not _SUMMARY.search(name):
+            out.append((name, _num(c.group(2))))
+    # A list that repeats cells under a heading ("above the ceiling: on SET
+    # 1 MB 1.09×") names them again: the longer name of the same value goes.
+    return [c for c in out if not any(d[1] == c[1] and len(d[0]) < len(c[0]) and names(d[0], c[0])
+                                      for d in out)]
+
+
+def names(query, name):
+    """Whether a reading's NAME names a cell: its words, in order, in the
+    cell's name."""
+    q, n = query.split(), name.split()
+    return any(n[i:i + len(q)] == q for i in range(len(n) - len(q) + 1))
+
+
+def _cell_text(cs, most=4):
+    more = " and %d more" % (len(cs) - most) if len(cs) > most else ""
+    return ", ".join("%s %g×" % c for c in cs[:most]) + more
+
+
+# -- runs
+
+_RUN = r"[-+]?\d+(?:,\d{3})*(?:\.\d+)?"  # a number, without a list's trailing comma
+_SEQ = r"%s(?:(?:\s*[–/]\s*|[ ]+)%s)*" % (_RUN, _RUN)
+_LINKED = r"%s(?:\s*[–/]\s*%s)+" % (_RUN, _RUN)
+
+
+def run_values(figure, of=None):
+    """(values, text) of the runs a reading reads (see above), or None."""
+    def seq(text):
+        return [_num(x) for x in re.findall(_RUN, text)]
+    start = 0
+    if of is not None:
+        for m in re.finditer(re.escape(of) + r"\s*:?\s*(%s)" % _LINKED, figure):
+            return seq(m.group(1)), m.group(1)
+        got = locate(figure, of)
+        start = got[2] if got else figure.find(of) + len(of)
+    else:
+        got = locate(figure)
+        start = got[2] if got else 0
+    end, depth = start, 0  # the runs of this number, not the next clause's
+    while end < len(figure):
+        ch = figure[end]
+        depth += (ch == "(") - (ch == ")")
+        if depth < 0 or (depth == 0 and ch == ";"):
+            break
+        end += 1
+    for m in re.finditer(r"\bruns\b[:\s]*(?:[A-Za-z][\w.-]*\s+){0,2}?(%s)" % _SEQ, figure[start:end]):
+        return seq(m.group(1)), m.group(1)
+    return None
+
+
+# -- one form against one figure
+
+def _scope(figure, of):
+    """The figure from TEXT on (the whole figure without of), or None."""
+    return figure if of is None else _after(figure, of)
+
+
+def _part(part, figure):
+    """None when one form holds of the figure, else why not."""
+    m = _BOUND.match(part)
+    if m:
+        kind, x, of = m.group(1), _num(m.group(2)), m.group(3)
+        if of is not None and of not in figure:
+            return f'{part}: the row has no "{of}"'
+        got = locate(figure, of)
+        v = got and got[0]
+        if got is None:
+            return f"{part}: the row has no number to read"
+        if not _rel(v, kind, x):
+            return f"{part}: the row measured {v:g}"
         return None
-    return "overlap" if m.group(0).startswith("overlap") else "apart"
+    m = _VERDICT.match(part)
+    if m:
+        scope = _scope(figure, m.group(2))
+        if scope is None:
+            return f'{part}: the row has no "{m.group(2)}"'
+        said = _target_verdict(scope)
+        if said != m.group(1):
+            return f"{part}: the row says {said or 'nothing of a target'}"
+        return None
+    if part in ("faster", "slower", "faster in every run", "slower in every run"):
+        v = headline(figure)
+        if v is None or "×" not in figure:
+            return f"{part}: the row has no ratio; read it with at least / at most"
+        if (part.startswith("faster") and not v > 1) or (part.startswith("slower") and not v < 1):
+            return f"{part}: the row's ratio is {v:g}×"
+        if part.endswith("in every run"):
+            s = _spread(figure)
+            if s is None:
+                return f"{part}: the row gives no runs' spread to say so"
+            if s != "apart":
+                return f"{part}: the row says the run ranges overlap"
+        return None
+    if part == "even":
+        s = _spread(figure)
+        if s is None:
+            return "even: the row gives no runs' spread to say so"
+        if s != "overlap":
+            return "even: the row says one side won every run"
+        return None
+    m = _RUNS_SEP.match(part)
+    if m:
+        want, every, of = m.group(1), m.group(2), m.group(3)
+        if every:
+            scope = _scope(figure, of)
+            if scope is None:
+                return f'{part}: the row has no "{of}"'
+            vs = _verdicts(scope)
+            if not vs:
+                return f"{part}: the row gives no runs' spread to say so"
+            bad = [v for v in vs if v[0] != want]
+            if bad:
+                return f"{part}: {len(bad)} of the row's {len(vs)} verdicts say otherwise: {bad[0][3]}"
+            return None
+        v = _verdict_at(figure, of)
+        if v is False:
+            return f'{part}: the row has no "{of}"'
+        if v is None:
+            return f"{part}: the row gives no runs' spread to say so"
+        if v[0] != want:
+            return f"{part}: the row says {v[3]}"
+        return None
+    m = _SPREAD.match(part)
+    if m:
+        rel, x, of = m.group(1), _num(m.group(2)), m.group(3)
+        if of is not None and of not in figure:
+            return f'{part}: the row has no "{of}"'
+        med, runs = locate(figure, of), run_values(figure, of)
+        if med is None or runs is None:
+            return f"{part}: the row gives no median with its runs to read"
+        if med[0] == 0:
+            return f"{part}: the median is 0"
+        share = (max(runs[0]) - min(runs[0])) / abs(med[0]) * 100
+        if not _rel(share, rel, x):
+            return f"{part}: runs {runs[1]} spread {share:.1f}% of {med[0]:g}"
+        return None
+    m = _QUANT.match(part)
+    if m:
+        q, who, noun, rel, x, of = m.group(1), m.group(2), m.group(3), m.group(4), _num(m.group(5)), m.group(6)
+        scope = _scope(figure, of)
+        if scope is None:
+            return f'{part}: the row has no "{of}"'
+        if noun == "run":
+            if who:
+                return f"{part}: runs are not named; choose them with of \"TEXT\""
+            got = run_values(figure, of)
+            if got is None:
+                return f"{part}: the row gives no runs to read"
+            vals, text = got
+            what = [("run", v) for v in vals]
+        else:
+            what = [c for c in cells(scope) if who is None or names(who, c[0])]
+            if not what:
+                return f"{part}: the row lists no {who + ' ' if who else ''}cells (\"NAME VALUE×\")"
+            text = None
+        if q in ("lowest", "highest"):
+            pick = (min if q == "lowest" else max)(what, key=lambda c: c[1])
+            if not _rel(pick[1], rel, x):
+                return f"{part}: the {q} is {pick[1]:g}" + (f" ({pick[0]})" if noun == "cell" else f" (runs {text})")
+            return None
+        bad = [c for c in what if _rel(c[1], rel, x) != (q == "every")]
+        if bad:
+            if noun == "run":
+                return f"{part}: {len(bad)} of the {len(what)} runs {'are not' if q == 'every' else 'are'} (runs {text})"
+            return f"{part}: {len(bad)} of {len(what)} cells {'are not' if q == 'every' else 'are'}: {_cell_text(bad)}"
+        return None
+    m = _CELLSET.match(part)
+    if m:
+        who, rel, x, listed, of = m.group(1), m.group(2), _num(m.group(3)), m.group(4), m.group(5)
+        scope = _scope(figure, of)
+        if scope is None:
+            return f'{part}: the row has no "{of}"'
+        every = [c for c in cells(scope) if who is None or names(who, c[0])]
+        if not every:
+            return f"{part}: the row lists no {who + ' ' if who else ''}cells (\"NAME VALUE×\")"
+        hits = [c for c in every if _rel(c[1], rel, x)]
+        wanted = [w.strip() for w in listed.split(",") if w.strip()]
+        unnamed = [c for c in hits if not any(names(w, c[0]) for w in wanted)]
+        empty = [w for w in wanted if not any(names(w, c[0]) for c in hits)]
+        why = []
+        if unnamed:
+            why.append(f"the row also has {_cell_text(unnamed)} {rel} {x:g}")
+        if empty:
+            why.append("no cell %s is %s %g" % (", ".join(empty), rel, x))
+        return f"{part}: {'; '.join(why)}" if why else None
+    m = _SIDE.match(part)
+    if m:
+        side, word, of = m.group(1), m.group(2), m.group(3)
+        v = _verdict_at(figure, of)
+        if v is False:
+            return f'{part}: the row has no "{of}"'
+        if v is None:
+            return f"{part}: the row gives no runs' spread to say so"
+        if v[0] != "apart" or v[1] != side or v[2] != word:
+            return f"{part}: the row says {v[3]}"
+        return None
+    return f"{part!r} is not a reading (the forms: {', '.join(READING_FORMS)})"
 
 
 def reading_parts(reading):
@@ -258,60 +624,57 @@ def reading_parts(reading):
     return [p.strip() for p in re.findall(r'(?:[^;"]|"[^"]*")+|(?<=;)(?=;|$)|^(?=;)', reading)]
 
 
-def evaluate(reading, figure):
+def evaluate(reading, figure, stored=None):
     """None when the reading holds of the figure, else why it does not (one
-    line, with what the row measured)."""
+    line, with what the row measured). stored: for parts read 'in every
+    stored run', a function giving [(run name, figure)] of the row as the
+    stored runs produce it (check_readings passes stored_figures); None
+    holds such parts against the figure alone."""
     why = []
     for part in reading_parts(reading):
         if not part:
             return "an empty reading between ';'"
-        m = _BOUND.match(part)
-        if m:
-            kind, x, of = m.group(1), _num(m.group(2)), m.group(3)
-            if of is not None and of not in figure:
-                why.append(f'{part}: the row has no "{of}"')
-                continue
-            got = locate(figure, of)
-            v = got and got[0]
-            if got is None:
-                why.append(f"{part}: the row has no number to read")
-            elif (kind == "at least" and v < x) or (kind == "at most" and v > x):
-                why.append(f"{part}: the row measured {v:g}")
+        core = part[:-len(STORED)].rstrip() if part.endswith(STORED) else part
+        w = _part(core, figure)
+        if w:
+            why.append(part + w[len(core):] if w.startswith(core + ":") else w)
             continue
-        m = _VERDICT.match(part)
-        if m:
-            scope = figure if m.group(2) is None else _after(figure, m.group(2))
-            if scope is None:
-                why.append(f'{part}: the row has no "{m.group(2)}"')
-                continue
-            said = _target_verdict(scope)
-            if said != m.group(1):
-                why.append(f"{part}: the row says {said or 'nothing of a target'}")
+        if core is part or stored is None:
             continue
-        if part in ("faster", "slower", "faster in every run", "slower in every run"):
-            v = headline(figure)
-            if v is None or "×" not in figure:
-                why.append(f"{part}: the row has no ratio; read it with at least / at most")
-                continue
-            if (part.startswith("faster") and not v > 1) or (part.startswith("slower") and not v < 1):
-                why.append(f"{part}: the row's ratio is {v:g}×")
-                continue
-            if part.endswith("in every run"):
-                s = _spread(figure)
-                if s is None:
-                    why.append(f"{part}: the row gives no runs' spread to say so")
-                elif s != "apart":
-                    why.append(f"{part}: the row says the run ranges overlap")
+        runs = stored()
+        if not runs:
+            why.append(f"{part}: no stored run produced this row from its benchmark alone (it reads two"
+                       " benchmarks, or its raw results are not in bench/results/)")
             continue
-        if part == "even":
-            s = _spread(figure)
-            if s is None:
-                why.append("even: the row gives no runs' spread to say so")
-            elif s != "overlap":
-                why.append("even: the row says one side won every run")
-            continue
-        why.append(f"{part!r} is not a reading (the forms: {', '.join(READING_FORMS)})")
+        bad = [(name, _part(core, fig)) for name, fig in runs]
+        bad = [(name, w) for name, w in bad if w]
+        if bad:
+            name, w = bad[0]
+            why.append(f"{part}: run {name}: {w[len(core) + 2:] if w.startswith(core + ': ') else w}"
+                       f" ({len(bad)} of {len(runs)} stored runs)")
     return "; ".join(why) or None
+
+
+def stored_figures(root, source, rid, cache=None):
+    """[(run name, figure)] of row rid as every stored full run of its
+    benchmark produces it, oldest first; source is the row's raw results
+    (bench/results/RUN/BENCH.jsonl). cache: a dict kept across calls, so
+    each benchmark's runs are regenerated once."""
+    if not source:
+        return []
+    import findings  # tools/findings.py: the generator
+    results = os.path.dirname(os.path.dirname(os.path.join(root, source)))
+    bench = os.path.basename(source)[:-len(".jsonl")]
+    cache = {} if cache is None else cache
+    if (results, bench) not in cache:
+        made = []
+        for d in findings.stored_runs(results, bench):
+            try:
+                made.append((os.path.basename(d), findings.rows_of_run(d, bench)))
+            except (findings.Refused, KeyError, ValueError, TypeError):
+                continue  # the generator refuses this run: it produced no rows
+        cache[(results, bench)] = made
+    return [(name, rows[rid]) for name, rows in cache[(results, bench)] if rid in rows]
 
 
 def citations(text):
@@ -332,7 +695,7 @@ def check_readings(root, docs, rows=None):
         rows = load(root)
     if rows is None:
         return 0, []
-    n, fails = 0, []
+    n, fails, cache = 0, [], {}
     for d in docs:
         with open(d, encoding="utf-8") as f:
             text = f.read()
@@ -347,7 +710,8 @@ def check_readings(root, docs, rows=None):
                 fails.append((where, rid, reading,
                               "no reading: write {{finding %s | READING}} (%s)" % (rid, ", ".join(READING_FORMS))))
             else:
-                why = evaluate(reading, row["figure"])
+                why = evaluate(reading, row["figure"],
+                               lambda row=row, rid=rid: stored_figures(root, row.get("source"), rid, cache))
                 if why:
                     fails.append((where, rid, reading, why))
     return n, fails

@@ -136,6 +136,33 @@ def contradict(reading, figure):
     """The figure with its result moved just past one part of the reading:
     what a rerun that the sentence no longer describes would print."""
     part = findings_refs.reading_parts(reading)[0]
+    if part.endswith(findings_refs.STORED):  # the kept row is read too
+        part = part[:-len(findings_refs.STORED)].rstrip()
+    m = findings_refs._RUNS_SEP.match(part) or findings_refs._SIDE.match(part)
+    if m and m.re is findings_refs._RUNS_SEP and m.group(1) == "overlap":
+        return re.sub(r"run ranges overlap|\boverlap\b", "A faster in every run", figure)
+    if m:
+        return re.sub(r"[^;,():]*?\s*\b(faster|lower|higher|slower) in every run\b", " run ranges overlap", figure)
+    m = findings_refs._QUANT.match(part) or findings_refs._CELLSET.match(part) or findings_refs._SPREAD.match(part)
+    if m:
+        if m.re is findings_refs._QUANT:
+            q, noun, rel, x, of = m.group(1), m.group(3), m.group(4), float(m.group(5).replace(",", "")), m.group(6)
+        elif m.re is findings_refs._CELLSET:
+            q, noun, rel, x, of = "every", "cell", m.group(2), float(m.group(3).replace(",", "")), m.group(5)
+        else:
+            q, noun, rel, x, of = "spread", "run", m.group(1), float(m.group(2).replace(",", "")), m.group(3)
+        low = (rel in ("above", "at least")) == (q != "no")  # every/lowest/highest: break it; no: make it so
+        bad = "%g" % (x - abs(x) * 0.5 - 1 if low else x + abs(x) * 0.5 + 1)
+        if noun == "cell":
+            i = figure.find(of) + len(of) if of else 0
+            return figure[:i] + re.sub(r"(%s)(\s*×)" % findings_refs.NUMBER, bad + r"\2", figure[i:])
+        got = findings_refs.run_values(figure, of)
+        if q == "spread":
+            med = abs(findings_refs.locate(figure, of)[0])
+            bad = "%g–%g" % (med, med) if rel in ("above", "at least") else "0–%g" % (med * 10 + 10)
+        else:
+            bad = "/".join([bad] * len(got[0]))
+        return figure.replace(got[1], bad)
     m = re.match(r'^(at least|at most)\s+(%s)\s*\S*?(?:\s+of\s+"([^"]+)")?$' % findings_refs.NUMBER, part)
     if m:
         x = float(m.group(2).replace(",", ""))

@@ -1,7 +1,12 @@
 """Tests of tools/findings_refs.py: {{finding F0.N}} references resolved
-against FINDINGS.md's rows, for the book and for `make check-anchors`."""
+against FINDINGS.md's rows, for the book and for `make check-anchors`; the
+readings of a row's cells, of its runs (overlapping, apart, every run, the
+spread) and of the same row across the stored runs of its benchmark, each
+shown to hold where the row says so and to fail on a planted wrong claim."""
 
+import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -69,6 +74,228 @@ class FindingsRefsTest(unittest.TestCase):
                            capture_output=True, text=True)
         self.assertNotEqual(r.returncode, 0, r.stdout)
         self.assertIn("FINDINGS.md has no row F0.99", r.stdout)
+
+
+# Figures shaped as tools/findings.py prints them (F7.18, F8.40, F7.37,
+# F8.52, F8.54, F7.28, F7.31, F0.11, F6.23).
+CEILING = ("not met (highest 1.10×: off SET 2 MB); above the ceiling: on SET 1 MB 1.09×, off SET 2 MB 1.10×; "
+           "GET 1 MB: on 0.88×, off 0.84×, redis 0.85×; GET 2 MB: on 0.91×, off 0.81×, redis 0.70×; "
+           "SET 1 MB: on 1.09×, off 0.98×, redis 0.98×; SET 2 MB: on 0.97×, off 1.10×, redis 1.00×")
+WORST = "lowest 0.84×: 10 P=1 0.94×, 10 P=16 1.07×, 100 P=1 0.90×, 1000 P=1 0.88×, 1000 P=16 0.84×"
+TARGET = "not met (lowest 0.73×: t2 2 MB); t1 1 MB 0.77×, t2 1 MB 0.79×, t1 2 MB 0.96×, t2 2 MB 0.73×"
+SUMMARY = ("geometric mean 1.85×; lowest cell 0.98× (ZRANGEBYLEX 10 P=1); ZRANGE 1.36×, "
+           "ZRANGEBYSCORE 1.28×, ZRANGEBYLEX 1.35×")
+PER_RUN = ("ZRANGE 10: rate 0.99× (runs 0.99 0.93 1.04), CPU 1.03×; ZRANGEBYSCORE 100: rate 0.87× "
+           "(runs 0.83 0.87 0.88), CPU 1.04×")
+SET_BW = ("on 3583, off 3383, redis 3220 MB/s (ceiling 3299): on/redis = 1.11×, on/ceiling = 1.09×; "
+          "runs on 3353–3803, off 3109–3630, redis 2129–3443, ceiling 3246–3715 MB/s; "
+          "on against the ceiling: run ranges overlap; against off: run ranges overlap; "
+          "against redis: on faster in every run")
+WRITE = "**2210 ns** per call wall, 2209 ns writer CPU (median of 5; runs 2101–2222 ns; 0.06 Gbit/s)"
+PREFETCH = "1.121 / 1.772 µs = 0.63× (runs 1.120–1.243 vs 1.716–2.086; prefetch on lower in every run)"
+
+
+class Readings(unittest.TestCase):
+    def holds(self, reading, figure):
+        self.assertIsNone(findings_refs.evaluate(reading, figure), (reading, figure))
+
+    def fails(self, reading, figure, fragment, stored=lambda: []):
+        why = findings_refs.evaluate(reading, figure, stored)
+        self.assertIsNotNone(why, (reading, figure))
+        self.assertIn(fragment, why)
+        self.assertNotIn("\n", why)
+
+    def test_cells_are_read_from_every_list_shape(self):
+        cells = dict(findings_refs.cells(CEILING))
+        self.assertEqual(cells["on GET 1 MB"], 0.88)
+        self.assertEqual(cells["off SET 2 MB"], 1.10)
+        self.assertNotIn("off SET 2 MB above the ceiling", cells)   # the heading's repeat counts once
+        self.assertNotIn("highest", " ".join(cells))
+        self.assertEqual(findings_refs.cells(WORST)[0], ("10 P=1", 0.94))
+        self.assertEqual(len(findings_refs.cells(WORST)), 5)
+        self.assertEqual(dict(findings_refs.cells(TARGET))["t2 2 MB"], 0.73)
+        self.assertEqual([n for n, _ in findings_refs.cells(SUMMARY)], ["ZRANGE", "ZRANGEBYSCORE", "ZRANGEBYLEX"])
+        self.assertEqual(dict(findings_refs.cells(PER_RUN))["rate ZRANGEBYSCORE 100"], 0.87)
+        self.assertTrue(findings_refs.names("SET 1 MB", "on SET 1 MB"))
+        self.assertFalse(findings_refs.names("10 P=1", "100 P=1"))
+        self.assertFalse(findings_refs.names("ZRANGE 10", "ZRANGEBYSCORE 10"))
+
+    def test_cells_against_a_line(self):
+        self.holds("cells above 1.0: SET 1 MB, SET 2 MB", CEILING)
+        self.holds("no GET cell above 1.0; every GET cell below 1", CEILING)
+        self.holds("highest cell at most 1.1; lowest cell at least 0.7", CEILING)
+        self.holds("every cell at least 0.8", WORST)
+        self.holds("lowest cell at least 0.6; cells below 0.9: 1000 P=1, 1000 P=16", WORST)
+        self.holds("every t1 cell at least 0.75", TARGET)
+        self.holds("every cell above 1.2", SUMMARY)
+        # "a few GET medians came out above it": the row lists only SET cells above
+        self.fails("cells above 1.0: GET 1 MB, SET 1 MB", CEILING, "no cell GET 1 MB is above 1")
+        self.fails("cells above 1.0: SET 1 MB", CEILING, "also has off SET 2 MB 1.1× above 1")
+        self.fails("no cell above 1.0", CEILING, "2 of 12 cells are: on SET 1 MB 1.09×, off SET 2 MB 1.1×")
+        self.fails("every cell at least 0.9", WORST, "2 of 5 cells are not: 1000 P=1 0.88×, 1000 P=16 0.84×")
+        self.fails("lowest cell at least 0.85", WORST, "the lowest is 0.84 (1000 P=16)")
+        self.fails("no PING cell above 1", CEILING, "lists no PING cells")
+        self.fails("every cell at least 1", WRITE, "lists no cells")
+
+    def test_runs_overlap_or_apart(self):
+        self.holds("runs overlap of \"on against the ceiling\"", SET_BW)
+        self.holds("runs apart of \"against redis\"; on faster in every run of \"against redis\"", SET_BW)
+        self.holds("prefetch on lower in every run; runs apart", PREFETCH)
+        # one side won every run: a sentence saying the runs overlap fails
+        self.fails("runs overlap of \"against redis\"", SET_BW, "the row says on faster in every run")
+        self.fails("runs overlap", PREFETCH, "the row says prefetch on lower in every run")
+        # "every server's runs overlap them"
+        self.fails("runs overlap in every pair", SET_BW, "1 of the row's 3 verdicts say otherwise")
+        self.holds("runs overlap in every pair of \"ceiling:\"", SET_BW.replace("on faster in every run",
+                                                                               "run ranges overlap"))
+        self.fails("redis faster in every run of \"against redis\"", SET_BW, "the row says on faster")
+        self.fails("prefetch on faster in every run", PREFETCH, "the row says prefetch on lower")
+        self.fails("runs apart of \"nowhere\"", SET_BW, 'no "nowhere"')
+        self.fails("runs apart", WRITE, "no runs' spread")
+
+    def test_spread_as_a_share_of_the_median(self):
+        self.holds("spread at most 15% of \"ceiling\"", SET_BW)       # 3246–3715 of 3299: 14.2%
+        self.holds("spread at most 6%", WRITE)                          # 2101–2222 of 2210
+        self.fails("spread at most 10% of \"ceiling\"", SET_BW, "runs 3246–3715 spread 14.2% of 3299")
+        # "the pair's runs spread by more than half of its median"
+        self.fails("spread at least 50% of \"off\"", SET_BW, "runs 3109–3630 spread 15.4% of 3383")
+        self.holds("spread at least 40% of \"redis\"", SET_BW)        # 2129–3443 of 3220
+        self.fails("spread at most 5% of \"CPU\"", PER_RUN, "no median with its runs")   # not the next cell's
+
+    def test_every_run(self):
+        self.holds('every run below 1 of "ZRANGEBYSCORE 100"', PER_RUN)
+        self.holds('highest run at most 0.88 of "ZRANGEBYSCORE 100"; lowest run at least 0.9 of "ZRANGE 10"',
+                   PER_RUN)
+        self.holds("every run at least 2000", WRITE)
+        # "one cell behind in one run and ahead in the next": it was behind in all three
+        self.fails('no run below 1 of "ZRANGEBYSCORE 100"', PER_RUN, "3 of the 3 runs are (runs 0.83 0.87 0.88)")
+        self.fails('highest run above 1 of "ZRANGEBYSCORE 100"', PER_RUN, "the highest is 0.88 (runs 0.83 0.87 0.88)")
+        self.fails('every run below 1 of "ZRANGE 10"', PER_RUN, "1 of the 3 runs are not (runs 0.99 0.93 1.04)")
+        self.fails("every run below 1.2", PREFETCH.replace("1.243", "1.25"), "runs 1.120–1.25")
+        self.fails("every GET run below 1", PER_RUN, "runs are not named")
+
+    def test_a_wrong_form_names_the_forms(self):
+        self.fails("cells above one: GET", CEILING, "not a reading")
+        self.fails("runs overlapping", SET_BW, "not a reading")
+
+    def test_in_every_stored_run_without_stored_runs_fails(self):
+        self.fails("faster in every stored run", "**1.2×** (x)", "no stored run produced")  # (one line)
+        self.assertIsNotNone(findings_refs.evaluate("faster in every stored run", "**1.2×**", lambda: []))
+        self.assertIsNone(findings_refs.evaluate("faster in every stored run", "**1.2×**"))  # the kept row alone
+        self.assertIsNone(findings_refs.evaluate("faster in every stored run", "**1.2×** (x)",
+                                                 lambda: [("r1", "**1.1×**"), ("r2", "**1.2×**")]))
+        why = findings_refs.evaluate("faster in every stored run", "**1.2×** (x)",
+                                     lambda: [("r1", "**0.9×**"), ("r2", "**1.2×**")])
+        self.assertEqual(why, "faster in every stored run: run r1: the row's ratio is 0.9× (1 of 2 stored runs)")
+        # the kept row is read first
+        self.assertIn("ratio is 0.8×", findings_refs.evaluate("faster in every stored run", "**0.8×**",
+                                                              lambda: [("r1", "**1.1×**")]))
+
+
+PROV = {"date": "2026-11-30T10:00:00+00:00", "host": "fixture", "cpu_model": "Fixture CPU", "cores": 2,
+        "kernel": "6.1.0-fixture", "compiler": "cc 12.2.0", "git": {"commit": "abcdef123456"}, "quick": False}
+
+
+def toy_line(rid, figure):
+    """A benchmark's own row, as bench/*.py prints it (tools/findings.py's h_generic)."""
+    return {"bench": "toy", "finding": True, "id": rid, "claim": "toy ratio", "figure": figure,
+            "config": {"runs": 3}}
+
+
+class AcrossStoredRuns(unittest.TestCase):
+    """A results tree with three stored runs of one benchmark: r1 (oldest)
+    contradicts what r2 and r3 (the kept run) say; rq is a QUICK=1 run."""
+
+    def setUp(self):
+        self.root = tempfile.mkdtemp()
+        runs = {"r1": ("2026-11-01T00:00:00+00:00", False, "**0.95×** (runs 0.91 0.95 1.02; run ranges overlap)"),
+                "r2": ("2026-11-02T00:00:00+00:00", False, "**1.10×** (runs 1.05 1.10 1.12; A faster in every run)"),
+                "r3": ("2026-11-03T00:00:00+00:00", False, "**1.20×** (runs 1.15 1.20 1.22; A faster in every run)"),
+                "rq": ("2026-11-04T00:00:00+00:00", True, "**0.50×** (runs 0.40 0.50 0.60; B faster in every run)")}
+        for name, (date, quick, fig) in runs.items():
+            d = os.path.join(self.root, "bench", "results", name)
+            os.makedirs(d)
+            with open(os.path.join(d, "provenance.json"), "w") as f:
+                json.dump(dict(PROV, date=date, quick=quick, run_id=name), f)
+            with open(os.path.join(d, "toy.jsonl"), "w") as f:
+                f.write(json.dumps(toy_line("F9.1", fig)) + "\n")
+                if name != "r1":  # a row added after r1
+                    f.write(json.dumps(toy_line("F9.2", "**1.50×** (runs 1.4 1.5 1.6; A faster in every run)")) + "\n")
+        with open(os.path.join(self.root, "FINDINGS.md"), "w") as f:
+            f.write("# FINDINGS\n\n## Rows\n\n| ID | claim | figure | conditions | reproduce |\n|---|---|---|---|---|\n")
+            for rid, fig in (("F9.1", runs["r3"][2]), ("F9.2", "**1.50×** (runs 1.4 1.5 1.6; A faster in every run)")):
+                f.write("| %s | toy ratio | %s | 2 cores | `make findings BENCH=toy` (raw: `bench/results/r3/toy.jsonl`) |\n"
+                        % (rid, fig))
+        self.chapter = os.path.join(self.root, "chapters", "01-x.md")
+        os.makedirs(os.path.dirname(self.chapter))
+
+    def readings(self, *refs):
+        with open(self.chapter, "w") as f:
+            f.write("# x\n\n" + "\n".join(refs) + "\n")
+        return findings_refs.check_readings(self.root, [self.chapter])
+
+    def test_load_keeps_the_rows_raw_source(self):
+        self.assertEqual(findings_refs.load(self.root)["F9.1"]["source"], "bench/results/r3/toy.jsonl")
+
+    def test_every_full_stored_run_is_regenerated_oldest_first(self):
+        got = findings_refs.stored_figures(self.root, "bench/results/r3/toy.jsonl", "F9.1")
+        self.assertEqual([name for name, _ in got], ["r1", "r2", "r3"])   # rq is QUICK=1
+        self.assertIn("**0.95×**", got[0][1])
+        self.assertEqual([n for n, _ in findings_refs.stored_figures(self.root, "bench/results/r3/toy.jsonl",
+                                                                      "F9.2")], ["r2", "r3"])
+
+    def test_a_reading_an_older_stored_run_contradicts_fails_with_that_run(self):
+        n, fails = self.readings("{{finding F9.1 | faster in every run}}",
+                                 "{{finding F9.1 | at least 0.9 in every stored run}}",
+                                 "{{finding F9.1 | faster in every stored run}}",
+                                 "{{finding F9.1 | every run above 1 in every stored run}}",
+                                 "{{finding F9.2 | runs apart in every stored run}}")
+        self.assertEqual(n, 5)
+        self.assertEqual([(w, why) for w, _, _, why in fails], [
+            ("chapters/01-x.md:5", "faster in every stored run: run r1: the row's ratio is 0.95× (1 of 3 stored runs)"),
+            ("chapters/01-x.md:6", "every run above 1 in every stored run: run r1: 2 of the 3 runs are not "
+                                   "(runs 0.91 0.95 1.02) (1 of 3 stored runs)")])
+
+    def test_the_command_line_names_the_run(self):
+        with open(self.chapter, "w") as f:
+            f.write("# x\n\n{{finding F9.1 | runs apart in every stored run}}\n")
+        r = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "findings_refs.py"), "readings",
+                            "--root", self.root], capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.returncode, 1, r.stdout)
+        self.assertIn("runs apart in every stored run: run r1: the row says run ranges overlap", r.stdout)
+
+    def test_a_row_without_raw_results_cannot_be_read_across_runs(self):
+        with open(os.path.join(self.root, "FINDINGS.md")) as f:
+            text = f.read()
+        with open(os.path.join(self.root, "FINDINGS.md"), "w") as f:
+            f.write(text.replace("bench/results/r3/toy.jsonl", "bench/results/gone/toy.jsonl"))
+        shutil.rmtree(os.path.join(self.root, "bench"))
+        n, fails = self.readings("{{finding F9.1 | faster in every stored run}}")
+        self.assertIn("no stored run produced this row", fails[0][3])
+
+
+class TheKeptRuns(unittest.TestCase):
+    """The repository's own results: each row FINDINGS.md keeps is what
+    regenerating its raw source gives, so a reading across the stored runs
+    reads the same figures the book shows for the kept one."""
+
+    def test_regenerating_each_kept_source_gives_the_kept_figure(self):
+        rows = findings_refs.load(ROOT)
+        if rows is None:
+            self.skipTest("no FINDINGS.md")
+        import findings
+        made, checked = {}, 0
+        for rid, row in sorted(rows.items()):
+            src = row["source"]
+            if not src or not os.path.isfile(os.path.join(ROOT, src)):
+                continue
+            if src not in made:
+                made[src] = findings.rows_of_run(os.path.dirname(os.path.join(ROOT, src)),
+                                                 os.path.basename(src)[:-len(".jsonl")])
+            if rid in made[src]:   # rows that read two benchmarks are not made from one
+                self.assertEqual(made[src][rid], row["figure"], rid)
+                checked += 1
+        self.assertGreater(checked, 100)
 
 
 if __name__ == "__main__":

@@ -469,6 +469,21 @@ static void test_range_and_type_errors(void **state) {
                      "CONFIG SET failed (possibly related to argument 'client-output-buffer-limit') - Error in hard, "
                      "soft or soft_seconds setting in buffer limit configuration.");
     expect_set_error("save", "10", "CONFIG SET failed (possibly related to argument 'save') - Invalid save parameters");
+    /* dir and dbfilename are protected: refused until allowed */
+    expect_set_error("dir", "/", "CONFIG SET failed (possibly related to argument 'dir') - can't set protected config");
+    expect_set_error("DBFILENAME", "x.rdb",
+                     "CONFIG SET failed (possibly related to argument 'DBFILENAME') - can't set protected config");
+    expect_set_error("enable-protected-configs", "yes",
+                     "CONFIG SET failed (possibly related to argument 'enable-protected-configs') - can't set "
+                     "immutable config");
+    char *perr = NULL;
+    assert_int_equal(config_load_string("enable-protected-configs local\n", &perr), 0);
+    expect_get("enable-protected-configs", "local");
+    set_ok("dir", "/"); /* config_set speaks for a local client */
+    expect_get("dir", "/");
+    expect_reply(2, "SET dbfilename x.rdb", "+OK\r\n"); /* the fake client has no peer: local */
+    expect_get("dbfilename", "x.rdb");
+    assert_int_equal(config_load_string("enable-protected-configs yes\n", &perr), 0);
     expect_set_error(
         "dbfilename", "a/b",
         "CONFIG SET failed (possibly related to argument 'dbfilename') - dbfilename can't be a path, just a filename");
@@ -511,6 +526,11 @@ static int io_threads_hook(int n, const char **err) {
 static int listeners_hook(const char **err) {
     (void)err;
     hook_calls++;
+    return 1;
+}
+
+static int maxclients_hook(const char **err) {
+    (void)err;
     return 1;
 }
 
@@ -590,6 +610,93 @@ static void test_config_set_atomic(void **state) {
     expect_reply(2, "SET timeout", "-ERR wrong number of arguments for 'config|set' command\r\n");
 }
 
+/* An apply function that fails after every value is set: every value
+ * this CONFIG SET changed comes back, and the apply functions run again
+ * with the old values (Valkey: restoreBackupConfig). */
+static void test_config_set_apply_rollback(void **state) {
+    (void)state;
+    config_apply_io_threads = io_threads_hook;
+    hook_fail = 1;
+    hook_calls = 0;
+    expect_reply(2, "SET timeout 5 hz 600 io-threads 8 tcp-keepalive 1",
+                 "-ERR CONFIG SET failed (possibly related to argument 'io-threads') - cannot drain\r\n");
+    hook_fail = 0;
+    assert_int_equal(server.maxidletime, 0);
+    assert_int_equal(server.hz, 10); /* hz's own apply ran twice: clamped, then restored */
+    assert_int_equal(server.io_threads_num, 1);
+    assert_int_equal(server.tcpkeepalive, 300);
+    assert_int_equal(hook_calls, 2);
+    assert_int_equal(hook_last, 1);
+    /* The same set, the hook willing: everything applied, hz clamped. */
+    expect_reply(2, "SET timeout 5 hz 600 io-threads 8 tcp-keepalive 1", "+OK\r\n");
+    assert_int_equal(server.maxidletime, 5);
+    assert_int_equal(server.hz, CONFIG_MAX_HZ);
+    assert_int_equal(server.io_threads_num, 8);
+    assert_int_equal(server.tcpkeepalive, 1);
+}
+
+/* Valkey's "CONFIG sanity" (tests/unit/introspection.tcl): every
+ * parameter CONFIG GET shows can be set to the value it shows, and then
+ * shows that value again; an immutable one is refused with Valkey's
+ * error instead. Run at the defaults and again after many values moved. */
+static int sanity_round_trip(void) {
+    static const char *const refusals[] = {"immutable", "protected"};
+    const char *names[256];
+    const char *all[] = {"*"};
+    size_t n = config_get_matches(all, 1, names, 256);
+    assert_true(n < 256);
+    int immutable = 0;
+    for (size_t i = 0; i < n; i++) {
+        char *v = config_get(names[i]), *err = NULL;
+        assert_non_null(v);
+        if (config_set(names[i], v, &err) != 0) {
+            int known = 0;
+            for (int k = 0; k < 2; k++) {
+                char want[256];
+                snprintf(want, sizeof(want),
+                         "CONFIG SET failed (possibly related to argument '%s') - can't set %s config", names[i],
+                         refusals[k]);
+                known |= !strcmp(err, want);
+            }
+            if (!known) fail_msg("CONFIG SET %s '%s' to its own value: %s", names[i], v, err);
+            immutable++;
+            zfree(err);
+        }
+        expect_get(names[i], v);
+        zfree(v);
+    }
+    return immutable;
+}
+
+static void test_config_set_sanity(void **state) {
+    (void)state;
+    /* Immutable: tcp-backlog, io-threads-do-reads, databases, logfile,
+     * daemonize, enable-protected-configs; protected: dir, dbfilename. */
+    assert_int_equal(sanity_round_trip(), 8);
+    char *err = NULL;
+    assert_int_equal(config_load_string("enable-protected-configs local\n", &err), 0);
+    assert_int_equal(sanity_round_trip(), 6);
+    config_apply_io_threads = io_threads_hook;
+    config_apply_listeners = listeners_hook;
+    config_apply_maxclients = maxclients_hook;
+    set_ok("timeout", "77");
+    set_ok("hz", "25");
+    set_ok("io-threads", "3");
+    set_ok("bind", "127.0.0.1 ::1");
+    set_ok("maxclients", "123");
+    set_ok("save", "3600 1 300 100");
+    set_ok("requirepass", "a password");
+    set_ok("client-output-buffer-limit", "normal 1mb 512kb 10 pubsub 0 0 0");
+    set_ok("loglevel", "warning");
+    set_ok("zset-layout", "copied");
+    set_ok("list-max-listpack-size", "5");
+    set_ok("hash-max-listpack-value", "1kb");
+    set_ok("proto-max-bulk-len", "2gb");
+    set_ok("io-threads-always-active", "yes");
+    set_ok("dbfilename", "other.rdb");
+    assert_int_equal(sanity_round_trip(), 6);
+}
+
 /* --------------------------------------------------------- CONFIG GET */
 
 static void test_get_matches(void **state) {
@@ -597,7 +704,11 @@ static void test_get_matches(void **state) {
     const char *names[64];
     const char *p1[] = {"*max*"};
     size_t n = config_get_matches(p1, 1, names, 64);
-    assert_int_equal(n, 9);
+    /* Five of the server's, four of the sorted set's, nine of the list's,
+     * the hash's and the set's thresholds (and their aliases). */
+    assert_int_equal(n, 18);
+    assert_string_equal(names[9], "list-max-listpack-size");
+    assert_string_equal(names[17], "set-max-listpack-value");
     assert_string_equal(names[0], "maxclients");
     assert_string_equal(names[1], "max-new-connections-per-cycle");
     assert_string_equal(names[2], "proto-max-bulk-len");
@@ -736,6 +847,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_range_and_type_errors, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_set, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_set_atomic, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_set_apply_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_config_set_sanity, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_matches, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_command, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_rewrite, setup, teardown),

@@ -73,8 +73,11 @@ static void test_add_lookup_overwrite_delete(void **state) {
     assert_non_null(e);
     assert_int_equal(e->keylen, 3);
     assert_string_equal(e->key, "foo");
-    assert_ptr_equal(e->name.ptr, e->key);
-    assert_int_equal(e->expire, -1);
+    assert_int_equal(e->flags, 0);
+    assert_int_equal(db_entry_expire(e), -1);
+    /* No room for a TTL until the key has one: with glibc a 3-byte key
+     * fits the smallest chunk. */
+    assert_true(offsetof(db_entry, key) + 3 + 1 <= 24);
 
     db_overwrite(d, k, S("baz"));
     assert_string_equal(get(d, "foo"), "baz");
@@ -167,6 +170,43 @@ static void test_ttl_set_keep_remove(void **state) {
     db_set_expire(d, k, later); /* on a missing key: nothing happens */
     assert_int_equal(db_expires_size(d), 0);
     obj_decr_ref(k);
+}
+
+/* The first TTL grows the entry (it may move); the keys table, the
+ * expires table and every lookup follow it, across many keys and a
+ * rehash, and a TTL removed and set again reuses the room. */
+static void test_ttl_moves_the_entry(void **state) {
+    db *d = &((fixture *)*state)->d;
+    long long later = util_mstime() + 100000;
+    char name[32];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "key:%d", i);
+        put(d, name, "v");
+    }
+    for (int i = 0; i < 5000; i += 2) {
+        snprintf(name, sizeof(name), "key:%d", i);
+        obj *k = S(name);
+        db_set_expire(d, k, later + i);
+        db_entry *e = db_find_entry(d, k);
+        assert_true(e->flags & DB_ENTRY_TTL_ROOM);
+        if (i % 4 == 0) {
+            assert_int_equal(db_remove_expire(d, k), 1);
+            assert_true(db_find_entry(d, k) == e); /* the room stays */
+            db_set_expire(d, k, later + i);
+            assert_true(db_find_entry(d, k) == e); /* and is reused */
+        }
+        obj_decr_ref(k);
+    }
+    assert_int_equal(db_expires_size(d), 2500);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(name, sizeof(name), "key:%d", i);
+        obj *k = S(name);
+        assert_int_equal(db_get_expire(d, k), i % 2 ? -1 : later + i);
+        assert_string_equal(get(d, name), "v");
+        obj_decr_ref(k);
+    }
+    db_active_expire_cycle(d, 1000); /* walks expires: every pointer is live */
+    assert_int_equal(db_expires_size(d), 2500);
 }
 
 static void test_lazy_expiry(void **state) {
@@ -376,6 +416,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_add_lookup_overwrite_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_keys, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl_set_keep_remove, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_ttl_moves_the_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lazy_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_active_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_active_expiry_far_future, setup, teardown),

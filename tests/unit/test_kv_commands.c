@@ -874,6 +874,37 @@ static void test_setbit_unshares(void **state) {
     expect(RUN("FLUSHDB"), "+OK\\r\\n");
 }
 
+/* INCR rewrites a counter only the keyspace holds in place (the same
+ * object, its TTL kept), grows it into a new object when the digits no
+ * longer fit, and never writes into a value someone else holds. */
+static void test_incr_in_place_and_shared(void **state) {
+    (void)state;
+    expect(RUN("SET", "n", "10"), "+OK\\r\\n");
+    expect(RUN("EXPIRE", "n", "1000"), ":1\\r\\n");
+    obj *before = db_lookup_read(&tdb, &(obj){.ptr = "n", .len = 1});
+    expect(RUN("INCR", "n"), ":11\\r\\n");
+    assert_ptr_equal(db_lookup_read(&tdb, &(obj){.ptr = "n", .len = 1}), before);
+    expect(RUN("DECR", "n"), ":10\\r\\n");
+    expect(RUN("INCRBY", "n", "89"), ":99\\r\\n");
+    assert_ptr_equal(db_lookup_read(&tdb, &(obj){.ptr = "n", .len = 1}), before);
+    expect(RUN("INCR", "n"), ":100\\r\\n"); /* a digit more: a new object */
+    assert_ptr_not_equal(db_lookup_read(&tdb, &(obj){.ptr = "n", .len = 1}), before);
+    expect(RUN("GET", "n"), "$3\\r\\n100\\r\\n");
+    expect(RUN("TTL", "n"), ":1000\\r\\n");
+
+    obj *args[3] = {obj_create_string("SET", 3), obj_create_string("k", 1), obj_create_string("41", 2)};
+    tc->argc = 3;
+    tc->argv = args;
+    tc->cmd = find_command("set");
+    tc->cmd->proc(tc);
+    zfree(take_reply(tc));
+    expect(RUN("INCR", "k"), ":42\\r\\n");
+    assert_string_equal(args[2]->ptr, "41"); /* the argument is untouched */
+    for (int i = 0; i < 3; i++) obj_decr_ref(args[i]);
+    expect(RUN("GET", "k"), "$2\\r\\n42\\r\\n");
+    expect(RUN("FLUSHDB"), "+OK\\r\\n");
+}
+
 /* BITCOUNT's popcount at every alignment and tail length, and every
  * BIT range of a short string, against counting bit by bit. */
 static void test_popcount_and_bit_ranges(void **state) {
@@ -930,6 +961,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_lcs_is_longest_common, setup, teardown),
         cmocka_unit_test_setup_teardown(test_setbit_unshares, setup, teardown),
         cmocka_unit_test_setup_teardown(test_popcount_and_bit_ranges, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_incr_in_place_and_shared, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

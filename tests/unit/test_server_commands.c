@@ -24,6 +24,7 @@
 #include "commands.h"
 #include "config.h"
 #include "db.h"
+#include "networking.h"
 #include "object.h"
 #include "reply.h"
 #include "server.h"
@@ -48,6 +49,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
+    if (tc->flags & CLIENT_MONITOR) monitor_remove(tc);
+    commands_on_call(NULL);
     zfree(take_reply(tc));
     zfree(tc->name);
     zfree(tc->lib_name);
@@ -253,6 +256,255 @@ static void test_info_server_identity(void **state) {
     zfree(got);
 }
 
+/* ------------------------------------------------------------ MONITOR */
+
+static int starts_with(const char *s, const char *prefix) { return !strncmp(s, prefix, strlen(prefix)); }
+
+static client *fake_monitor(void) {
+    client *m = zcalloc(sizeof(*m));
+    m->fd = -1;
+    m->resp = 2;
+    m->authenticated = 1;
+    m->db = &tdb;
+    return m;
+}
+
+static void free_fake(client *m) {
+    zfree(take_reply(m));
+    zfree(m->buf);
+    zfree(m);
+}
+
+/* What m was fed, each line without its clock ("+<secs>.<usecs> "). */
+static void expect_fed(client *m, const char *want) {
+    char *got = take_reply(m), out[1024] = "";
+    size_t off = 0;
+    for (char *line = got; *line;) {
+        char *end = strstr(line, "\r\n");
+        assert_non_null(end);
+        char *sp = strchr(line, ' ');
+        assert_true(line[0] == '+' && sp && sp < end);
+        off += (size_t)snprintf(out + off, sizeof(out) - off, "%.*s\n", (int)(end - sp - 1), sp + 1);
+        line = end + 2;
+    }
+    if (strcmp(out, want)) fail_msg("fed <%s> want <%s>", out, want);
+    zfree(got);
+}
+
+/* sdscatrepr's quoting, the stamp's form and the client's address. */
+static void test_monitor_line_format(void **state) {
+    (void)state;
+    strcpy(tc->addr, "127.0.0.1:5000");
+    obj *argv[3] = {obj_create_string("SET", 3), obj_create_string("k", 1),
+                    obj_create_string("a\nb\"c\\d\x01\xff\t\r\a\b e\0z", 17)};
+    char *line;
+    size_t len = monitor_format_line(tc, argv, 3, 1712345678000042LL, &line);
+    const char *want = "+1712345678.000042 [0 127.0.0.1:5000] \"SET\" \"k\" "
+                       "\"a\\nb\\\"c\\\\d\\x01\\xff\\t\\r\\a\\b e\\x00z\"\r\n";
+    assert_int_equal(len, strlen(want));
+    assert_memory_equal(line, want, len);
+    zfree(line);
+    for (int i = 0; i < 3; i++) obj_decr_ref(argv[i]);
+}
+
+/* What reaches a monitor: every command that ran, as sent; not an admin
+ * command nor one refused before it ran; passwords redacted. */
+static void test_monitor_feed(void **state) {
+    (void)state;
+    commands_on_call(monitor_after_call);
+    client *m = fake_monitor(), *m2 = fake_monitor();
+    monitor_add(m);
+    monitor_add(m2);
+    run("SET k v");
+    run("get k");
+    run("CONFIG GET port"); /* admin */
+    run("CLIENT LIST");     /* admin */
+    run("CLIENT ID");
+    run("GET");      /* wrong arity: refused */
+    run("NOSUCH a"); /* unknown */
+    run("AUTH secret");
+    run("AUTH someone secret");
+    run("HELLO 2 AUTH default secret SETNAME n");
+    zfree(take_reply(tc));
+    const char *want = "[0 ] \"SET\" \"k\" \"v\"\n[0 ] \"get\" \"k\"\n[0 ] \"CLIENT\" \"ID\"\n"
+                       "[0 ] \"AUTH\" \"(redacted)\"\n[0 ] \"AUTH\" \"(redacted)\" \"(redacted)\"\n"
+                       "[0 ] \"HELLO\" \"2\" \"AUTH\" \"(redacted)\" \"(redacted)\" \"SETNAME\" \"n\"\n";
+    expect_fed(m, want);
+    expect_fed(m2, want);
+    monitor_remove(m);
+    run("PING");
+    expect_fed(m, "");
+    expect_fed(m2, "[0 ] \"PING\"\n");
+    monitor_remove(m2);
+    assert_int_equal(server.monitors_len, 0);
+    free_fake(m);
+    free_fake(m2);
+}
+
+/* The monitor's own side: +OK once, MONITOR again ignored, the keyspace
+ * refused, RESET back to an ordinary client. */
+static void test_monitor_client(void **state) {
+    (void)state;
+    commands_on_call(monitor_after_call);
+    run("MONITOR");
+    expect_reply("+OK\r\n");
+    assert_true(tc->flags & CLIENT_MONITOR);
+    run("MONITOR");
+    expect_reply("");
+    assert_int_equal(server.monitors_len, 1);
+    run("GET k");
+    expect_reply("-ERR Replica can't interact with the keyspace\r\n");
+    run("PING");
+    char *got = take_reply(tc);
+    assert_true(starts_with(got, "+PONG\r\n+") && strstr(got, " \"PING\"\r\n"));
+    zfree(got);
+    run("CLIENT SETNAME x");
+    zfree(take_reply(tc));
+    run("RESET");
+    expect_reply("+RESET\r\n"); /* not fed to itself: it left the monitors first */
+    assert_ptr_equal(tc->db, &db0);
+    tc->db = &tdb; /* this test's keyspace */
+    assert_false(tc->flags & CLIENT_MONITOR);
+    assert_null(tc->name);
+    assert_int_equal(server.monitors_len, 0);
+    run("GET k");
+    expect_reply("$-1\r\n");
+}
+
+/* ------------------------------------------------------------- MEMORY */
+
+static long long reply_int(void) {
+    char *got = take_reply(tc);
+    if (got[0] != ':') fail_msg("not an integer: <%s>", got);
+    long long v = strtoll(got + 1, NULL, 10);
+    zfree(got);
+    return v;
+}
+
+static void test_memory_usage(void **state) {
+    (void)state;
+    run("SET small v");
+    zfree(take_reply(tc));
+    char big[1100];
+    memset(big, 'x', 1000);
+    big[1000] = '\0';
+    run_args(3, (const char *const[]){"SET", "big", big});
+    zfree(take_reply(tc));
+    run("MEMORY USAGE small");
+    long long small = reply_int();
+    run("MEMORY USAGE big SAMPLES 0");
+    long long large = reply_int();
+    assert_true(small > 0 && small < 200);
+    assert_true(large >= 1000 && large < 1300);
+    run("ZADD z 1 a 2 b 3 c");
+    zfree(take_reply(tc));
+    run("MEMORY USAGE z");
+    assert_true(reply_int() > 3 * 8);
+    run("MEMORY USAGE nosuch");
+    expect_reply("$-1\r\n");
+    run("MEMORY USAGE small SAMPLES -1");
+    expect_reply("-ERR syntax error\r\n");
+    run("MEMORY USAGE small SAMPLES x");
+    expect_reply("-ERR value is not an integer or out of range\r\n");
+    run("MEMORY USAGE small FOO");
+    expect_reply("-ERR syntax error\r\n");
+    run("MEMORY USAGE");
+    expect_reply("-ERR wrong number of arguments for 'memory|usage' command\r\n");
+    run("MEMORY FOO");
+    expect_reply("-ERR unknown subcommand 'FOO'. Try MEMORY HELP.\r\n");
+    run("MEMORY PURGE");
+    expect_reply("+OK\r\n");
+    run("MEMORY MALLOC-STATS");
+    expect_reply("$45\r\nStats not supported for the current allocator\r\n");
+}
+
+/* An INFO field's value, as a double. */
+static double info_field(const char *info, const char *name) {
+    char key[64];
+    snprintf(key, sizeof(key), "\r\n%s:", name);
+    const char *p = strstr(info, key);
+    if (!p) fail_msg("no %s in INFO", name);
+    return strtod(p + strlen(key), NULL);
+}
+
+/* INFO memory: Valkey 8's fields in its order, and numbers that agree. */
+static void test_info_memory(void **state) {
+    (void)state;
+    db_init(&db0, 0); /* INFO reads the server's keyspace tables */
+    run("INFO memory");
+    char *got = take_reply(tc);
+    static const char *const order[] = {"used_memory",
+                                        "used_memory_human",
+                                        "used_memory_rss",
+                                        "used_memory_rss_human",
+                                        "used_memory_peak",
+                                        "used_memory_peak_human",
+                                        "used_memory_peak_perc",
+                                        "used_memory_overhead",
+                                        "used_memory_startup",
+                                        "used_memory_dataset",
+                                        "used_memory_dataset_perc",
+                                        "total_system_memory",
+                                        "total_system_memory_human",
+                                        "maxmemory",
+                                        "maxmemory_human",
+                                        "maxmemory_policy",
+                                        "mem_fragmentation_ratio",
+                                        "mem_fragmentation_bytes",
+                                        "mem_clients_slaves",
+                                        "mem_clients_normal",
+                                        "mem_allocator",
+                                        NULL};
+    const char *at = got;
+    for (int i = 0; order[i]; i++) {
+        char key[64];
+        snprintf(key, sizeof(key), "\r\n%s:", order[i]);
+        const char *p = strstr(at, key);
+        if (!p) fail_msg("%s missing or out of order", order[i]);
+        at = p + 1;
+    }
+    double used = info_field(got, "used_memory"), peak = info_field(got, "used_memory_peak");
+    double overhead = info_field(got, "used_memory_overhead"), dataset = info_field(got, "used_memory_dataset");
+    assert_true(used > 0);
+    assert_true(info_field(got, "used_memory_rss") > 0);
+    assert_true(peak >= used);
+    assert_true(info_field(got, "used_memory_peak_perc") <= 100.0);
+    assert_true(overhead >= info_field(got, "used_memory_startup"));
+    assert_true(dataset == (used > overhead ? used - overhead : 0));
+    assert_true(info_field(got, "mem_fragmentation_ratio") > 0);
+    assert_true(info_field(got, "total_system_memory") > 0);
+    assert_non_null(strstr(got, "\r\nmem_allocator:libc\r\n"));
+    zfree(got);
+    run("MEMORY STATS");
+    got = take_reply(tc);
+    assert_true(starts_with(got, "*32\r\n$14\r\npeak.allocated\r\n:"));
+    zfree(got);
+    db_release(&db0);
+}
+
+/* The HELP of CLIENT, COMMAND and MEMORY: Valkey's header, lines and footer. */
+static void test_help_texts(void **state) {
+    (void)state;
+    run("CLIENT HELP");
+    char *got = take_reply(tc);
+    assert_true(
+        starts_with(got, "*45\r\n+CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n+GETNAME\r\n"));
+    assert_non_null(strstr(got, "+    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)\r\n+      Kill connections by type.\r\n"));
+    assert_non_null(strstr(got, "+NO-TOUCH (ON|OFF)\r\n+    Will not touch LRU/LFU stats when this mode is on.\r\n"
+                                "+HELP\r\n+    Print this help.\r\n"));
+    zfree(got);
+    run("COMMAND HELP");
+    got = take_reply(tc);
+    assert_true(starts_with(got, "*17\r\n+COMMAND <subcommand>"));
+    assert_non_null(strstr(got, "+DOCS [<command-name> ...]\r\n+    Return documentation details about multiple "
+                                "commands.\r\n+    If no command names are given, documentation details for all\r\n"));
+    zfree(got);
+    run("MEMORY HELP");
+    got = take_reply(tc);
+    assert_true(starts_with(got, "*12\r\n+MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:\r\n"));
+    zfree(got);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_client_reply_off_on, setup, teardown),
@@ -264,6 +516,12 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_database_index, setup, teardown),
         cmocka_unit_test_setup_teardown(test_config_get_several, setup, teardown),
         cmocka_unit_test_setup_teardown(test_info_server_identity, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_monitor_line_format, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_monitor_feed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_monitor_client, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_memory_usage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_info_memory, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_help_texts, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
