@@ -61,7 +61,7 @@
  * The byte limit is not an invariant, only a rule for growing: a push
  * checks the elements' raw bytes before it adds them, as Valkey does, so
  * a listpack may end over the limit by its entries' headers (a batch of
- * one-byte elements takes three bytes each), and at conversion that
+ * one-letter elements takes three bytes each), and at conversion that
  * listpack becomes the first node as it is. A node the quicklist grew
  * itself stays within the limit (the estimate counts 8 header bytes per
  * element, at least what a listpack entry takes). A CONFIG SET that
@@ -100,7 +100,8 @@ typedef struct quicklist {
 #define SIZE_ESTIMATE_OVERHEAD 8
 static const size_t byte_levels[] = {4096, 8192, 16384, 32768, 65536};
 
-/* Valkey: quicklistNodeLimit. One of the two is SIZE_MAX / UINT_MAX. */
+/* Valkey: quicklistNodeLimit. The limit of the other kind is SIZE_MAX:
+ * none. */
 static void node_limit(int fill, size_t *size, size_t *count) {
     *size = SIZE_MAX;
     *count = SIZE_MAX;
