@@ -387,7 +387,9 @@ static void ltrim_command(client *c) {
         db_delete(c->db, c->argv[1]);
     else
         list_try_shrink(o);
-    if (ltrim + rtrim) db_signal_modified(c->db, c->argv[1]);
+    /* Signalled even when nothing was trimmed, as Valkey 8's ltrimCommand
+     * does: a WATCH on the key sees the LTRIM. */
+    db_signal_modified(c->db, c->argv[1]);
     reply_ok(c);
 }
 
