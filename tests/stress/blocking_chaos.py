@@ -9,15 +9,21 @@ For --seconds (10 by default) against one server (--server, started with
     with a short timeout (0.01-0.3 s), followed in the same write by a
     PING, and must get both replies, the pop's within its timeout plus a
     bound; every member it pops is recorded;
-  - producers ZADD unique members to the shared keys;
+  - list waiters do the same with BLPOP, BRPOP, BLMPOP and BLMOVE over 8
+    shared lists; BLMOVE moves into the waiter's own list, which must end
+    up holding exactly what it moved, in order;
+  - producers ZADD unique members to the shared keys, list producers
+    LPUSH or RPUSH unique elements to the shared lists;
   - a flipper sets io-threads to 1 or 4 every 20-200 ms;
-  - a killer blocks clients on keys no producer writes and closes them
-    while they wait, or CLIENT KILLs them, or CLIENT UNBLOCKs them;
+  - a killer blocks clients (BZPOPMIN or BLPOP) on keys no producer
+    writes and closes them while they wait, or CLIENT KILLs them, or
+    CLIENT UNBLOCKs them;
   - transactors race each other with WATCH on a counter: each MULTI/EXEC
     writes the counter + 1 and ZADDs a member (a key made ready inside a
     transaction), and a null EXEC is retried.
 At the end the counter equals the transactions that ran, every member
-added is either popped exactly once or still in the keyspace, INFO blocked_clients drops to 0, and PING answers. Prints
+and list element added is either popped exactly once or still in the
+keyspace, INFO blocked_clients drops to 0, and PING answers. Prints
 one line per check and "blocking_chaos: N passed, M failed"; exit 1 on a
 failure. Python 3 standard library only (and tests/integration/harness.py).
 """
@@ -35,6 +41,7 @@ import harness  # noqa: E402
 from harness import Conn, Error, parse  # noqa: E402
 
 KEYS = ["chaos:%d" % i for i in range(8)]
+LKEYS = ["chaos:l%d" % i for i in range(8)]
 LATE = 3.0  # seconds a timeout may be late on a loaded two-core machine under a sanitizer
 
 
@@ -44,6 +51,8 @@ class Shared:
         self.lock = threading.Lock()
         self.popped = []
         self.added = []
+        self.lpopped = []
+        self.ladded = []
         self.errors = []
         self.replies = 0
         self.commits = 0
@@ -83,6 +92,71 @@ def waiter(sh, port, seed):
                 sh.replies += 2
     except Exception as e:  # a lost reply is a timeout here
         sh.fail("waiter %d: %r" % (seed, e))
+    finally:
+        c.close()
+
+
+def list_waiter(sh, port, seed):
+    """BLPOP, BRPOP, BLMPOP and BLMOVE on the shared lists, each followed
+    by a PING in the same write; what BLMOVE moves goes to this waiter's
+    own list, checked at the end against what it was told it moved."""
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    dst = "chaos:moved:%d" % seed
+    moved = []
+    try:
+        while sh.running():
+            keys = rng.sample(LKEYS, rng.randint(1, 3))
+            timeout = rng.choice(["0.01", "0.05", "0.1", "0.3"])
+            kind = rng.choice(["BLPOP", "BRPOP", "BLMPOP", "BLMOVE"])
+            if kind == "BLMPOP":
+                cmd = ["BLMPOP", timeout, str(len(keys))] + keys + [rng.choice(["LEFT", "RIGHT"]), "COUNT", "3"]
+            elif kind == "BLMOVE":
+                cmd = ["BLMOVE", keys[0], dst, rng.choice(["LEFT", "RIGHT"]), "RIGHT", timeout]
+            else:
+                cmd = [kind] + keys + [timeout]
+            c.send(harness.encode(*cmd) + harness.encode("PING"))
+            r = parse(c.read_reply(timeout=float(timeout) + LATE))
+            if r is not None:
+                if kind == "BLMPOP":
+                    elements = r[1]
+                elif kind == "BLMOVE":
+                    elements = [r]
+                    moved.append(r)
+                else:
+                    elements = [r[1]]
+                with sh.lock:
+                    sh.lpopped.extend(elements)
+            if parse(c.read_reply(timeout=LATE)) != b"PONG":
+                sh.fail("no PONG after %s" % cmd)
+            with sh.lock:
+                sh.replies += 2
+        got = parse(c.request("LRANGE", dst, "0", "-1"))
+        if got != moved:
+            sh.fail("list waiter %d: %s holds %d elements, moved %d" % (seed, dst, len(got), len(moved)))
+    except Exception as e:  # a lost reply is a timeout here
+        sh.fail("list waiter %d: %r" % (seed, e))
+    finally:
+        c.close()
+
+
+def list_producer(sh, port, seed):
+    rng = random.Random(seed)
+    c = Conn(port, timeout=10)
+    n = 0
+    try:
+        while sh.running():
+            key = rng.choice(LKEYS)
+            elements = ["e%d-%d" % (seed, n + i) for i in range(rng.randint(1, 4))]
+            n += len(elements)
+            r = parse(c.request(rng.choice(["LPUSH", "RPUSH"]), key, *elements))
+            if not isinstance(r, int) or r < 1:
+                sh.fail("push answered %r" % (r,))
+            with sh.lock:
+                sh.ladded.extend(e.encode() for e in elements)
+            time.sleep(rng.random() * 0.01)
+    except Exception as e:
+        sh.fail("list producer %d: %r" % (seed, e))
     finally:
         c.close()
 
@@ -172,7 +246,8 @@ def killer(sh, port, seed):
         while sh.running():
             c = Conn(port, timeout=10)
             cid = client_id(c)
-            c.send(harness.encode("BZPOPMIN", "nobody:%d" % rng.randint(0, 3), "0"))
+            pop = rng.choice(["BZPOPMIN", "BLPOP"])
+            c.send(harness.encode(pop, "nobody:%d" % rng.randint(0, 3), "0"))
             time.sleep(rng.uniform(0.005, 0.05))
             how = rng.randint(0, 2)
             if how == 0:
@@ -207,7 +282,9 @@ def main():
                             name="blocking-chaos").start()
     sh = Shared(args.seconds)
     threads = [threading.Thread(target=waiter, args=(sh, server.port, seed + i)) for i in range(12)]
+    threads += [threading.Thread(target=list_waiter, args=(sh, server.port, seed + 500 + i)) for i in range(8)]
     threads += [threading.Thread(target=producer, args=(sh, server.port, seed + 100 + i)) for i in range(3)]
+    threads += [threading.Thread(target=list_producer, args=(sh, server.port, seed + 600 + i)) for i in range(2)]
     threads += [threading.Thread(target=transactor, args=(sh, server.port, seed + 400 + i)) for i in range(3)]
     threads += [threading.Thread(target=flipper, args=(sh, server.port, seed + 200)),
                 threading.Thread(target=killer, args=(sh, server.port, seed + 300))]
@@ -239,6 +316,13 @@ def main():
         check(len(popped) == len(set(popped)), "no member popped twice (%d popped)" % len(popped))
         check(sorted(popped + left) == sorted(sh.added), "every member added is popped or still there (%d added)"
               % len(sh.added))
+        lleft = []
+        for k in LKEYS:
+            lleft += parse(c.request("LRANGE", k, "0", "-1"))
+        lpopped = sh.lpopped
+        check(len(lpopped) == len(set(lpopped)), "no list element popped twice (%d popped)" % len(lpopped))
+        check(sorted(lpopped + lleft) == sorted(sh.ladded),
+              "every list element added is popped or still there (%d added)" % len(sh.ladded))
         ok = False
         end = time.monotonic() + 5
         while time.monotonic() < end and not ok:
