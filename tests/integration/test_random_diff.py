@@ -10,7 +10,7 @@ every third seed speaks RESP3. A failure names the seed, the command and
 both replies, the commands before it, and the command line that replays
 it (randdiff.py --seed N).
 
-Sizes: SOLOIST_RANDDIFF_SEEDS seeds per test (default 20 for every type,
+Sizes: SOLOIST_RANDDIFF_SEEDS seeds per test (default 16 for every type,
 6 for strings, sorted sets and keys alone; SOLOIST_LONG=1 makes it 400
 and 100), SOLOIST_RANDDIFF_COMMANDS commands per seed (default 2000). The
 default run takes a few seconds.
@@ -79,7 +79,7 @@ class RandomDiffTest(unittest.TestCase):
         self.assertEqual(failures, [], "\n\n" + "\n\n".join(failures[:5]))
 
     def test_every_type(self):
-        self.run_seeds(randdiff.FAMILIES, seeds(1, 20, 400))
+        self.run_seeds(randdiff.FAMILIES, seeds(1, 16, 400))
 
     def test_strings_sorted_sets_keys(self):
         self.run_seeds(["string", "generic", "zset"], seeds(10001, 6, 100))
