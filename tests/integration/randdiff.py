@@ -27,7 +27,8 @@ Comparison rules, per command:
                (compared as a multiset of elements, of field/value pairs
                for HGETALL). OBJECT ENCODING itself is never compared:
                soloist's encodings are Valkey's (small lists are
-               listpacks, sets have a listpack encoding), not Redis 7.0's.
+               listpacks, sets have a listpack encoding), not Redis
+               7.0's, and its sorted sets are never listpacks.
   random       SRANDMEMBER, HRANDFIELD: followed by SMEMBERS or HGETALL
                of the key; the replies must have the same type and count,
                each side's elements must be members of its own key (with
@@ -757,14 +758,16 @@ def run_seed(target, oracle, seed, ncommands, families, transcript=None):
                            % (len(cmds), "\n".join(lines[:10])))
         return None
     except Mismatch as e:
+        args = os.environ.get("SOLOIST_SERVER_ARGS", "")
+        server_args = "SOLOIST_SERVER_ARGS='%s' " % args if args else ""
         context = "\n".join("      %5d  %s" % (len(sent) - len(sent[-12:]) + k, c.text())
                             for k, c in enumerate(sent[-12:]))
         return ("seed %d (%s limits, RESP%d, %d commands, families %s): %s\n"
                 "    the commands before it:\n%s\n"
-                "    replay: python3 tests/integration/randdiff.py --seed %d --commands %d%s"
+                "    replay: %spython3 tests/integration/randdiff.py --target %s --seed %d --commands %d%s"
                 % (seed, "small" if setup["small"] else "default",
                    3 if setup["resp3"] else 2, ncommands, ",".join(families), e,
-                   context, seed, ncommands,
+                   context, server_args, target.binary, seed, ncommands,
                    "" if set(families) == set(FAMILIES)
                    else " --families " + ",".join(families)))
     finally:
@@ -774,14 +777,15 @@ def run_seed(target, oracle, seed, ncommands, families, transcript=None):
 
 
 def write_transcript(path, seed, setup, sent):
-    """The commands sent, as a difftest.py transcript (the random ones
-    left out: they change nothing, and their replies cannot be compared
-    there). The small limits are CONFIG SET at its start."""
+    """The commands sent, as a difftest.py transcript to replay alone
+    (difftest.py -v FILE): the random ones are left out (they change
+    nothing, and their replies cannot be compared there), the seed's
+    limits are CONFIG SET at its start (and stay set on those servers)."""
     with open(path, "w") as f:
         f.write("# randdiff.py seed %d, %d commands\n" % (seed, len(sent)))
         if setup["resp3"]:
             f.write("@resp3\n")
-        for name, value in (SMALL_LIMITS if setup["small"] else []):
+        for name, value in (SMALL_LIMITS if setup["small"] else DEFAULT_LIMITS):
             if not name.startswith("set-max-listpack"):
                 f.write("CONFIG SET %s %s\n" % (name, value))
         for c in sent:
