@@ -93,7 +93,7 @@ FAMILY_COMMANDS = {
 }
 
 # Each family writes mostly to its own two keys, so that most commands
-# meet a key of their type; one key in five is drawn from the whole pool
+# meet a key of their type; about one key in seven is drawn from the pool
 # (another family's key, or X, which every family writes), so that types
 # collide and WRONGTYPE is answered from every command.
 HOME_KEYS = {
@@ -125,8 +125,9 @@ FIELDS = ["f1", "f2", "f3", "f4", "f5", "f6", "1", "a"]
 WEIGHTS = {"g_list_push": 4, "g_hash_hset": 3, "g_set_sadd": 3,
            "g_zset_zadd": 2, "g_list_lmove": 2, "g_set_algebra": 2}
 
-# The encoding limits a seed may run under: the defaults, or small ones
-# so that conversions happen within a few commands.
+# The encoding limits a seed may run under, set on both servers: Redis
+# 7.0's defaults (soloist's own are Valkey's, hash-max-listpack-entries
+# 512), or small ones so that conversions happen within a few commands.
 DEFAULT_LIMITS = [("list-max-listpack-size", "-2"),
                   ("hash-max-listpack-entries", "128"),
                   ("hash-max-listpack-value", "64"),
@@ -145,7 +146,8 @@ class Cmd:
     """One command to send to both servers. mode is how the replies are
     compared (see the module comment); probe is a command sent right after
     it whose replies the comparison of this one reads (OBJECT ENCODING for
-    hash-order, the key's content for random)."""
+    hash-order, the key's content for random); pairs says the reply holds
+    field/value pairs (HGETALL, HRANDFIELD ... WITHVALUES)."""
     __slots__ = ("args", "mode", "probe", "pairs")
 
     def __init__(self, args, mode="exact", probe=None, pairs=False):
