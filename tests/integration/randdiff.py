@@ -670,8 +670,16 @@ def set_limits(pair, limits):
 
 def seed_setup(seed):
     """What a seed runs under, from the seed alone: every other seed the
-    small encoding limits, every third RESP3."""
-    return {"small": seed % 2 == 1, "resp3": seed % 3 == 0}
+    small encoding limits (a list node of 4, 1, 2 or 3 entries in turn:
+    one entry a node makes every insert and delete split or join nodes),
+    every third RESP3."""
+    small = seed % 2 == 1
+    limits = DEFAULT_LIMITS
+    if small:
+        node = ["4", "1", "2", "3"][(seed // 2) % 4]
+        limits = [(n, node if n == "list-max-listpack-size" else v)
+                  for n, v in SMALL_LIMITS]
+    return {"small": small, "resp3": seed % 3 == 0, "limits": limits}
 
 
 def dump_key(conn, key):
@@ -712,7 +720,7 @@ def run_seed(target, oracle, seed, ncommands, families, transcript=None):
     sent = []  # the commands sent so far, for the report and transcript
     try:
         pair.both("FLUSHALL")
-        set_limits(pair, SMALL_LIMITS if setup["small"] else DEFAULT_LIMITS)
+        set_limits(pair, setup["limits"])
         for start in range(0, len(cmds), BATCH):
             batch = cmds[start:start + BATCH]
             wire = []
@@ -764,10 +772,11 @@ def run_seed(target, oracle, seed, ncommands, families, transcript=None):
         server_args = "SOLOIST_SERVER_ARGS='%s' " % args if args else ""
         context = "\n".join("      %5d  %s" % (len(sent) - len(sent[-12:]) + k, c.text())
                             for k, c in enumerate(sent[-12:]))
-        return ("seed %d (%s limits, RESP%d, %d commands, families %s): %s\n"
+        limits = " ".join("%s %s" % nv for nv in setup["limits"])
+        return ("seed %d (%s, RESP%d, %d commands, families %s): %s\n"
                 "    the commands before it:\n%s\n"
                 "    replay: %spython3 tests/integration/randdiff.py --target %s --seed %d --commands %d%s"
-                % (seed, "small" if setup["small"] else "default",
+                % (seed, limits,
                    3 if setup["resp3"] else 2, ncommands, ",".join(families), e,
                    context, server_args, target.binary, seed, ncommands,
                    "" if set(families) == set(FAMILIES)
@@ -787,7 +796,7 @@ def write_transcript(path, seed, setup, sent):
         f.write("# randdiff.py seed %d, %d commands\n" % (seed, len(sent)))
         if setup["resp3"]:
             f.write("@resp3\n")
-        for name, value in (SMALL_LIMITS if setup["small"] else DEFAULT_LIMITS):
+        for name, value in setup["limits"]:
             if not name.startswith("set-max-listpack"):
                 f.write("CONFIG SET %s %s\n" % (name, value))
         for c in sent:
