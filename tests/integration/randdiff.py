@@ -710,7 +710,7 @@ class Mismatch(Exception):
 
 
 def run_seed(target, oracle, seed, ncommands, families, transcript=None):
-    """Send one seed's sequence to both servers. Returns None, or the
+    """Send the sequence one seed draws to both servers. Returns None, or the
     report of the first difference (the seed stops there: later replies
     would differ only because of it)."""
     setup = seed_setup(seed)
@@ -790,7 +790,7 @@ def run_seed(target, oracle, seed, ncommands, families, transcript=None):
 def write_transcript(path, seed, setup, sent):
     """The commands sent, as a difftest.py transcript to replay alone
     (difftest.py -v FILE): the random ones are left out (they change
-    nothing, and their replies cannot be compared there), the seed's
+    nothing, and their replies cannot be compared there), the sequence's
     limits are CONFIG SET at its start (and stay set on those servers)."""
     with open(path, "w") as f:
         f.write("# randdiff.py seed %d, %d commands\n" % (seed, len(sent)))
@@ -825,7 +825,7 @@ def main():
     ap.add_argument("--seeds", help="e.g. 1-200 or 3,5,9")
     ap.add_argument("--commands", type=int, default=DEFAULT_COMMANDS)
     ap.add_argument("--families", default=",".join(FAMILIES))
-    ap.add_argument("--transcript", help="write the (last) seed's sequence here")
+    ap.add_argument("--transcript", help="write the sequence of the (last) seed here")
     a = ap.parse_args()
     seeds = (a.seed or []) + (parse_seeds(a.seeds) if a.seeds else [])
     seeds = seeds or [1]
