@@ -50,7 +50,9 @@
  *     0xFF; no entry runs into or past it.
  *  2. Every entry's backlen equals the size of its own encoding and data.
  *  3. Walking forward and walking back meet the same entries; the header's
- *     count is their number, or 65535 when there are at least that many.
+ *     count is their number, or 65535, "unknown": always when there are at
+ *     least that many, and possibly after the block shrank from there,
+ *     since a change never walks the block to recount it.
  *  4. Each integer uses the smallest encoding that holds it, and a string
  *     entry is never one str_to_ll would read as an integer: one value has
  *     one encoding, so equal elements have equal bytes.
@@ -366,7 +368,10 @@ unsigned char *lp_find(unsigned char *lp, unsigned char *p, const unsigned char 
 static unsigned char *splice(unsigned char *lp, size_t off, size_t oldsize, const lp_enc *e, long dcount) {
     size_t total = lp_bytes(lp), newsize = e ? enc_size(e) : 0;
     size_t tail = total - off - oldsize;
-    size_t count = lp_length(lp) + (size_t)dcount;
+    /* An unknown count stays unknown rather than cost a walk per change
+     * (Valkey does the same); lp_length walks when asked. */
+    unsigned known = get_count(lp);
+    size_t count = known == LP_COUNT_UNKNOWN ? LP_COUNT_UNKNOWN : known + (size_t)dcount;
     if (newsize > oldsize) lp = zrealloc(lp, total + newsize - oldsize);
     memmove(lp + off + newsize, lp + off + oldsize, tail);
     if (newsize < oldsize) lp = zrealloc(lp, total - (oldsize - newsize));
@@ -473,5 +478,5 @@ int lp_verify(const unsigned char *lp) {
     }
     if (back != forward) return 0;
     unsigned hc = get_count(lp);
-    return hc == LP_COUNT_UNKNOWN ? forward >= LP_COUNT_UNKNOWN : hc == forward;
+    return hc == LP_COUNT_UNKNOWN ? 1 : hc == forward && forward < LP_COUNT_UNKNOWN;
 }
