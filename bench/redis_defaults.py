@@ -10,11 +10,20 @@ clients, 3-byte values, its own key names (no -r: every SET hits one key,
 SADD and HSET add one member and SPOP and ZPOPMIN mostly find the set
 empty, as the default run does), at -P 1 and -P 16, against soloist
 (io-threads 1) and Debian's redis-server 7.0 (--save '' --appendonly no),
-both started once. ROUNDS rounds (3); in each, per depth, one full run
-of the list on each server, the order turned each round and depth, the
-waiting server stopped (SIGSTOP), the keyspace flushed before every run.
-The same -n for both servers: REQ_P1 requests per test at P=1 (30,000;
-4,000 with QUICK), REQ_P16 at P=16 (100,000; 16,000).
+both started once. ROUNDS rounds (3); in each, per depth, a pass over
+the list on each server from an empty keyspace, the servers alternated
+test by test: redis-benchmark -t with one test, soloist then redis-server
+or the other way round, the order turned from one test to the next and
+each round, the waiting server stopped (SIGSTOP). Each server's keyspace
+sees the default run's sequence (LPOP pops what LPUSH and RPUSH pushed);
+the LRANGE tests run together, after the one fill they share, as in the
+default run. Alternating test by test puts the two sides of a ratio
+seconds apart, where a whole list per server puts them a minute apart,
+and on a shared two-core machine the load of other work moves in a
+minute. BENCH_WHOLE_LIST=1 runs the whole list in one redis-benchmark per
+server and pass instead. The same -n for both servers: REQ_P1 requests
+per test at P=1 (30,000; 4,000 with QUICK), REQ_P16 at P=16 (100,000;
+16,000).
 
 The server's main-thread CPU per test: redis-benchmark's --csv lines are
 read as it prints them (stdbuf -oL: one line as each test ends), and at
@@ -26,8 +35,7 @@ CPU per request is the server's own.
 
 Before the runs, each test's command is sent once to each server; a test
 either server answers with an error (a command it does not have) is left
-out of the runs for both (-t with the others, still in the default order)
-and printed as kind=refused with the server's reply, and the rows say it
+out of the runs for both and printed as kind=refused with the server's reply, and the rows say it
 was not measured. A test redis-benchmark stopped before (an error reply
 mid-run) is printed as kind=missing.
 
@@ -149,8 +157,8 @@ def probe(srv):
 def run_list(srv, depth, requests, select, timeout):
     """One redis-benchmark run of the default list (or of `select`, a -t
     word list) against srv: -> ({test: fields with cpu_ns_per_req}, stderr
-    tail). The main thread's CPU is read as each test's line arrives."""
-    srv.command("FLUSHALL")
+    tail, argv text). The main thread's CPU is read as each test's line
+    arrives."""
     pl = bl.placement()
     argv = (["stdbuf", "-oL"] + bl._taskset(pl.get("client_cpus")) +
             [os.environ.get("REDIS_BENCHMARK", "redis-benchmark"), "-h", "127.0.0.1", "-p", str(srv.port),
@@ -305,21 +313,48 @@ def rows(lines, reasons, cfg, cmd_line):
     return out
 
 
+def units(refused, whole_list):
+    """The runs of one pass, in the default list's order: [(-t words or
+    None for the whole list, the tests that run prints)]. One test a run,
+    the LRANGE tests in one (their fill runs once before them, as in the
+    default run); with whole_list, the list in one run (-t without the
+    refused tests, none when nothing was refused)."""
+    names = [n for n in NAMES if n not in refused]
+    if whole_list:
+        return [([w for n, w, _ in TESTS if w and n not in refused] if refused else None, names)]
+    out, lrange = [], None
+    for name, word, _ in TESTS:
+        if name in refused or (word is None and name != LRANGE_FILL):
+            continue
+        if name == LRANGE_FILL or word.startswith("lrange_"):
+            if lrange is None:
+                lrange = ([], [])
+                out.append(lrange)
+            if word:
+                lrange[0].append(word)
+            lrange[1].append(name)
+        else:
+            out.append(([word], [name]))
+    return [u for u in out if u[0]]
+
+
 def main():
     bl.install_cleanup()
     quick = bl.quick()
     rounds = int(os.environ.get("ROUNDS", 3))
     req = {1: int(os.environ.get("REQ_P1", 4000 if quick else 30000)),
            16: int(os.environ.get("REQ_P16", 16000 if quick else 100000))}
+    whole = bl.env_flag("BENCH_WHOLE_LIST")
     timeout = 120 if quick else 240
-    # The runner stops the script at 600 s (150 with QUICK); a round not
+    # The runner stops the script at 600 s (150 with QUICK); a pass not
     # begun by this budget is skipped so that the rows are still printed.
     budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", 90 if quick else 420)))
     (_, a_bin, a_is), (_, b_bin, _) = bl.servers()
     cmd_line = "make findings BENCH=redis_defaults" + (" QUICK=1" if quick else "")
     cfg = {"clients": CLIENTS, "rounds": rounds, "value_size": 3, "peer": "redis-server 7.0", "quick": quick,
            "requests_per_test": "%d at P=1, %d at P=16" % (req[1], req[16]), "keys": "redis-benchmark's own, no -r",
-           "soloist": "io-threads 1"}
+           "soloist": "io-threads 1",
+           "alternation": "whole list per server" if whole else "test by test (the LRANGE tests together)"}
     lines = []
     try:
         sol = bl.Server("soloist", a_bin, a_is, ["--io-threads", "1"])
@@ -335,38 +370,38 @@ def main():
         for name, why in refused.items():
             bl.emit({"kind": "refused", "bench": "redis_defaults", "test": name, "why": why, "quick": quick})
             bl.log("not measured: %s (%s)" % (name, why))
-        select = None
-        if refused:
-            select = [w for name, w, _ in TESTS if w and name not in refused]
         sol.pause()
         red.pause()
         reasons = dict(refused)
+        plan = units(refused, whole)
         for rnd in range(1, rounds + 1):
             for di, depth in enumerate(DEPTHS):
                 if budget.out():
                     bl.emit({"kind": "skipped", "bench": "redis_defaults", "round": rnd, "pipeline": depth,
                              "why": "time budget spent", "quick": quick})
                     continue
-                order = (sol, red) if (rnd + di) % 2 else (red, sol)
-                for srv in order:
+                for srv in (sol, red):  # each pass starts from an empty keyspace, as a fresh run does
                     with srv.turn():
-                        got, tail, argv = run_list(srv, depth, req[depth], select, timeout)
-                    for name in NAMES:
-                        if name in refused:
-                            continue
-                        if name not in got:
-                            why = "%s: %s" % (srv.label, tail or "redis-benchmark printed no line for it")
-                            reasons.setdefault(name, why)
-                            bl.emit({"kind": "missing", "bench": "redis_defaults", "test": name,
-                                     "server": srv.label, "round": rnd, "pipeline": depth, "why": why,
-                                     "quick": quick})
-                            continue
-                        ln = dict(got[name], kind="run", bench="redis_defaults", server=srv.label,
-                                  server_is=srv.really, round=rnd, pipeline=depth, test=name, requests=req[depth], clients=CLIENTS, argv=argv,
-                                  quick=quick, **bl.placement())
-                        bl.emit(ln)
-                        lines.append(ln)
-                    bl.log("round %d P=%d %s: %d tests" % (rnd, depth, srv.really, len(got)))
+                        srv.command("FLUSHALL")
+                for ui, (select, names) in enumerate(plan):
+                    for srv in (sol, red) if (rnd + di + ui) % 2 else (red, sol):
+                        with srv.turn():
+                            got, tail, argv = run_list(srv, depth, req[depth], select, timeout)
+                        for name in names:
+                            if name not in got:
+                                why = "%s: %s" % (srv.label, tail or "redis-benchmark printed no line for it")
+                                reasons.setdefault(name, why)
+                                bl.emit({"kind": "missing", "bench": "redis_defaults", "test": name,
+                                         "server": srv.label, "round": rnd, "pipeline": depth, "why": why,
+                                         "quick": quick})
+                                continue
+                            ln = dict(got[name], kind="run", bench="redis_defaults", server=srv.label,
+                                      server_is=srv.really, round=rnd, pipeline=depth, test=name,
+                                      requests=req[depth], clients=CLIENTS, argv=argv, quick=quick,
+                                      **bl.placement())
+                            bl.emit(ln)
+                            lines.append(ln)
+                bl.log("round %d P=%d done" % (rnd, depth))
         for row in rows(lines, reasons, cfg, cmd_line):
             bl.emit(row)
     finally:

@@ -151,14 +151,13 @@ def rows(lines, sizes, cmd_line, cfg):
                              name, "{:,}".format(keys) if keys else "?", "" if keys == 1 else "s",
                              ALLOCATORS["soloist"], ALLOCATORS["redis"],
                              "; an element is a field-value pair" if typ == "hash" else ""))
+                bpe = {s: [ln["bytes_per_element"] for ln in side[s]] for s in side}
                 if side["soloist"] and side["redis"]:
-                    a = bl.median([ln["bytes_per_element"] for ln in side["soloist"]])
-                    b = bl.median([ln["bytes_per_element"] for ln in side["redis"]])
+                    a, b = bl.median(bpe["soloist"]), bl.median(bpe["redis"])
                     ratios.append((a / b, name))
                     fig = "soloist **%.1f B** (%s; %s), redis-server %.1f B (%s; %s): **%.2f×**" % (
-                        a, side["soloist"][0]["encoding"], runs_text([ln["bytes_per_element"] for ln in side["soloist"]]),
-                        b, side["redis"][0]["encoding"], runs_text([ln["bytes_per_element"] for ln in side["redis"]]),
-                        a / b)
+                        a, side["soloist"][0]["encoding"], runs_text(bpe["soloist"]),
+                        b, side["redis"][0]["encoding"], runs_text(bpe["redis"]), a / b)
                 else:
                     why = sorted({ln["why"] for ln in refused if ln["type"] == typ and ln["elem"] == elem
                                   and ln["n"] == n})
@@ -185,7 +184,8 @@ def rows(lines, sizes, cmd_line, cfg):
     met = ratios and not absent and high[0] <= 1.0
     out.append({"finding": True, "id": "F%d.%d" % (ID_BASE, idx), "command": cmd_line, "config": cfg,
                 "claim": "target: at most 1.0× redis-server 7.0's bytes per element in every cell (lists, hashes "
-                         "and sets; strings and integers; %s elements a key)" % ", ".join("{:,}".format(n) for n in sizes),
+                         "and sets; strings and integers; %s elements a key)"
+                         % ", ".join("{:,}".format(n) for n in sizes),
                 "figure": "%s (%s)" % ("met" if met else "not met", detail)})
     return out
 

@@ -78,6 +78,25 @@ class RedisDefaultsTest(unittest.TestCase):
         self.assertEqual(rd.NAMES[-1], "MSET (10 keys)")
         self.assertIn(rd.LRANGE_FILL, rd.NAMES)
 
+    def test_a_pass_runs_test_by_test_with_the_lranges_after_their_fill(self):
+        plan = rd.units({}, whole_list=False)
+        self.assertEqual(len(plan), 16)
+        self.assertEqual(plan[0], (["ping_inline"], ["PING_INLINE"]))
+        self.assertEqual(plan[14], (["lrange_100", "lrange_300", "lrange_500", "lrange_600"],
+                                    [rd.LRANGE_FILL] + [n for n in rd.NAMES if n.startswith("LRANGE_")]))
+        self.assertEqual(plan[15], (["mset"], ["MSET (10 keys)"]))
+        self.assertEqual(rd.units({}, whole_list=True), [(None, rd.NAMES)])
+
+    def test_a_pass_leaves_out_the_refused_tests(self):
+        refused = {n: "soloist: ERR" for n in rd.NAMES if "LPUSH" in n or "LRANGE" in n or n == "RPUSH"}
+        plan = rd.units(refused, whole_list=False)
+        self.assertEqual([w for ws, _ in plan for w in ws],
+                         ["ping_inline", "ping_mbulk", "set", "get", "incr", "lpop", "rpop", "sadd", "hset", "spop",
+                          "zadd", "zpopmin", "mset"])
+        (select, names), = rd.units(refused, whole_list=True)
+        self.assertEqual(select, [w for ws, _ in plan for w in ws])
+        self.assertEqual(len(names), 13)
+
     def test_rows_per_depth_ratios_medians_and_targets(self):
         # P=1: LPOP at 0.90x in every round, the rest 1.0x; P=16: 1.5x, one round 1.2x.
         def sol(t, d, r):
