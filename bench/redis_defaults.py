@@ -10,7 +10,7 @@ clients, 3-byte values, its own key names (no -r: every SET hits one key,
 SADD and HSET add one member and SPOP and ZPOPMIN mostly find the set
 empty, as the default run does), at -P 1 and -P 16, against soloist
 (io-threads 1) and Debian's redis-server 7.0 (--save '' --appendonly no),
-both started once. ROUNDS rounds (3); in each, per depth, a pass over
+both started once. ROUNDS rounds (5; 3 with QUICK); in each, per depth, a pass over
 the list on each server from an empty keyspace, the servers alternated
 test by test: redis-benchmark -t with one test, soloist then redis-server
 or the other way round, the order turned from one test to the next and
@@ -22,8 +22,12 @@ seconds apart, where a whole list per server puts them a minute apart,
 and on a shared two-core machine the load of other work moves in a
 minute. BENCH_WHOLE_LIST=1 runs the whole list in one redis-benchmark per
 server and pass instead. The same -n for both servers: REQ_P1 requests
-per test at P=1 (30,000; 4,000 with QUICK), REQ_P16 at P=16 (100,000;
-16,000).
+per test at P=1 (20,000; 4,000 with QUICK), REQ_P16 at P=16 (60,000;
+16,000). Five short rounds rather than three long ones: a burst of other
+work on the machine spoils a run or two, and the median of five pairs
+passes over them. An A/A run (SOLOIST_BIN=/usr/bin/redis-server
+BENCH_A_IS=redis-server: redis-server on both sides) shows the spread the
+machine alone gives a ratio.
 
 The server's main-thread CPU per test: redis-benchmark's --csv lines are
 read as it prints them (stdbuf -oL: one line as each test ends), and at
@@ -46,7 +50,7 @@ of the rounds' ratios, their range beside it); the geometric mean at
 P=16; the targets (every test at least 0.95x at P=1; geometric mean at
 least 1.3x at P=16); main-thread CPU per request, redis-server's over
 soloist's, per test at P=1 and at P=16. Knobs: QUICK=1 (about 40 s; full
-about 4.5 min), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a round not begun by
+about 4.5 min, more on a busy machine), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a round not begun by
 then is skipped: 420 s, 90 with QUICK), SOLOIST_BIN, REDIS_BIN.
 Loopback only; every redis-benchmark run has a timeout.
 
@@ -341,9 +345,9 @@ def units(refused, whole_list):
 def main():
     bl.install_cleanup()
     quick = bl.quick()
-    rounds = int(os.environ.get("ROUNDS", 3))
-    req = {1: int(os.environ.get("REQ_P1", 4000 if quick else 30000)),
-           16: int(os.environ.get("REQ_P16", 16000 if quick else 100000))}
+    rounds = int(os.environ.get("ROUNDS", 3 if quick else 5))
+    req = {1: int(os.environ.get("REQ_P1", 4000 if quick else 20000)),
+           16: int(os.environ.get("REQ_P16", 16000 if quick else 60000))}
     whole = bl.env_flag("BENCH_WHOLE_LIST")
     timeout = 120 if quick else 240
     # The runner stops the script at 600 s (150 with QUICK); a pass not

@@ -16,7 +16,9 @@ alternated:
      reply checked; for a hash the element is a field-value pair, field
      "f:i" and the value as above;
   3. read used_memory again: bytes per element = (after - before) /
-     elements; and OBJECT ENCODING of the first key.
+     elements; and OBJECT ENCODING of the first key. Each read is taken
+     once two reads 0.1 s apart agree (a table the load left half
+     rehashed holds both arrays until the server's timer ends the move).
 
 Elements are numbered across all keys of a cell (key k holds k*N .. k*N+N-1),
 so the strings are as long in the small cells as in the large one, and a
@@ -25,9 +27,7 @@ every live allocation on both servers (soloist's zmalloc asks
 malloc_usable_size, glibc's malloc, sizes in steps of 16 bytes and at least
 24; redis-server asks jemalloc, steps of 8 and 16 below 128 bytes), so the
 same structure can cost a different number of bytes on each; the rows say
-which allocator. A collection caught growing its hash table incrementally
-holds both tables when it is read, on either server; that is counted, as
-a user would see it.
+which allocator.
 
 RUNS runs of every cell (2; each on its own fresh server, the servers'
 order turned each run). A cell a server refuses (an error reply: a server
@@ -56,6 +56,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
@@ -79,6 +80,21 @@ def used_memory(srv):
     return int(srv.info("memory")[("memory", "used_memory")])
 
 
+def settled_memory(srv, tries=20):
+    """used_memory once two reads 0.1 s apart agree (at most 2 s): a table
+    still being rehashed when the load ends (the keyspace's, grown at 8,192
+    keys) holds its old array until the server's timer finishes the move,
+    which a read right after the load would count or not by chance."""
+    prev = used_memory(srv)
+    for _ in range(tries):
+        time.sleep(0.1)
+        cur = used_memory(srv)
+        if cur == prev:
+            return cur
+        prev = cur
+    return prev
+
+
 def encoding(srv, key):
     rep = srv.command("OBJECT", "ENCODING", key)
     return rep.decode("utf-8", "replace").strip().lstrip("+") if rep[:1] != b"-" else None
@@ -94,7 +110,7 @@ def measure(label, binary, really, typ, elem, n, keys, run, cfg):
     """One cell on a fresh server: -> its run line, or a refused line."""
     srv = bl.Server(label, binary, really)
     try:
-        base = used_memory(srv)
+        base = settled_memory(srv)
         argv = [cfg["loader"], str(srv.port), typ, elem, str(keys), str(n), str(cfg["batch"]),
                 str(cfg["window"]), str(cfg["bound_s"])]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -109,7 +125,7 @@ def measure(label, binary, really, typ, elem, n, keys, run, cfg):
         if r["mismatches"]:
             raise RuntimeError("%s %s %s %d: %d replies differed from a fresh server's"
                                % (label, typ, elem, n, r["mismatches"]))
-        used = used_memory(srv)
+        used = settled_memory(srv)
         return dict(common, kind="run", elements=r["elements"], used_memory_base=base, used_memory_bytes=used,
                     bytes_per_element=round((used - base) / r["elements"], 2),
                     encoding=encoding(srv, "%s:0" % KEY_PREFIX[typ]), load_s=round(r["seconds"], 3),
@@ -126,9 +142,10 @@ def runs_text(vals):
     """A side's runs: 'runs a–b' or 'N runs, each the same' or 'one run'."""
     if len(vals) < 2:
         return "one run"
-    if min(vals) == max(vals):
-        return "%d runs, each the same" % len(vals)
-    return "runs %.1f–%.1f" % (min(vals), max(vals))
+    lo, hi = "%.1f" % min(vals), "%.1f" % max(vals)
+    if lo == hi:
+        return "%d runs, each the same" % len(vals) + ("" if min(vals) == max(vals) else " to 0.1 B")
+    return "runs %s–%s" % (lo, hi)
 
 
 def rows(lines, sizes, cmd_line, cfg):
@@ -173,10 +190,10 @@ def rows(lines, sizes, cmd_line, cfg):
     if ratios:
         high = max(ratios, key=lambda r: r[0])  # the first in the cells' order on a tie
         over = sorted(((r, nm) for r, nm in ratios if r > 1.0), reverse=True)
-        detail = "highest cell %.2f× (%s)" % high
+        detail = "highest cell %.3f× (%s)" % high
         if over:
             detail += "; %d of %d cells above 1.0×: %s" % (len(over), len(ratios),
-                                                           ", ".join("%s %.2f×" % (nm, r) for r, nm in over))
+                                                           ", ".join("%s %.3f×" % (nm, r) for r, nm in over))
     else:
         detail = "no cell measured"
     if absent:

@@ -174,12 +174,12 @@ class TypesMemoryTest(unittest.TestCase):
                                           "20.0 B (quicklist; 2 runs, each the same): **0.50×**")
         self.assertIn("1,000,000 integers in each of 1 key,", rows[5]["claim"])
         self.assertIn("field-value pair", rows[6]["claim"])
-        self.assertEqual(rows[-1]["figure"], 'met (highest cell 0.95× (list of 100 short strings ("m:i")))')
+        self.assertEqual(rows[-1]["figure"], 'met (highest cell 0.950× (list of 100 short strings ("m:i")))')
 
     def test_target_not_met_names_the_cells_above(self):
         rows = tm.rows(tm_lines(lambda t, e, n: 30.0 if (t, n) == ("hash", 100) else 10.0), self.SIZES, "x", {})
         fig = rows[-1]["figure"]
-        self.assertTrue(fig.startswith("not met (highest cell 1.50× (hash of 100 "), fig)
+        self.assertTrue(fig.startswith("not met (highest cell 1.500× (hash of 100 "), fig)
         self.assertIn("2 of 18 cells above 1.0×", fig)
 
     def test_refused_cells_say_not_measured_with_the_reply(self):
@@ -187,13 +187,14 @@ class TypesMemoryTest(unittest.TestCase):
         self.assertEqual(rows[0]["figure"], "not measured (soloist: ERR unknown command 'RPUSH'); "
                                             "redis-server 20.0 B (quicklist)")
         self.assertEqual(rows[6]["figure"][:12], "soloist **10")
-        self.assertIn("not met (highest cell 0.50× (hash of 10 ", rows[-1]["figure"])
+        self.assertIn("not met (highest cell 0.500× (hash of 10 ", rows[-1]["figure"])
         self.assertIn("12 of 18 cells not measured", rows[-1]["figure"])
 
     def test_runs_text(self):
         self.assertEqual(tm.runs_text([3.0]), "one run")
         self.assertEqual(tm.runs_text([3.0, 3.0]), "2 runs, each the same")
         self.assertEqual(tm.runs_text([3.0, 3.25]), "runs 3.0–3.2")
+        self.assertEqual(tm.runs_text([3.0, 3.02]), "2 runs, each the same to 0.1 B")
 
 
 class ThroughFindingsTest(unittest.TestCase):
