@@ -41,7 +41,9 @@ Before the runs, each test's command is sent once to each server; a test
 either server answers with an error (a command it does not have) is left
 out of the runs for both and printed as kind=refused with the server's reply, and the rows say it
 was not measured. A test redis-benchmark stopped before (an error reply
-mid-run) is printed as kind=missing.
+mid-run) is printed as kind=missing; a server that exits (a crash) ends
+the runs, with kind=stopped, and the rows are printed from what was
+measured, the tests never measured named with the exit status.
 
 Prints JSON lines: kind=refused, kind=missing, kind=run (server, round,
 pipeline, test, rps, cpu_ns_per_req, requests), then generic finding rows
@@ -143,18 +145,28 @@ def probe(srv):
     refused = {}
     for name, _, cmds in TESTS:
         if cmds == "inline":
-            with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
-                s.sendall(b"PING\r\n")
-                rep = bl.read_reply(s)
-            replies = [rep]
+            try:
+                with socket.create_connection(("127.0.0.1", srv.port), timeout=5) as s:
+                    s.sendall(b"PING\r\n")
+                    replies = [bl.read_reply(s)]
+            except OSError:
+                replies = [b""]
         else:
-            replies = [srv.command(*c) for c in cmds]
+            try:
+                replies = [srv.command(*c) for c in cmds]
+            except OSError:
+                replies = [b""]
         for rep in replies:
             if rep[:1] == b"-" or rep == b"":
                 why = rep.decode("utf-8", "replace").strip()[1:].split(", with args")[0]
-                refused[name] = why[:120] or "connection closed"
+                gone = srv.proc.poll()
+                refused[name] = why[:120] or ("the server exited (status %d)" % gone if gone is not None
+                                              else "the connection closed without a reply")
                 break
-    srv.command("FLUSHALL")
+        if exited(srv):
+            break
+    if not exited(srv):
+        srv.command("FLUSHALL")
     return refused
 
 
@@ -342,6 +354,46 @@ def units(refused, whole_list):
     return [u for u in out if u[0]]
 
 
+def exited(srv):
+    """'soloist: the server exited (status N)' once srv's process has
+    ended (a crash under a test), else None."""
+    rc = srv.proc.poll()
+    return None if rc is None else "%s: the server exited (status %d)" % (srv.label, rc)
+
+
+def one_pass(sol, red, plan, rnd, di, depth, requests, timeout, reasons, lines, quick):
+    """One pass over the plan at one depth, both servers from an empty
+    keyspace, alternated test by test; run lines are emitted and added to
+    lines, tests a run did not print to reasons. -> None, or why the
+    benchmark must stop (a server exited)."""
+    for srv in (sol, red):  # each pass starts from an empty keyspace, as a fresh run does
+        with srv.turn():
+            try:
+                srv.command("FLUSHALL")
+            except OSError:
+                return exited(srv) or "%s: FLUSHALL failed" % srv.label
+    for ui, (select, names) in enumerate(plan):
+        for srv in (sol, red) if (rnd + di + ui) % 2 else (red, sol):
+            with srv.turn():
+                got, tail, argv = run_list(srv, depth, requests, select, timeout)
+            gone = exited(srv)
+            for name in names:
+                if name not in got:
+                    why = gone or "%s: %s" % (srv.label, tail or "redis-benchmark printed no line for it")
+                    reasons.setdefault(name, why)
+                    bl.emit({"kind": "missing", "bench": "redis_defaults", "test": name, "server": srv.label,
+                             "round": rnd, "pipeline": depth, "why": why, "quick": quick})
+                    continue
+                ln = dict(got[name], kind="run", bench="redis_defaults", server=srv.label, server_is=srv.really,
+                          round=rnd, pipeline=depth, test=name, requests=requests, clients=CLIENTS, argv=argv,
+                          quick=quick, **bl.placement())
+                bl.emit(ln)
+                lines.append(ln)
+            if gone:
+                return gone
+    return None
+
+
 def main():
     bl.install_cleanup()
     quick = bl.quick()
@@ -378,34 +430,21 @@ def main():
         red.pause()
         reasons = dict(refused)
         plan = units(refused, whole)
+        stopped = exited(sol) or exited(red)
         for rnd in range(1, rounds + 1):
             for di, depth in enumerate(DEPTHS):
+                if stopped:
+                    break
                 if budget.out():
                     bl.emit({"kind": "skipped", "bench": "redis_defaults", "round": rnd, "pipeline": depth,
                              "why": "time budget spent", "quick": quick})
                     continue
-                for srv in (sol, red):  # each pass starts from an empty keyspace, as a fresh run does
-                    with srv.turn():
-                        srv.command("FLUSHALL")
-                for ui, (select, names) in enumerate(plan):
-                    for srv in (sol, red) if (rnd + di + ui) % 2 else (red, sol):
-                        with srv.turn():
-                            got, tail, argv = run_list(srv, depth, req[depth], select, timeout)
-                        for name in names:
-                            if name not in got:
-                                why = "%s: %s" % (srv.label, tail or "redis-benchmark printed no line for it")
-                                reasons.setdefault(name, why)
-                                bl.emit({"kind": "missing", "bench": "redis_defaults", "test": name,
-                                         "server": srv.label, "round": rnd, "pipeline": depth, "why": why,
-                                         "quick": quick})
-                                continue
-                            ln = dict(got[name], kind="run", bench="redis_defaults", server=srv.label,
-                                      server_is=srv.really, round=rnd, pipeline=depth, test=name,
-                                      requests=req[depth], clients=CLIENTS, argv=argv, quick=quick,
-                                      **bl.placement())
-                            bl.emit(ln)
-                            lines.append(ln)
-                bl.log("round %d P=%d done" % (rnd, depth))
+                stopped = one_pass(sol, red, plan, rnd, di, depth, req[depth], timeout, reasons, lines, quick)
+                bl.log("round %d P=%d %s" % (rnd, depth, stopped or "done"))
+        if stopped:  # the tests with no run at all say why
+            bl.emit({"kind": "stopped", "bench": "redis_defaults", "why": stopped, "quick": quick})
+            for name in NAMES:
+                reasons.setdefault(name, stopped)
         for row in rows(lines, reasons, cfg, cmd_line):
             bl.emit(row)
     finally:

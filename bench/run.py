@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5, the batch prefetch of step 6, step 8's sorted set) and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5, the batch prefetch of step 6, step 8's sorted set, the lists', hashes' and sets') and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there

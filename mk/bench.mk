@@ -1,4 +1,4 @@
-# mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set) and the FINDINGS.md generator.
+# mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set, the lists', hashes' and sets') and the FINDINGS.md generator.
 #
 #   make bench          run the benchmarks into bench/results/<date>-<host>-<commit>/
 #   make findings       the same, then regenerate FINDINGS.md from the results,

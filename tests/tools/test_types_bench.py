@@ -182,6 +182,12 @@ class TypesMemoryTest(unittest.TestCase):
         self.assertTrue(fig.startswith("not met (highest cell 1.500× (hash of 100 "), fig)
         self.assertIn("2 of 18 cells above 1.0×", fig)
 
+    def test_a_cell_over_by_less_than_its_printed_precision_is_not_over(self):
+        rows = tm.rows(tm_lines(lambda t, e, n: 20.09 if n == 100 else 20.0), self.SIZES, "x", {})
+        self.assertEqual(rows[-1]["figure"], 'met (highest cell 1.004× (list of 100 short strings ("m:i")))')
+        rows = tm.rows(tm_lines(lambda t, e, n: 20.1 if n == 100 else 20.0), self.SIZES, "x", {})
+        self.assertTrue(rows[-1]["figure"].startswith("not met (highest cell 1.005× "), rows[-1]["figure"])
+
     def test_refused_cells_say_not_measured_with_the_reply(self):
         rows = tm.rows(tm_lines(lambda t, e, n: 10.0, refuse=("list", "set")), self.SIZES, "x", {})
         self.assertEqual(rows[0]["figure"], "not measured (soloist: ERR unknown command 'RPUSH'); "
