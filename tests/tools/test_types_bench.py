@@ -134,6 +134,15 @@ class RedisDefaultsTest(unittest.TestCase):
         self.assertEqual(rows["F10.4"]["figure"], "not met (geometric mean 2.00× over 14 tests; 6 of 20 tests not "
                                                   "measured)")
 
+    def test_no_test_measured_at_a_depth(self):
+        runs = [ln for ln in rd_lines() if ln["pipeline"] == 1]
+        why = "soloist: the server exited (status -11)"
+        rows = by_id(rd.rows(runs, {n: why for n in rd.NAMES}, CFG, CMD))
+        self.assertEqual(rows["F10.2"]["figure"], "no test measured; not measured: %s (%s)"
+                         % (", ".join(rd.label(n) for n in rd.NAMES), why))
+        self.assertEqual(rows["F10.4"]["figure"], "not met (no test measured; 20 of 20 tests not measured)")
+        self.assertNotIn("F10.6", rows)
+
     def test_a_test_missing_from_every_run_says_why(self):
         rows = by_id(rd.rows(rd_lines(skip=["MSET (10 keys)"]), {"MSET (10 keys)": "redis: exited 1"}, CFG, CMD))
         self.assertIn("not measured: MSET (redis: exited 1)", rows["F10.2"]["figure"])
