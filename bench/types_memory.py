@@ -41,7 +41,7 @@ and kind=refused, then generic finding rows F10.10-F10.27, one per cell
 (type, element kind, size: each server's bytes per element and the ratio
 soloist / redis-server) and F10.28, the target: at most 1.0x redis-server
 7.0 in every cell, met or not, with the highest cell. Knobs: QUICK=1 (about
-20 s; full about 2 min), RUNS, BENCH_TYPES_KEYS (10,000; 2,000 with QUICK),
+40 s; full about 2 min), RUNS, BENCH_TYPES_KEYS (10,000; 2,000 with QUICK),
 BENCH_TYPES_SIZES (comma list), BENCH_TYPES_BATCH (100),
 BENCH_TYPES_WINDOW (64), TYPES_LOAD_BIN, SOLOIST_BIN, REDIS_BIN.
 Loopback only; each load is bounded in time (types_load's alarm).
