@@ -16,7 +16,8 @@ alternated:
      reply checked; for a hash the element is a field-value pair, field
      "f:i" and the value as above;
   3. read used_memory again: bytes per element = (after - before) /
-     elements; and OBJECT ENCODING of the first key. Each read is taken
+     elements; the resident memory's growth (/proc/PID/statm) the same
+     way; and OBJECT ENCODING of the first key. Each read is taken
      once two reads 0.1 s apart agree (a table the load left half
      rehashed holds both arrays until the server's timer ends the move).
 
@@ -27,7 +28,12 @@ every live allocation on both servers (soloist's zmalloc asks
 malloc_usable_size, glibc's malloc, sizes in steps of 16 bytes and at least
 24; redis-server asks jemalloc, steps of 8 and 16 below 128 bytes), so the
 same structure can cost a different number of bytes on each; the rows say
-which allocator.
+which allocator. glibc also keeps an 8-byte header beside each chunk that
+its usable size leaves out, where jemalloc's size classes have none, so
+used_memory leaves out more of soloist's real footprint than of redis-
+server's; the resident memory's growth beside it counts what each process
+really holds (pages, and what the allocator keeps after the tables' growth
+freed their old arrays).
 
 RUNS runs of every cell (2; each on its own fresh server, the servers'
 order turned each run). A cell a server refuses (an error reply: a server
@@ -36,11 +42,13 @@ reply (or the loader's complaint and the server's exit status, if it
 exited), and its rows say "not measured".
 
 Prints JSON lines: kind=run (server, type, elem, n, keys, elements,
-bytes_per_element, used_memory before and after, encoding, load seconds)
+bytes_per_element, used_memory before and after, rss_per_element,
+encoding, load seconds)
 and kind=refused, then generic finding rows F10.10-F10.27, one per cell
 (type, element kind, size: each server's bytes per element and the ratio
-soloist / redis-server) and F10.28, the target: at most 1.0x redis-server
-7.0 in every cell, met or not, with the highest cell. Knobs: QUICK=1 (about
+soloist / redis-server, and the same by RSS growth) and F10.28, the
+target: at most 1.0x redis-server 7.0 in every cell by used_memory, met or
+not, with the highest cell (and the highest by RSS growth). Knobs: QUICK=1 (about
 40 s; full about 2 min), RUNS, BENCH_TYPES_KEYS (10,000; 2,000 with QUICK),
 BENCH_TYPES_SIZES (comma list), BENCH_TYPES_BATCH (100),
 BENCH_TYPES_WINDOW (64), TYPES_LOAD_BIN, SOLOIST_BIN, REDIS_BIN.
@@ -101,6 +109,12 @@ def encoding(srv, key):
     return rep.decode("utf-8", "replace").strip().lstrip("+") if rep[:1] != b"-" else None
 
 
+def rss_bytes(srv):
+    """The server's resident memory (/proc/PID/statm, resident pages)."""
+    with open("/proc/%d/statm" % srv.proc.pid) as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
 def keys_for(n, keys_small):
     """Keys of a cell: many small ones (their own cost counted and the
     figure steady), one large one."""
@@ -112,6 +126,7 @@ def measure(label, binary, really, typ, elem, n, keys, run, cfg):
     srv = bl.Server(label, binary, really)
     try:
         base = settled_memory(srv)
+        rss0 = rss_bytes(srv)
         argv = [cfg["loader"], str(srv.port), typ, elem, str(keys), str(n), str(cfg["batch"]),
                 str(cfg["window"]), str(cfg["bound_s"])]
         p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -129,8 +144,10 @@ def measure(label, binary, really, typ, elem, n, keys, run, cfg):
             raise RuntimeError("%s %s %s %d: %d replies differed from a fresh server's"
                                % (label, typ, elem, n, r["mismatches"]))
         used = settled_memory(srv)
+        rss = rss_bytes(srv)
         return dict(common, kind="run", elements=r["elements"], used_memory_base=base, used_memory_bytes=used,
                     bytes_per_element=round((used - base) / r["elements"], 2),
+                    rss_base=rss0, rss_bytes=rss, rss_per_element=round((rss - rss0) / r["elements"], 2),
                     encoding=encoding(srv, "%s:0" % KEY_PREFIX[typ]), load_s=round(r["seconds"], 3),
                     commands=r["commands"], batch=cfg["batch"], window=cfg["window"])
     finally:
@@ -151,12 +168,18 @@ def runs_text(vals):
     return "runs %s–%s" % (lo, hi)
 
 
+def span1(vals):
+    """'a–b' of a side's runs to 0.1 B, or 'a' when they agree to it."""
+    lo, hi = "%.1f" % min(vals), "%.1f" % max(vals)
+    return lo if lo == hi else "%s–%s" % (lo, hi)
+
+
 def rows(lines, sizes, cmd_line, cfg):
     """F10.10-F10.27 (one per cell, type by element kind by size) and
     F10.28 (the target) from the run and refused lines."""
     runs = [ln for ln in lines if ln.get("kind") == "run"]
     refused = [ln for ln in lines if ln.get("kind") == "refused"]
-    out, ratios, absent = [], [], []
+    out, ratios, absent, rss_ratios = [], [], [], []
     idx = FIRST_ROW
     for typ in TYPES:
         for elem in ELEMS:
@@ -170,7 +193,8 @@ def rows(lines, sizes, cmd_line, cfg):
                          "soloist (%s) / redis-server 7.0 (%s)%s" % (
                              name, "{:,}".format(keys) if keys else "?", "" if keys == 1 else "s",
                              ALLOCATORS["soloist"], ALLOCATORS["redis"],
-                             "; an element is a field-value pair" if typ == "hash" else ""))
+                             "; an element is a field-value pair" if typ == "hash" else "")
+                         + "; beside it the resident memory's (RSS) growth per element")
                 bpe = {s: [ln["bytes_per_element"] for ln in side[s]] for s in side}
                 if side["soloist"] and side["redis"]:
                     a, b = bl.median(bpe["soloist"]), bl.median(bpe["redis"])
@@ -178,6 +202,13 @@ def rows(lines, sizes, cmd_line, cfg):
                     fig = "soloist **%.1f B** (%s; %s), redis-server %.1f B (%s; %s): **%.2f×**" % (
                         a, side["soloist"][0]["encoding"], runs_text(bpe["soloist"]),
                         b, side["redis"][0]["encoding"], runs_text(bpe["redis"]), a / b)
+                    rss = {s: [ln["rss_per_element"] for ln in side[s] if ln.get("rss_per_element") is not None]
+                           for s in side}
+                    if rss["soloist"] and rss["redis"] and bl.median(rss["redis"]) > 0:
+                        ra, rb = bl.median(rss["soloist"]), bl.median(rss["redis"])
+                        rss_ratios.append((ra / rb, name))
+                        fig += "; resident memory (RSS) growth per element %.1f vs %.1f B (runs %s vs %s): %.2f×" % (
+                            ra, rb, span1(rss["soloist"]), span1(rss["redis"]), ra / rb)
                 else:
                     why = sorted({ln["why"] for ln in refused if ln["type"] == typ and ln["elem"] == elem
                                   and ln["n"] == n})
@@ -204,6 +235,8 @@ def rows(lines, sizes, cmd_line, cfg):
         detail = "no cell measured"
     if absent:
         detail += "; %d of %d cells not measured" % (len(absent), len(absent) + len(ratios))
+    if rss_ratios:
+        detail += "; by RSS growth the highest cell %.2f× (%s)" % max(rss_ratios, key=lambda r: r[0])
     met = ratios and not absent and not over
     out.append({"finding": True, "id": "F%d.%d" % (ID_BASE, idx), "command": cmd_line, "config": cfg,
                 "claim": "target: at most 1.0× redis-server 7.0's bytes per element in every cell (lists, hashes "

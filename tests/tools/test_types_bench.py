@@ -185,6 +185,17 @@ class TypesMemoryTest(unittest.TestCase):
         self.assertIn("field-value pair", rows[6]["claim"])
         self.assertEqual(rows[-1]["figure"], 'met (highest cell 0.950× (list of 100 short strings ("m:i")))')
 
+    def test_rss_growth_beside_used_memory(self):
+        lines = tm_lines(lambda t, e, n: 10.0)
+        for ln in lines:
+            if ln["kind"] == "run":
+                ln["rss_per_element"] = 30.0 if ln["server"] == "soloist" else 24.0
+        rows = tm.rows(lines, self.SIZES, "x", {})
+        self.assertTrue(rows[0]["figure"].endswith("; resident memory (RSS) growth per element 30.0 vs 24.0 B "
+                                                   "(runs 30.0 vs 24.0): 1.25×"), rows[0]["figure"])
+        self.assertEqual(rows[-1]["figure"], 'met (highest cell 0.500× (list of 10 short strings ("m:i")); by RSS '
+                                             'growth the highest cell 1.25× (list of 10 short strings ("m:i")))')
+
     def test_target_not_met_names_the_cells_above(self):
         rows = tm.rows(tm_lines(lambda t, e, n: 30.0 if (t, n) == ("hash", 100) else 10.0), self.SIZES, "x", {})
         fig = rows[-1]["figure"]
