@@ -223,6 +223,24 @@ class TypesMemoryTest(unittest.TestCase):
         self.assertEqual(tm.runs_text([3.0, 3.02]), "2 runs, each the same to 0.1 B")
 
 
+class RunnerTest(unittest.TestCase):
+    def test_runner_knows_both_and_bounds_them(self):
+        import argparse
+        import run
+        for quick, bound in ((True, 150), (False, 600)):
+            a = argparse.Namespace(quick=quick, types_load_bin=sys.executable)
+            for name in ("redis_defaults", "types_memory"):
+                self.assertIn(name, run.ALL)
+                argv, env, limit = run.command_for(name, a)
+                self.assertTrue(os.access(argv[0], os.X_OK), argv[0])
+                self.assertLessEqual(limit, bound)
+            self.assertEqual(run.command_for("types_memory", a)[1], {"TYPES_LOAD_BIN": sys.executable})
+        a = argparse.Namespace(quick=True, types_load_bin="/nonexistent/types_load")
+        argv, why, _ = run.command_for("types_memory", a)
+        self.assertIsNone(argv)
+        self.assertIn("not built", why)
+
+
 class ThroughFindingsTest(unittest.TestCase):
     """Both benchmarks' rows become FINDINGS.md rows, sorted after F8's."""
 
