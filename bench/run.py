@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5, the batch prefetch of step 6, step 8's sorted set) and keeps their raw results.
+"""run.py — runs the benchmarks (step 0's, the queues of steps 1-3, the I/O threads of steps 4-5, the batch prefetch of step 6, step 8's sorted set, the lists', hashes' and sets') and keeps their raw results.
 
 Step 0 (measuring). Owns the results directory: it makes
 bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
@@ -17,7 +17,8 @@ these files by tools/findings.py; nothing here summarises.
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
-            poll_offload, idle_line, score_print, server_vs_redis_pinned
+            poll_offload, idle_line, score_print, redis_defaults, types_memory,
+            server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -48,7 +49,8 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print"]
+       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print",
+       "redis_defaults", "types_memory"]
 
 
 def sh(argv, default=""):
@@ -129,6 +131,8 @@ def main():
         "WIRE_CEILING_BIN", os.path.join(ROOT, "build", "bench", "wire_ceiling")))
     ap.add_argument("--zset-load-bin", default=os.environ.get(
         "ZSET_LOAD_BIN", os.path.join(ROOT, "build", "bench", "zset_load")))
+    ap.add_argument("--types-load-bin", default=os.environ.get(
+        "TYPES_LOAD_BIN", os.path.join(ROOT, "build", "bench", "types_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
     a = ap.parse_args()
@@ -296,6 +300,13 @@ def command_for(n, a):
             return None, "%s not built (make bench builds it)" % a.zset_load_bin, 0
         return ([os.path.join(HERE, "zset_memory.py")], {"ZSET_LOAD_BIN": a.zset_load_bin},
                 120 if q else 600)
+    if n == "redis_defaults":
+        return [os.path.join(HERE, "redis_defaults.py")], {}, 150 if q else 600
+    if n == "types_memory":
+        if not os.access(a.types_load_bin, os.X_OK):
+            return None, "%s not built (make bench builds it)" % a.types_load_bin, 0
+        return ([os.path.join(HERE, "types_memory.py")], {"TYPES_LOAD_BIN": a.types_load_bin},
+                120 if q else 420)
     if n == "loadgen_sanity":
         script = os.path.join(HERE, "loadgen_sanity.sh")
         if not os.access(script, os.X_OK):

@@ -1,4 +1,4 @@
-# mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set) and the FINDINGS.md generator.
+# mk/bench.mk — the benchmarks (step 0's, the queues of steps 1-3, step 8's sorted set, the lists', hashes' and sets') and the FINDINGS.md generator.
 #
 #   make bench          run the benchmarks into bench/results/<date>-<host>-<commit>/
 #   make findings       the same, then regenerate FINDINGS.md from the results,
@@ -9,7 +9,7 @@
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
 # zset_ranges watermark poll_offload idle_line score_print big_values
-# server_vs_redis_pinned), PINNED=1 (adds the pinned
+# redis_defaults types_memory server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
 # Benchmarks are not tests: nothing here is part of `make test`.
@@ -21,6 +21,8 @@ WRITE_COST := $(BENCH_BIN)/write_cost
 QUEUES := $(BENCH_BIN)/queues
 # Step 8's sorted-set load: pipelined ZADD NX and range queries.
 ZSET_LOAD := $(BENCH_BIN)/zset_load
+# The lists', hashes' and sets' load: pipelined variadic RPUSH, HSET, SADD.
+TYPES_LOAD := $(BENCH_BIN)/types_load
 # The load generator write_timing drives; its rule is in mk/soloist-bench.mk
 # (read after this file, so its variable is not set yet here).
 LOADGEN := $(B)/soloist-bench
@@ -70,23 +72,28 @@ $(ZSET_LOAD): bench/zset_load.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
+$(TYPES_LOAD): bench/types_load.c bench/bench_bound.h
+	@mkdir -p $(BENCH_BIN)
+	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
+
+bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
   SOLOIST_BENCH_BIN="$(abspath $(LOADGEN))" QUEUES_BIN="$(abspath $(QUEUES))" \
   PREFETCH_MICRO_BIN="$(abspath $(PREFETCH_MICRO))" MARK_COST_BIN="$(abspath $(MARK_COST))" \
   IDLE_LINE_BIN="$(abspath $(IDLE_LINE))" ZSET_LOAD_BIN="$(abspath $(ZSET_LOAD))" \
+  TYPES_LOAD_BIN="$(abspath $(TYPES_LOAD))" \
   SCORE_PRINT_BIN="$(abspath $(SCORE_PRINT))" \
   WIRE_CEILING_BIN="$(abspath $(WIRE_CEILING))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) || exit $$?; \
 	  python3 tools/findings_refs.py readings --report; exit $$rc
