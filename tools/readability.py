@@ -9,7 +9,7 @@ main line: the prose of a chapter with its front matter, headings, code
 taken out. Paragraphs and list items count alike; an inline code span, a
 citation or a {{...}} reference counts as one word, a link as its text.
 
-Targets (the book's, checked by `make test` over chapters 00-09 together
+Targets (the book's, checked by `make test` over every chapters/NN-*.md together
 and reported per chapter):
   median sentence  <= 20 words
   longest tenth    <= 35 words   (the 90th percentile of sentence length)
@@ -201,10 +201,10 @@ def report(paths, worst=0, out=sys.stdout):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="tools/readability.py", description=__doc__.split("\n")[0])
-    ap.add_argument("files", nargs="*", help="chapters (default: chapters/00-*.md … 09-*.md)")
+    ap.add_argument("files", nargs="*", help="chapters (default: every chapters/NN-*.md)")
     ap.add_argument("--worst", type=int, default=0, help="list the N longest sentences of each file")
     a = ap.parse_args(argv)
-    files = a.files or sorted(p for p in glob.glob(os.path.join(ROOT, "chapters", "0[0-9]-*.md")))
+    files = a.files or sorted(p for p in glob.glob(os.path.join(ROOT, "chapters", "[0-9][0-9]-*.md")))
     return 0 if report(files, a.worst) else 1
 
 
