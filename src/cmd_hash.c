@@ -343,12 +343,6 @@ static void scan_collect(void *arg, const hash_pair *p) {
     b->v[b->n++] = obj_create_string(p->value, p->vlen);
 }
 
-static void reply_empty_scan(client *c) {
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, "0", 1);
-    reply_array_len(c, 0);
-}
-
 /* HSCAN's own option, NOVALUES (commands_scan_own_fn): Valkey 8 has it,
  * Redis 7.0 does not. */
 static int novalues_option(client *c, obj *const *argv, int n, void *novalues) {
@@ -370,7 +364,7 @@ static void hscan_command(client *c) {
     const obj *pat = NULL;
     int novalues = 0;
     if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
-    obj *o = lookup_hash(c, 0, reply_empty_scan);
+    obj *o = lookup_hash(c, 0, commands_reply_empty_scan);
     if (!o) return;
     if (!commands_scan_options_or_reply(c, c->argv + 3, c->argc - 3, &count, &pat, novalues_option, &novalues)) return;
     scan_batch b = {0};
@@ -394,15 +388,7 @@ static void hscan_command(client *c) {
         else
             b.v[kept++] = v;
     }
-    char buf[32];
-    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, buf, (size_t)blen);
-    reply_array_len(c, (long)kept);
-    for (size_t i = 0; i < kept; i++) {
-        reply_bulk(c, b.v[i]);
-        obj_decr_ref(b.v[i]);
-    }
+    commands_reply_scan(c, cursor, b.v, kept);
     zfree(b.v);
 }
 

@@ -148,15 +148,7 @@ static void scan_command(client *c) {
             keys.v[kept++] = k;
     }
 
-    char buf[24]; /* unsigned: the top half of the cursor space is valid too */
-    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, buf, (size_t)blen);
-    reply_array_len(c, (long)kept);
-    for (size_t i = 0; i < kept; i++) {
-        reply_bulk(c, keys.v[i]);
-        obj_decr_ref(keys.v[i]);
-    }
+    commands_reply_scan(c, cursor, keys.v, kept);
     zfree(keys.v);
 }
 /*@ end */

@@ -486,12 +486,6 @@ typedef struct scan_batch {
     size_t n, cap;
 } scan_batch;
 
-static void reply_empty_scan(client *c) {
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, "0", 1);
-    reply_array_len(c, 0);
-}
-
 /* Copies each member: an intset's are printed into a buffer reused by
  * the next one. */
 static void scan_collect(void *privdata, const char *m, size_t len) {
@@ -510,7 +504,7 @@ static void sscan_command(client *c) {
     long long count = 10;
     const obj *pat = NULL;
     if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
-    obj *o = lookup_set(c, c->argv[1], 0, reply_empty_scan, NULL);
+    obj *o = lookup_set(c, c->argv[1], 0, commands_reply_empty_scan, NULL);
     if (!o) return;
     if (!commands_scan_options_or_reply(c, c->argv + 3, c->argc - 3, &count, &pat, NULL, NULL)) return;
     scan_batch b = {0};
@@ -526,15 +520,7 @@ static void sscan_command(client *c) {
         else
             obj_decr_ref(m);
     }
-    char buf[32];
-    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, buf, (size_t)blen);
-    reply_array_len(c, (long)kept);
-    for (size_t i = 0; i < kept; i++) {
-        reply_bulk(c, b.v[i]);
-        obj_decr_ref(b.v[i]);
-    }
+    commands_reply_scan(c, cursor, b.v, kept);
     zfree(b.v);
 }
 

@@ -857,12 +857,6 @@ typedef struct scan_batch {
     size_t n, cap;
 } scan_batch;
 
-static void reply_empty_scan(client *c) {
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, "0", 1);
-    reply_array_len(c, 0);
-}
-
 static void scan_collect(void *privdata, const zset_node *n) {
     scan_batch *b = privdata;
     if (b->n == b->cap) {
@@ -889,7 +883,7 @@ static void zscan_command(client *c) {
     const obj *pat = NULL;
     int noscores = 0;
     if (!commands_scan_cursor_or_reply(c, c->argv[2], &cursor)) return;
-    zset *z = lookup_zset(c, 0, reply_empty_scan);
+    zset *z = lookup_zset(c, 0, commands_reply_empty_scan);
     if (!z) return;
     if (!commands_scan_options_or_reply(c, c->argv + 3, c->argc - 3, &count, &pat, noscores_option, &noscores)) return;
     /* The scan runs to the end of its bucket visits before any reply, and
@@ -907,10 +901,7 @@ static void zscan_command(client *c) {
         if (!pat || util_string_match_len(pat->ptr, pat->len, m, len, 0)) b.v[kept++] = b.v[i];
     }
     char buf[128];
-    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
-    reply_array_len(c, 2);
-    reply_bulk_buf(c, buf, (size_t)blen);
-    reply_array_len(c, (long)(noscores ? kept : kept * 2));
+    commands_reply_scan_header(c, cursor, (long)(noscores ? kept : kept * 2));
     for (size_t i = 0; i < kept; i++) {
         reply_member(c, z, b.v[i]);
         if (!noscores) {

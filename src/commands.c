@@ -324,3 +324,21 @@ int commands_scan_options_or_reply(struct client *c, obj *const *argv, int n, lo
     }
     return 1;
 }
+
+void commands_reply_scan_header(client *c, unsigned long long cursor, long n) {
+    char buf[24]; /* unsigned: the top half of the cursor space is valid too */
+    int blen = snprintf(buf, sizeof(buf), "%llu", cursor);
+    reply_array_len(c, 2);
+    reply_bulk_buf(c, buf, (size_t)blen);
+    reply_array_len(c, n);
+}
+
+void commands_reply_scan(client *c, unsigned long long cursor, obj **v, size_t n) {
+    commands_reply_scan_header(c, cursor, (long)n);
+    for (size_t i = 0; i < n; i++) {
+        reply_bulk(c, v[i]);
+        obj_decr_ref(v[i]);
+    }
+}
+
+void commands_reply_empty_scan(client *c) { commands_reply_scan_header(c, 0, 0); }

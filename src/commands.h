@@ -148,5 +148,13 @@ int commands_pattern_is_all(const struct obj *p);
 typedef int commands_scan_own_fn(struct client *c, struct obj *const *argv, int n, void *arg);
 int commands_scan_options_or_reply(struct client *c, struct obj *const *argv, int n, long long *count,
                                    const struct obj **pat, commands_scan_own_fn *own, void *arg);
+/* A scan's reply, SCAN's and its kin's: the next cursor as a bulk string,
+ * then an array of n elements, which the caller sends after this call. */
+void commands_reply_scan_header(struct client *c, unsigned long long cursor, long n);
+/* The same when the elements are the n objects at v: each is sent as a
+ * bulk string and released (the reply has its own copy). */
+void commands_reply_scan(struct client *c, unsigned long long cursor, struct obj **v, size_t n);
+/* A scan of a key that does not exist: cursor 0 and no elements. */
+void commands_reply_empty_scan(struct client *c);
 
 #endif

@@ -63,6 +63,7 @@
 
 #include "hashtable.h"
 #include "listpack.h"
+#include "util.h"
 #include "zmalloc.h"
 
 long long hash_max_listpack_entries = 512, hash_max_listpack_value = 64;
@@ -495,14 +496,7 @@ size_t hash_scan(obj *o, size_t cursor, hash_pair_fn *fn, void *arg) {
 
 /* ---- invariants ----------------------------------------------------------------------------------- */
 
-#define CHECK(cond, ...)                                                                                               \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "hash_verify: " __VA_ARGS__);                                                              \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#define CHECK(cond, ...) UTIL_VERIFY("hash_verify", cond, __VA_ARGS__)
 
 static int verify_listpack(unsigned char *lp) {
     CHECK(lp_verify(lp), "the listpack fails lp_verify");

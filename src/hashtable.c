@@ -428,14 +428,7 @@ int hashtable_delete(hashtable *ht, const void *key) {
 
 /* --- Verification (tests) --------------------------------------------------------------------- */
 
-#define VERIFY(c, ...)                                                                                                 \
-    do {                                                                                                               \
-        if (!(c)) {                                                                                                    \
-            fprintf(stderr, "hashtable_verify: " __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#define VERIFY(c, ...) UTIL_VERIFY("hashtable_verify", c, __VA_ARGS__)
 
 int hashtable_verify(hashtable *ht) {
     VERIFY(rehashing(ht) == (ht->tables[1] != NULL), "rehash_idx %lld vs table 1 %p", (long long)ht->rehash_idx,

@@ -63,6 +63,7 @@
 
 #include "intset.h"
 #include "listpack.h"
+#include "util.h"
 #include "zmalloc.h"
 
 long long set_max_intset_entries = 512, set_max_listpack_entries = 128, set_max_listpack_value = 64;
@@ -411,14 +412,7 @@ obj *set_object_dup(const obj *o) {
 
 /* ---- verification ------------------------------------------------------------------ */
 
-#define SET_VERIFY(cond, ...)                                                                                          \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "set_verify: " __VA_ARGS__);                                                               \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#define SET_VERIFY(cond, ...) UTIL_VERIFY("set_verify", cond, __VA_ARGS__)
 
 int set_verify(obj *o) {
     SET_VERIFY(o->type == OBJ_SET, "type %d is not a set", o->type);

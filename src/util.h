@@ -46,4 +46,17 @@ void util_random_bytes(void *buf, size_t len);
 int util_getrandom(void *buf, size_t len);
 int util_urandom(void *buf, size_t len);
 
+/* A verify function's check (hashtable_verify, zset_verify, hash_verify,
+ * set_verify): when cond is false, print "who: " and the message to
+ * stderr, so a failing test says which invariant broke, and return 0
+ * from the function. Needs <stdio.h>. */
+#define UTIL_VERIFY(who, cond, ...)                                                                                    \
+    do {                                                                                                               \
+        if (!(cond)) {                                                                                                 \
+            fprintf(stderr, who ": " __VA_ARGS__);                                                                     \
+            fputc('\n', stderr);                                                                                       \
+            return 0;                                                                                                  \
+        }                                                                                                              \
+    } while (0)
+
 #endif

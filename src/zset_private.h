@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util.h"
 #include "zset.h"
 
 /* A length as a little-endian base-128 varint: 7 bits a byte, the top bit
@@ -70,14 +71,7 @@ static inline int zset_member_cmp(const char *a, size_t alen, const char *b, siz
 }
 
 /* The verify functions' check: print what broke to stderr and return 0. */
-#define ZSET_VERIFY(cond, ...)                                                                                         \
-    do {                                                                                                               \
-        if (!(cond)) {                                                                                                 \
-            fprintf(stderr, "zset_verify: " __VA_ARGS__);                                                              \
-            fputc('\n', stderr);                                                                                       \
-            return 0;                                                                                                  \
-        }                                                                                                              \
-    } while (0)
+#define ZSET_VERIFY(cond, ...) UTIL_VERIFY("zset_verify", cond, __VA_ARGS__)
 
 /* A predicate on a position, as both layouts' searches take it: it must
  * be monotonic along the order, true on a prefix and false after. A

@@ -24,54 +24,15 @@
 #include "commands.h"
 #include "db.h"
 #include "reply.h"
-#include "reply_capture.h"
 #include "server.h"
 #include "set.h"
 #include "zmalloc.h"
 
-static db tdb;
-static client *tc;
+static command *const runner_tables[] = {set_commands,    zset_algebra_commands, zset_commands,
+                                         string_commands, keys_commands,         NULL};
+#include "command_runner.h"
+
 static int modified; /* db_signal_modified calls since the last reset */
-
-static command *find_command(const char *name) {
-    command *tables[] = {set_commands, zset_algebra_commands, zset_commands, string_commands, keys_commands};
-    for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++)
-        for (command *cmd = tables[t]; cmd->name; cmd++)
-            if (!strcasecmp(cmd->name, name)) return cmd;
-    return NULL;
-}
-
-static char *run_argv(int argc, const char *const *argv) {
-    obj **args = zmalloc(sizeof(obj *) * (size_t)argc);
-    for (int i = 0; i < argc; i++) args[i] = obj_create_string(argv[i], strlen(argv[i]));
-    tc->argc = argc;
-    tc->argv = args;
-    tc->cmd = find_command(argv[0]);
-    if (!tc->cmd) fail_msg("unknown command %s", argv[0]);
-    int arity = tc->cmd->arity;
-    if ((arity > 0 && argc != arity) || (arity < 0 && argc < -arity))
-        reply_error_arity(tc);
-    else
-        tc->cmd->proc(tc);
-    for (int i = 0; i < argc; i++) obj_decr_ref(args[i]);
-    zfree(args);
-    tc->argv = NULL;
-    tc->argc = 0;
-    return take_reply(tc);
-}
-
-#define ARGS(...) ((const char *const[]){__VA_ARGS__})
-#define RUN(...) run_argv((int)(sizeof(ARGS(__VA_ARGS__)) / sizeof(char *)), ARGS(__VA_ARGS__))
-#define EXPECT(want, ...) expect(RUN(__VA_ARGS__), want, #__VA_ARGS__)
-
-static void expect(char *got, const char *want, const char *what) {
-    if (strcmp(got, want)) {
-        print_error("%s\n  got  %s\n  want %s\n", what, got, want);
-        zfree(got);
-        fail();
-    }
-    zfree(got);
-}
 
 static void count_modified(db *d, obj *key) {
     (void)d;
@@ -81,21 +42,14 @@ static void count_modified(db *d, obj *key) {
 
 static int setup(void **state) {
     (void)state;
-    db_init(&tdb, 0);
+    runner_setup();
     db_on_modified(count_modified);
-    tc = zcalloc(sizeof(client));
-    tc->fd = -1;
-    tc->resp = 2;
-    tc->db = &tdb;
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    zfree(take_reply(tc));
-    zfree(tc->buf);
-    zfree(tc);
-    db_release(&tdb);
+    runner_teardown();
     db_on_modified(NULL);
     return 0;
 }

@@ -1,0 +1,90 @@
+/* command_runner.h — runs a command on a fake client and reads its reply
+ * back, for the unit tests of the command modules (cmd_*.c).
+ *
+ * The client has no socket (fd -1): a command appends its reply to the
+ * client's output and take_reply() (reply_capture.h) returns the bytes.
+ * The including file names, before it includes this header, the command
+ * tables its tests may run, as a NULL-terminated array:
+ *
+ *     static command *const runner_tables[] = {list_commands, keys_commands, NULL};
+ *
+ * RUN("LPUSH", "k", "a") runs a command and returns its reply (zmalloc'd;
+ * the caller frees it); EXPECT(want, "LPUSH", "k", "a") runs it and fails
+ * the test, printing the command, unless the reply is want exactly; DO(...)
+ * runs it for its effect and drops the reply. A
+ * wrong arity is refused as the dispatcher refuses it. runner_setup() and
+ * runner_teardown() make and free the client and its database; a test
+ * file's own setup and teardown call them and add what they need.
+ */
+#ifndef SOLOIST_TEST_COMMAND_RUNNER_H
+#define SOLOIST_TEST_COMMAND_RUNNER_H
+
+#include <string.h>
+#include <strings.h>
+
+#include "client.h"
+#include "commands.h"
+#include "db.h"
+#include "reply.h"
+#include "reply_capture.h"
+#include "zmalloc.h"
+
+static db tdb;
+static client *tc;
+
+static command *find_command(const char *name) {
+    for (size_t t = 0; runner_tables[t]; t++)
+        for (command *cmd = runner_tables[t]; cmd->name; cmd++)
+            if (!strcasecmp(cmd->name, name)) return cmd;
+    return NULL;
+}
+
+static char *run_argv(int argc, const char *const *argv) {
+    obj **args = zmalloc(sizeof(obj *) * (size_t)argc);
+    for (int i = 0; i < argc; i++) args[i] = obj_create_string(argv[i], strlen(argv[i]));
+    tc->argc = argc;
+    tc->argv = args;
+    tc->cmd = find_command(argv[0]);
+    if (!tc->cmd) fail_msg("unknown command %s", argv[0]);
+    int arity = tc->cmd->arity;
+    if ((arity > 0 && argc != arity) || (arity < 0 && argc < -arity))
+        reply_error_arity(tc);
+    else
+        tc->cmd->proc(tc);
+    for (int i = 0; i < argc; i++) obj_decr_ref(args[i]);
+    zfree(args);
+    tc->argv = NULL;
+    tc->argc = 0;
+    return take_reply(tc);
+}
+
+#define ARGS(...) ((const char *const[]){__VA_ARGS__})
+#define RUN(...) run_argv((int)(sizeof(ARGS(__VA_ARGS__)) / sizeof(char *)), ARGS(__VA_ARGS__))
+#define EXPECT(want, ...) expect(RUN(__VA_ARGS__), want, #__VA_ARGS__)
+#define DO(...) zfree(RUN(__VA_ARGS__)) /* run it for its effect alone */
+
+static void expect(char *got, const char *want, const char *what) {
+    if (strcmp(got, want)) {
+        print_error("%s\n  got  %s\n  want %s\n", what, got, want);
+        zfree(got);
+        fail();
+    }
+    zfree(got);
+}
+
+static void runner_setup(void) {
+    db_init(&tdb, 0);
+    tc = zcalloc(sizeof(client));
+    tc->fd = -1;
+    tc->resp = 2;
+    tc->db = &tdb;
+}
+
+static void runner_teardown(void) {
+    zfree(take_reply(tc));
+    zfree(tc->buf);
+    zfree(tc);
+    db_release(&tdb);
+}
+
+#endif
