@@ -547,3 +547,55 @@ class ServerTestCase(unittest.TestCase):
 
     def tearDown(self):
         self.assertTrue(self.server.alive(), self.server.log_tail())
+
+
+def wait_for(pred, timeout=5.0):
+    """Polls pred every 10 ms until it is true or timeout seconds pass;
+    returns its last answer."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        if pred():
+            return True
+        time.sleep(0.01)
+    return pred()
+
+
+def info_clients(conn):
+    """INFO clients as a dict of field to value (strings)."""
+    text = parse(conn.request("INFO", "clients")).decode()
+    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
+
+
+class ClientsTestCase(ServerTestCase):
+    """A ServerTestCase for tests that need several connections to the one
+    server (blocking pops, MONITOR): self.conn() opens one that tearDown
+    closes, self.main is opened first on a flushed keyspace, and
+    self.block(*cmd) opens a client whose cmd blocks, waiting until INFO
+    counts it as blocked."""
+
+    def setUp(self):
+        super().setUp()
+        self.conns = []
+        self.main = self.conn()
+        self.main.request("FLUSHALL")
+
+    def tearDown(self):
+        for c in self.conns:
+            c.close()
+        super().tearDown()
+
+    def conn(self):
+        c = self.server.conn()
+        self.conns.append(c)
+        return c
+
+    def blocked(self):
+        return int(info_clients(self.main)["blocked_clients"])
+
+    def block(self, *cmd):
+        """A new client that sends cmd and is blocked by it."""
+        c = self.conn()
+        before = self.blocked()
+        c.send_command(*cmd)
+        self.assertTrue(wait_for(lambda: self.blocked() > before), "the client did not block")
+        return c

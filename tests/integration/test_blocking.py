@@ -23,55 +23,14 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Error, parse  # noqa: E402
+from harness import Error, info_clients, parse, wait_for  # noqa: E402
 
 # How late a timeout may be answered: Valkey's resolution is the cron's
 # period (100 ms at hz 10); the rest is a loaded two-core machine.
 LATE = 1.0
 
 
-def info_clients(conn):
-    text = parse(conn.request("INFO", "clients")).decode()
-    return dict(line.split(":", 1) for line in text.split("\r\n") if ":" in line)
-
-
-def wait_for(pred, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return pred()
-
-
-class BlockingTest(harness.ServerTestCase):
-    def setUp(self):
-        super().setUp()
-        self.conns = []
-        self.main = self.conn()
-        self.main.request("FLUSHALL")
-
-    def tearDown(self):
-        for c in self.conns:
-            c.close()
-        super().tearDown()
-
-    def conn(self):
-        c = self.server.conn()
-        self.conns.append(c)
-        return c
-
-    def blocked(self):
-        return int(info_clients(self.main)["blocked_clients"])
-
-    def block(self, *cmd):
-        """A new client that sends cmd and is blocked by it."""
-        c = self.conn()
-        before = self.blocked()
-        c.send_command(*cmd)
-        self.assertTrue(wait_for(lambda: self.blocked() > before), "the client did not block")
-        return c
-
+class BlockingTest(harness.ClientsTestCase):
     def test_flag_and_info(self):
         w = self.block("BZPOPMIN", "q1", "q2", "q1", "0")
         line = w_list(self.main, w).decode()

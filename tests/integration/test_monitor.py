@@ -30,18 +30,9 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import harness  # noqa: E402
-from harness import Error, parse  # noqa: E402
+from harness import Error, parse, wait_for  # noqa: E402
 
 LINE = re.compile(r'^(\d+)\.(\d{6}) \[0 127\.0\.0\.1:\d+\] (.*)$')
-
-
-def wait_for(pred, timeout=5.0):
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if pred():
-            return True
-        time.sleep(0.01)
-    return pred()
 
 
 class MonitorBase:
