@@ -34,91 +34,25 @@
  * src/t_set.c saddCommand), each variadic, as redis-cli --pipe would
  * send them.
  */
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bench_bound.h"
+#include "bench_pipe.h"
 
-static char *in;
-static size_t in_len, in_cap;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void die(const char *what) {
-    fprintf(stderr, "types_load: %s\n", what);
-    exit(1);
-}
-
-/* Bytes of the complete integer or status reply at p, 0 when it is not
- * all there yet; an error reply ends the program (status 2) with the
- * server's words on stderr, which bench/types_memory.py reports. */
-static size_t reply_size(const char *p, size_t n) {
-    const char *eol = memchr(p, '\n', n);
-    if (!eol) return 0;
-    size_t head = (size_t)(eol - p) + 1;
-    if (p[0] == '-') {
-        fprintf(stderr, "types_load: error reply %.*s\n", (int)(head > 2 ? head - 2 : head), p);
-        exit(2);
-    }
-    if (p[0] != ':' && p[0] != '+') die("unexpected reply (not an integer)");
-    return head;
-}
-
-/* Reads the replies of a window of `want` commands; returns how many
- * differed from expect[]. */
-static long read_replies(int fd, long want, const long *expect) {
-    long done = 0, bad = 0;
-    size_t at = 0;
-    in_len = 0;
-    while (done < want) {
-        size_t k;
-        while (done < want && at < in_len && (k = reply_size(in + at, in_len - at))) {
-            if (in[at] != ':' || strtol(in + at + 1, NULL, 10) != expect[done]) bad++;
-            at += k;
-            done++;
-        }
-        if (done == want) break;
-        if (at) { /* keep the partial reply at the front */
-            memmove(in, in + at, in_len - at);
-            in_len -= at;
-            at = 0;
-        }
-        if (in_cap - in_len < 65536) {
-            in_cap = in_cap * 2 + 65536;
-            in = realloc(in, in_cap);
-            if (!in) die("out of memory");
-        }
-        ssize_t r = read(fd, in + in_len, in_cap - in_len);
-        if (r <= 0) die("connection closed");
-        in_len += (size_t)r;
-    }
-    return bad;
-}
-
-static void write_all(int fd, const char *p, size_t n) {
-    while (n) {
-        ssize_t w = write(fd, p, n);
-        if (w <= 0) die("write failed");
-        p += w;
-        n -= (size_t)w;
-    }
+/* A reply that is not the integer the command should answer: a list's
+ * new length, or how many fields or members were new (bench_pipe.h). */
+static int differs(const char *reply, long i, void *expect) {
+    return reply[0] != ':' || strtol(reply + 1, NULL, 10) != ((const long *)expect)[i];
 }
 
 /* One bulk string of the command: $len\r\nbytes\r\n. */
 static size_t bulk(char *out, const char *s) { return (size_t)sprintf(out, "$%zu\r\n%s\r\n", strlen(s), s); }
 
 int main(int argc, char **argv) {
+    bench_pipe_name = "types_load";
     if (argc != 9) die("usage: types_load PORT list|hash|set str|int KEYS N BATCH WINDOW SECONDS");
     int port = atoi(argv[1]);
     const char *type = argv[2], *elem = argv[3];
@@ -131,12 +65,7 @@ int main(int argc, char **argv) {
     if (batch < 1 || batch > 10000 || window < 1 || window > 10000) die("batch or window out of range");
     bench_bound_set("types_load", (unsigned)atoi(argv[8]));
 
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0) die("cannot connect");
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    int fd = pipe_connect(port);
 
     /* A command: its header (< 64 bytes), then per element at most two
      * bulk strings of a 10-digit number with a prefix (< 24 bytes each). */
@@ -176,7 +105,7 @@ int main(int argc, char **argv) {
             }
         }
         write_all(fd, out, len);
-        bad += read_replies(fd, w, expect);
+        bad += read_replies(fd, w, differs, expect);
         commands += w;
     }
     double secs = now_s() - t0;
@@ -186,6 +115,6 @@ int main(int argc, char **argv) {
     close(fd);
     free(out);
     free(expect);
-    free(in);
+    free(pipe_in);
     return 0;
 }

@@ -68,11 +68,11 @@ $(WIRE_CEILING): bench/wire_ceiling.c
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-$(ZSET_LOAD): bench/zset_load.c
+$(ZSET_LOAD): bench/zset_load.c bench/bench_pipe.h
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-$(TYPES_LOAD): bench/types_load.c bench/bench_bound.h
+$(TYPES_LOAD): bench/types_load.c bench/bench_bound.h bench/bench_pipe.h
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
