@@ -7,7 +7,9 @@
 #      readers, clients vanishing mid-read and mid-write while a worker owns
 #      them, CLIENT KILL, output limits, idle timeouts, connection storms)
 #      with io-threads changed by CONFIG SET at random moments throughout,
-#      against the TSan server and the ASan server, with a printed seed.
+#      against the TSan server and the ASan server, with a printed seed;
+#   4. beside 3, the blocking pops' chaos (tests/stress/blocking_chaos.py,
+#      lists and sorted sets) against the TSan server: 6 s, 60 s long.
 # 1 and 2 run side by side, then the two chaos runs side by side: each
 # spends most of its time waiting on sockets and timers, against servers
 # of its own on ports of their own; each one's output is printed whole
@@ -30,8 +32,8 @@ if ! make --no-print-directory -s "$J" VARIANT=tsan server >/dev/null ||
 fi
 export TSAN_OPTIONS="halt_on_error=0 second_deadlock_stack=1"
 export ASAN_OPTIONS=abort_on_error=1:detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-rounds=3; budget=25
-if [ "${SOLOIST_LONG:-0}" = 1 ]; then rounds=40; budget=300; fi
+rounds=3; budget=25; blocking_s=6
+if [ "${SOLOIST_LONG:-0}" = 1 ]; then rounds=40; budget=300; blocking_s=60; fi
 out=build/test-logs/37-runs
 rm -rf "$out"; mkdir -p "$out"
 p=0; f=0
@@ -62,11 +64,19 @@ for v in tsan asan; do
     --time-budget $budget --server-arg "--io-threads 3 --io-threads-always-active yes" --flip-io-threads 4 \
     ${SOLOIST_STRESS_SEED:+--seed "$SOLOIST_STRESS_SEED"} >"$out/chaos-$v.log" 2>&1 &
 done
+# The blocking pops' chaos (suite 36 runs it under ASan) under TSan too,
+# beside them: list and sorted-set waiters served, timed out, killed and
+# CLIENT UNBLOCKed while io-threads flips between 1 and 4.
+timeout $((blocking_s + 120)) python3 tests/stress/blocking_chaos.py --server build/tsan/soloist-server \
+  --seconds "$blocking_s" >"$out/blocking-tsan.log" 2>&1 &
 wait
 for v in tsan asan; do
   echo "== chaos: stress.py against build/$v/soloist-server, io-threads flipped 1..4 ($out/chaos-$v.log)"
   grep -E '^(stress: seed|PASS|FAIL|SKIP|    |io-threads changed|seed)' "$out/chaos-$v.log" | head -40
   count "$(grep -E '^stress: [0-9]+ passed, [0-9]+ failed' "$out/chaos-$v.log" | tail -1)"
 done
+echo "== blocking chaos: blocking_chaos.py against build/tsan/soloist-server, ${blocking_s}s ($out/blocking-tsan.log)"
+grep -E '^(FAIL|PASS|blocking_chaos)' "$out/blocking-tsan.log" | head -40
+count "$(grep -E '^blocking_chaos: [0-9]+ passed, [0-9]+ failed' "$out/blocking-tsan.log" | tail -1 | sed 's/^blocking_chaos: //')"
 echo "$p passed, $f failed"
 [ "$f" = 0 ]
