@@ -88,6 +88,19 @@ static obj *lookup_list(client *c, obj *key, int write, int *wrong) {
     return o;
 }
 
+/* The list at key, or NULL once a reply is sent: WRONGTYPE for another
+ * type, or absent(c), the command's answer for a missing key. */
+typedef void absent_reply(client *c);
+static obj *lookup_list_or_reply(client *c, obj *key, int write, absent_reply *absent) {
+    int wrong;
+    obj *o = lookup_list(c, key, write, &wrong);
+    if (!o && !wrong) absent(c);
+    return o;
+}
+static void reply_zero(client *c) { reply_long_long(c, 0); }
+static void reply_empty_array(client *c) { reply_array_len(c, 0); }
+static void reply_no_such_key(client *c) { reply_error(c, "no such key"); }
+
 static const unsigned char *bytes(const obj *o) { return (const unsigned char *)o->ptr; }
 
 /* ---- after a removal (Valkey: listElementsRemoved) ------------------------------ */
@@ -197,13 +210,8 @@ static void linsert_command(client *c) {
         reply_error(c, ERR_SYNTAX);
         return;
     }
-    int wrong;
-    obj *o = lookup_list(c, c->argv[1], 1, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_long_long(c, 0);
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 1, reply_zero);
+    if (!o) return;
     /* As Valkey: assume the insert happens, so the list is converted (if
      * it must be) before the pivot is searched, once. */
     list_try_grow(o, c->argv[4]->len, 1);
@@ -225,14 +233,9 @@ static void llen_command(client *c) {
 
 /* LINDEX looks the key up before it parses the index, as Valkey does. */
 static void lindex_command(client *c) {
-    int wrong;
     long index;
-    obj *o = lookup_list(c, c->argv[1], 0, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_null(c);
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 0, reply_null);
+    if (!o) return;
     if (!get_long_or_reply(c, c->argv[2], &index)) return;
     unsigned char buf[LP_INTBUF_SIZE];
     size_t len;
@@ -246,13 +249,8 @@ static void lindex_command(client *c) {
 static void lrange_command(client *c) {
     long start, end;
     if (!get_long_or_reply(c, c->argv[2], &start) || !get_long_or_reply(c, c->argv[3], &end)) return;
-    int wrong;
-    obj *o = lookup_list(c, c->argv[1], 0, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_array_len(c, 0);
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 0, reply_empty_array);
+    if (!o) return;
     range_reply(c, o, start, end, 0);
 }
 
@@ -322,14 +320,9 @@ static void lpos_command(client *c) {
 /* ---- write in place ------------------------------------------------------------------ */
 
 static void lset_command(client *c) {
-    int wrong;
     long index;
-    obj *o = lookup_list(c, c->argv[1], 1, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_error(c, "no such key");
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 1, reply_no_such_key);
+    if (!o) return;
     if (!get_long_or_reply(c, c->argv[2], &index)) return;
     list_try_grow(o, c->argv[3]->len, 1);
     if (!list_set(o, index, bytes(c->argv[3]), c->argv[3]->len)) {
@@ -345,13 +338,8 @@ static void lset_command(client *c) {
 static void lrem_command(client *c) {
     long toremove;
     if (!get_range_or_reply(c, c->argv[2], -LONG_MAX, LONG_MAX, &toremove, NULL)) return;
-    int wrong;
-    obj *o = lookup_list(c, c->argv[1], 1, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_long_long(c, 0);
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 1, reply_zero);
+    if (!o) return;
     long removed = list_remove(o, bytes(c->argv[3]), c->argv[3]->len, toremove);
     if (removed) elements_removed(c, c->argv[1], o);
     reply_long_long(c, removed);
@@ -362,13 +350,8 @@ static void lrem_command(client *c) {
 static void ltrim_command(client *c) {
     long start, end;
     if (!get_long_or_reply(c, c->argv[2], &start) || !get_long_or_reply(c, c->argv[3], &end)) return;
-    int wrong;
-    obj *o = lookup_list(c, c->argv[1], 1, &wrong);
-    if (wrong) return;
-    if (!o) {
-        reply_ok(c);
-        return;
-    }
+    obj *o = lookup_list_or_reply(c, c->argv[1], 1, reply_ok);
+    if (!o) return;
     long llen = (long)list_length(o), ltrim, rtrim;
     if (start < 0) start += llen;
     if (end < 0) end += llen;
