@@ -174,21 +174,16 @@ static unsigned char *lp_pair_at(unsigned char *lp, unsigned char *p, hash_pair 
 /* ---- life cycle and conversion -------------------------------------------------------- */
 
 static size_t object_length(const obj *o) { return hash_length(o); }
-static const obj_type_ops hash_ops = {"hash", hash_free, hash_object_dup, object_length};
+static const obj_type_ops hash_ops = {OBJ_HASH, "hash", hash_free, hash_object_dup, object_length};
 
-static obj *object_wrap(enum obj_encoding encoding, void *ptr) {
-    obj_register_type(OBJ_HASH, &hash_ops); /* before the first hash object exists */
-    return obj_create_value(OBJ_HASH, encoding, ptr);
-}
-
-obj *hash_object_create(void) { return object_wrap(OBJ_ENC_LISTPACK, lp_new()); }
+obj *hash_object_create(void) { return obj_create_value(&hash_ops, OBJ_ENC_LISTPACK, lp_new()); }
 
 obj *hash_object_dup(const obj *o) {
     if (o->encoding == OBJ_ENC_LISTPACK) {
         size_t bytes = lp_bytes((const unsigned char *)o->ptr);
         unsigned char *lp = zmalloc(bytes);
         memcpy(lp, o->ptr, bytes);
-        return object_wrap(OBJ_ENC_LISTPACK, lp);
+        return obj_create_value(&hash_ops, OBJ_ENC_LISTPACK, lp);
     }
     hashtable *src = (hashtable *)(void *)o->ptr, *dst = hashtable_create(&table_type);
     hashtable_iterator it;
@@ -200,7 +195,7 @@ obj *hash_object_dup(const obj *o) {
         hashtable_add(dst, entry_new(p.field, p.flen, p.value, p.vlen));
     }
     hashtable_reset_iterator(&it);
-    return object_wrap(OBJ_ENC_HT, dst);
+    return obj_create_value(&hash_ops, OBJ_ENC_HT, dst);
 }
 
 void hash_free(obj *o) {

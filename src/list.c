@@ -320,14 +320,9 @@ static void object_free(obj *o) {
 
 static size_t object_length(const obj *o) { return list_length(o); }
 
-static const obj_type_ops list_ops = {"list", object_free, list_object_dup, object_length};
+static const obj_type_ops list_ops = {OBJ_LIST, "list", object_free, list_object_dup, object_length};
 
-static obj *object_wrap(enum obj_encoding enc, void *ptr) {
-    obj_register_type(OBJ_LIST, &list_ops); /* before the first list object exists */
-    return obj_create_value(OBJ_LIST, enc, ptr);
-}
-
-obj *list_object_create(void) { return object_wrap(OBJ_ENC_LISTPACK, lp_new()); }
+obj *list_object_create(void) { return obj_create_value(&list_ops, OBJ_ENC_LISTPACK, lp_new()); }
 
 static unsigned char *lp_copy(const unsigned char *lp) {
     unsigned char *c = zmalloc(lp_bytes(lp));
@@ -336,13 +331,14 @@ static unsigned char *lp_copy(const unsigned char *lp) {
 }
 
 obj *list_object_dup(const obj *o) {
-    if (o->encoding == OBJ_ENC_LISTPACK) return object_wrap(OBJ_ENC_LISTPACK, lp_copy((unsigned char *)o->ptr));
+    if (o->encoding == OBJ_ENC_LISTPACK)
+        return obj_create_value(&list_ops, OBJ_ENC_LISTPACK, lp_copy((unsigned char *)o->ptr));
     const quicklist *src = ql_of(o);
     quicklist *ql = zcalloc(sizeof(*ql));
     ql->fill = src->fill;
     ql->count = src->count;
     for (ql_node *n = src->head; n; n = n->next) link_after(ql, ql->tail, node_new(lp_copy(n->lp)));
-    return object_wrap(OBJ_ENC_QUICKLIST, ql);
+    return obj_create_value(&list_ops, OBJ_ENC_QUICKLIST, ql);
 }
 
 size_t list_length(const obj *o) {

@@ -11,8 +11,6 @@
 
 static const obj_type_ops *type_ops[OBJ_TYPE_MAX];
 
-void obj_register_type(enum obj_type type, const obj_type_ops *ops) { type_ops[type] = ops; }
-
 const char *obj_type_name(const obj *o) {
     if (!o) return "none";
     if (o->type == OBJ_STRING) return "string";
@@ -75,9 +73,10 @@ obj *obj_create_from_ll(long long v) {
     return obj_create_string(buf, n);
 }
 
-obj *obj_create_value(enum obj_type type, enum obj_encoding encoding, void *value) {
+obj *obj_create_value(const obj_type_ops *ops, enum obj_encoding encoding, void *value) {
+    type_ops[ops->type] = ops;
     obj *o = zmalloc(sizeof(obj));
-    o->type = (uint8_t)type;
+    o->type = (uint8_t)ops->type;
     o->encoding = (uint8_t)encoding;
     o->refcount = 1;
     o->len = 0;
@@ -103,9 +102,9 @@ obj *obj_string_resize(obj *o, size_t len) {
 
 void obj_free(obj *o) {
     if (o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW) zfree(o->ptr);
-    /* Other types free their structure through the operations their
-     * module registered before it created its first object: the plumbing
-     * layer cannot know the keyspace's types. */
+    /* Other types free their structure through the operations recorded
+     * when their first object was created: the plumbing layer cannot know
+     * the keyspace's types. */
     else if (o->type != OBJ_STRING)
         type_ops[o->type]->free(o);
     zfree(o);

@@ -72,24 +72,25 @@ obj *obj_create_from_ll(long long v);
 obj *obj_string_resize(obj *o, size_t len);
 /*@ end */
 
-/* A value of another type: ptr holds its structure in `encoding`. The
- * module that owns the type registers its operations (obj_register_type)
- * before it creates its first object. */
-obj *obj_create_value(enum obj_type type, enum obj_encoding encoding, void *value);
-
 /* What the plumbing layer asks of a type it cannot know: the keyspace's
- * modules sit above it, so each registers its operations here (a handler
- * table filled in from above, as io_threads takes its job handlers).
+ * modules sit above it, so each hands its operations over here with every
+ * object it creates (a handler table filled in from above, as io_threads
+ * takes its job handlers).
  * free: release o->ptr's structure (not o itself). dup: a deep copy as a
  * new object, refcount 1 (COPY). length: elements held (a blocked pop
  * is served only by a key that holds some). */
 typedef struct obj_type_ops {
+    enum obj_type type;
     const char *name; /* TYPE's answer: "list", "set", "zset", "hash" */
     void (*free)(obj *o);
     obj *(*dup)(const obj *o);
     size_t (*length)(const obj *o);
 } obj_type_ops;
-void obj_register_type(enum obj_type type, const obj_type_ops *ops);
+/* A value of the type ops describes: ptr holds its structure in
+ * `encoding`. Creating one records ops for that type (one store), so a
+ * type's operations are known before its first object can be freed,
+ * copied or named. */
+obj *obj_create_value(const obj_type_ops *ops, enum obj_encoding encoding, void *value);
 /* TYPE's name for o ("string", "list", ...), "none" for NULL. */
 const char *obj_type_name(const obj *o);
 /* A deep copy of any value (strings included), refcount 1. */

@@ -148,20 +148,15 @@ static void object_free(obj *o) {
 }
 
 static size_t object_length(const obj *o) { return set_length(o); }
-static const obj_type_ops set_ops = {"set", object_free, set_object_dup, object_length};
+static const obj_type_ops set_ops = {OBJ_SET, "set", object_free, set_object_dup, object_length};
 
-static obj *object_wrap(enum obj_encoding enc, void *ptr) {
-    obj_register_type(OBJ_SET, &set_ops); /* before the first set object exists */
-    return obj_create_value(OBJ_SET, enc, ptr);
-}
-
-obj *set_object_create_intset(void) { return object_wrap(OBJ_ENC_INTSET, intset_new()); }
+obj *set_object_create_intset(void) { return obj_create_value(&set_ops, OBJ_ENC_INTSET, intset_new()); }
 
 obj *set_object_create(const char *first, size_t len, size_t size_hint) {
     long long v;
     if (str_to_ll(first, len, &v) && size_hint <= (size_t)set_max_intset_entries) return set_object_create_intset();
-    if (size_hint <= (size_t)set_max_listpack_entries) return object_wrap(OBJ_ENC_LISTPACK, lp_new());
-    return object_wrap(OBJ_ENC_HT, hashtable_create(&member_type));
+    if (size_hint <= (size_t)set_max_listpack_entries) return obj_create_value(&set_ops, OBJ_ENC_LISTPACK, lp_new());
+    return obj_create_value(&set_ops, OBJ_ENC_HT, hashtable_create(&member_type));
 }
 
 size_t set_length(const obj *o) {
@@ -390,14 +385,14 @@ size_t set_scan(obj *o, size_t cursor, set_scan_fn fn, void *privdata) {
 }
 
 obj *set_object_dup(const obj *o) {
-    if (o->encoding == OBJ_ENC_INTSET) return object_wrap(OBJ_ENC_INTSET, intset_dup(is_of(o)));
+    if (o->encoding == OBJ_ENC_INTSET) return obj_create_value(&set_ops, OBJ_ENC_INTSET, intset_dup(is_of(o)));
     if (o->encoding == OBJ_ENC_LISTPACK) {
         size_t n = lp_bytes(lp_of(o));
         unsigned char *lp = zmalloc(n);
         memcpy(lp, o->ptr, n);
-        return object_wrap(OBJ_ENC_LISTPACK, lp);
+        return obj_create_value(&set_ops, OBJ_ENC_LISTPACK, lp);
     }
-    obj *d = object_wrap(OBJ_ENC_HT, hashtable_create(&member_type));
+    obj *d = obj_create_value(&set_ops, OBJ_ENC_HT, hashtable_create(&member_type));
     hashtable_iterator it;
     void *e;
     hashtable_init_iterator(&it, ht_of(o), 0);

@@ -510,14 +510,11 @@ zset *zset_dup(const zset *z) {
 
 static void object_free(obj *o) { zset_free(zset_of(o)); }
 static size_t object_length(const obj *o) { return zset_length(zset_of(o)); }
-static const obj_type_ops zset_ops = {"zset", object_free, zset_object_dup, object_length};
+static const obj_type_ops zset_ops = {OBJ_ZSET, "zset", object_free, zset_object_dup, object_length};
 
 /* Every soloist sorted set is a skiplist (or its dense leaves): no small
  * listpack encoding, so OBJECT ENCODING says "skiplist" at any size. */
-static obj *object_wrap(zset *z) {
-    obj_register_type(OBJ_ZSET, &zset_ops); /* before the first zset object exists */
-    return obj_create_value(OBJ_ZSET, OBJ_ENC_SKIPLIST, z);
-}
+static obj *object_wrap(zset *z) { return obj_create_value(&zset_ops, OBJ_ENC_SKIPLIST, z); }
 
 obj *zset_object_create(void) { return object_wrap(zset_create()); }
 obj *zset_object_dup(const obj *o) { return object_wrap(zset_dup(zset_of(o))); }

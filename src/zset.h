@@ -70,7 +70,7 @@ size_t zset_length(const zset *z);
 
 /* --- The value object (OBJ_ZSET) ----------------------------------------------
  * A sorted set as the keyspace stores it: an obj whose ptr is the zset.
- * Its operations reach object.c through obj_register_type. */
+ * Its operations reach object.c through obj_create_value. */
 obj *zset_object_create(void);      /* an empty set, refcount 1 */
 obj *zset_object_dup(const obj *o); /* a deep copy (COPY) */
 static inline zset *zset_of(const obj *o) { return (zset *)(void *)o->ptr; }
