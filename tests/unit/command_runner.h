@@ -19,6 +19,7 @@
 #ifndef SOLOIST_TEST_COMMAND_RUNNER_H
 #define SOLOIST_TEST_COMMAND_RUNNER_H
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -70,6 +71,36 @@ static void expect(char *got, const char *want, const char *what) {
         fail();
     }
     zfree(got);
+}
+
+/* A reply that is an array of bulk strings (or a SCAN reply's second
+ * element): its elements, NUL-terminated, in a zmalloc'd array. types
+ * lists the aggregate type bytes the reply may start with ("*", or "*~"
+ * where a RESP3 set is right too); any other fails the test. Returns
+ * where the array ends. */
+typedef struct bulks {
+    char **v;
+    long n;
+} bulks;
+
+static inline const char *parse_bulks(const char *p, const char *types, bulks *b) {
+    assert_true(*p && strchr(types, *p));
+    b->n = strtol(p + 1, (char **)&p, 10);
+    p += 2;
+    b->v = zcalloc(sizeof(char *) * (size_t)(b->n + 1));
+    for (long i = 0; i < b->n; i++) {
+        assert_int_equal(*p, '$');
+        long len = strtol(p + 1, (char **)&p, 10);
+        p += 2;
+        b->v[i] = zstrndup(p, (size_t)len);
+        p += len + 2;
+    }
+    return p;
+}
+
+static inline void free_bulks(bulks *b) {
+    for (long i = 0; i < b->n; i++) zfree(b->v[i]);
+    zfree(b->v);
 }
 
 static void runner_setup(void) {

@@ -197,32 +197,6 @@ static void test_zset_algebra_with_sets(void **state) {
 
 /* ---- what fixed replies cannot show ------------------------------------------- */
 
-typedef struct bulks {
-    char **v;
-    long n;
-} bulks;
-
-/* An array (or RESP3 set) of bulk strings: the elements, NUL-terminated. */
-static const char *parse_bulks(const char *p, bulks *b) {
-    assert_true(*p == '*' || *p == '~');
-    b->n = strtol(p + 1, (char **)&p, 10);
-    p += 2;
-    b->v = zcalloc(sizeof(char *) * (size_t)(b->n + 1));
-    for (long i = 0; i < b->n; i++) {
-        assert_int_equal(*p, '$');
-        long len = strtol(p + 1, (char **)&p, 10);
-        p += 2;
-        b->v[i] = zstrndup(p, (size_t)len);
-        p += len + 2;
-    }
-    return p;
-}
-
-static void free_bulks(bulks *b) {
-    for (long i = 0; i < b->n; i++) zfree(b->v[i]);
-    zfree(b->v);
-}
-
 /* key gets m0 .. m<n-1> (strings, so a listpack or a hashtable). */
 static void fill(const char *key, int n) {
     for (int i = 0; i < n; i++) {
@@ -252,7 +226,7 @@ static void test_sscan_visits_every_member(void **state) {
         memcpy(cursor, p, (size_t)clen);
         cursor[clen] = '\0';
         p += clen + 2;
-        parse_bulks(p, &items);
+        parse_bulks(p, "*~", &items);
         for (long i = 0; i < items.n; i++) {
             int k = member_index(items.v[i]);
             assert_true(k >= 0 && k < 1000);
@@ -268,7 +242,7 @@ static void test_sscan_visits_every_member(void **state) {
 /* n members from key, each one of m0 .. m<size-1>, distinct if asked. */
 static void check_members(char *r, long want_n, int size, int distinct) {
     bulks b;
-    parse_bulks(r, &b);
+    parse_bulks(r, "*~", &b);
     assert_int_equal(b.n, want_n);
     static int seen[1000];
     memset(seen, 0, sizeof(seen));
@@ -321,7 +295,7 @@ static void test_spop_strategies(void **state) {
     fill("k", 100);
     char *r = RUN("SPOP", "k", "90");
     bulks b;
-    parse_bulks(r, &b);
+    parse_bulks(r, "*~", &b);
     for (long i = 0; i < b.n; i++) EXPECT(":0\r\n", "SISMEMBER", "k", b.v[i]);
     free_bulks(&b);
     zfree(r);

@@ -161,33 +161,6 @@ static void test_wrong_type(void **state) {
 
 /* ---- what fixed replies cannot show ------------------------------------------- */
 
-/* A reply that is an array of bulk strings (or a SCAN reply's second
- * element): the elements, NUL-terminated, in a zmalloc'd array. */
-typedef struct bulks {
-    char **v;
-    long n;
-} bulks;
-
-static const char *parse_bulks(const char *p, bulks *b) {
-    assert_int_equal(*p, '*');
-    b->n = strtol(p + 1, (char **)&p, 10);
-    p += 2;
-    b->v = zcalloc(sizeof(char *) * (size_t)(b->n + 1));
-    for (long i = 0; i < b->n; i++) {
-        assert_int_equal(*p, '$');
-        long len = strtol(p + 1, (char **)&p, 10);
-        p += 2;
-        b->v[i] = zstrndup(p, (size_t)len);
-        p += len + 2;
-    }
-    return p;
-}
-
-static void free_bulks(bulks *b) {
-    for (long i = 0; i < b->n; i++) zfree(b->v[i]);
-    zfree(b->v);
-}
-
 static void fill(const char *key, int n) {
     for (int i = 0; i < n; i++) {
         char m[16], s[16];
@@ -216,7 +189,7 @@ static void test_zscan_visits_every_member(void **state) {
         memcpy(cursor, p, (size_t)clen);
         cursor[clen] = '\0';
         p += clen + 2;
-        parse_bulks(p, &items);
+        parse_bulks(p, "*", &items);
         assert_int_equal(items.n % 2, 0);
         for (long i = 0; i < items.n; i += 2) {
             int k = member_index(items.v[i]);
@@ -237,7 +210,7 @@ static void test_zscan_visits_every_member(void **state) {
 static void check_random(const char *count, long want_n, int distinct, int withscores) {
     char *r = withscores ? RUN("ZRANDMEMBER", "big", count, "WITHSCORES") : RUN("ZRANDMEMBER", "big", count);
     bulks b;
-    parse_bulks(r, &b);
+    parse_bulks(r, "*", &b);
     assert_int_equal(b.n, withscores ? want_n * 2 : want_n);
     static int seen[1000];
     memset(seen, 0, sizeof(seen));
