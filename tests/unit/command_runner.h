@@ -13,12 +13,14 @@
  * the test, printing the command, unless the reply is want exactly; DO(...)
  * runs it for its effect and drops the reply. A
  * wrong arity is refused as the dispatcher refuses it. runner_setup() and
- * runner_teardown() make and free the client and its database; a test
- * file's own setup and teardown call them and add what they need.
+ * runner_teardown() make and free the client and its database, and count
+ * the keyspace's "modified" signals (runner_modified); a test file's own
+ * setup and teardown call them and add what they need.
  */
 #ifndef SOLOIST_TEST_COMMAND_RUNNER_H
 #define SOLOIST_TEST_COMMAND_RUNNER_H
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -103,7 +105,19 @@ static inline void free_bulks(bulks *b) {
     zfree(b->v);
 }
 
+/* Every db_signal_modified the commands send: how many since setup, and
+ * the last key named (runner_setup installs the listener). */
+static int runner_modified;
+static char runner_last_modified[32];
+static void runner_count_modified(db *d, obj *key) {
+    (void)d;
+    runner_modified++;
+    snprintf(runner_last_modified, sizeof(runner_last_modified), "%.*s", (int)key->len, key->ptr);
+}
+
 static void runner_setup(void) {
+    runner_modified = 0;
+    db_on_modified(runner_count_modified);
     db_init(&tdb, 0);
     tc = zcalloc(sizeof(client));
     tc->fd = -1;
@@ -112,6 +126,7 @@ static void runner_setup(void) {
 }
 
 static void runner_teardown(void) {
+    db_on_modified(NULL);
     zfree(take_reply(tc));
     zfree(tc->buf);
     zfree(tc);

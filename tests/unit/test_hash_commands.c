@@ -32,24 +32,14 @@
 static command *const runner_tables[] = {hash_commands, string_commands, keys_commands, NULL};
 #include "command_runner.h"
 
-static int modified; /* db_signal_modified calls seen */
-static void count_modified(db *d, obj *key) {
-    (void)d;
-    (void)key;
-    modified++;
-}
-
 static int setup(void **state) {
     (void)state;
     runner_setup();
-    modified = 0;
-    db_on_modified(count_modified);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    db_on_modified(NULL);
     runner_teardown();
     hash_max_listpack_entries = 512;
     hash_max_listpack_value = 64;
@@ -192,7 +182,7 @@ static void test_wrong_type(void **state) {
     EXPECT(wt, "HRANDFIELD", "s", "1");
     EXPECT(wt, "HSCAN", "s", "0");
     EXPECT("$1\r\nv\r\n", "GET", "s");
-    assert_int_equal(modified, 1); /* the SET alone */
+    assert_int_equal(runner_modified, 1); /* the SET alone */
 }
 
 /* ---- what fixed replies cannot show ------------------------------------------------------ */
@@ -200,24 +190,24 @@ static void test_wrong_type(void **state) {
 static void test_writes_signal_only_changes(void **state) {
     (void)state;
     zfree(RUN("HSET", "h", "a", "1"));
-    assert_int_equal(modified, 1);
+    assert_int_equal(runner_modified, 1);
     zfree(RUN("HSET", "h", "a", "1")); /* Valkey signals every HSET, changed or not */
-    assert_int_equal(modified, 2);
+    assert_int_equal(runner_modified, 2);
     zfree(RUN("HSETNX", "h", "a", "2"));
-    assert_int_equal(modified, 2);
+    assert_int_equal(runner_modified, 2);
     zfree(RUN("HSETNX", "h", "b", "2"));
-    assert_int_equal(modified, 3);
+    assert_int_equal(runner_modified, 3);
     zfree(RUN("HDEL", "h", "x"));
-    assert_int_equal(modified, 3);
+    assert_int_equal(runner_modified, 3);
     zfree(RUN("HINCRBY", "h", "a", "1"));
     zfree(RUN("HINCRBYFLOAT", "h", "a", "1"));
     zfree(RUN("HMSET", "h", "c", "3"));
-    assert_int_equal(modified, 6);
+    assert_int_equal(runner_modified, 6);
     zfree(RUN("HINCRBY", "h", "a", "x"));
     zfree(RUN("HGETALL", "h"));
-    assert_int_equal(modified, 6);
+    assert_int_equal(runner_modified, 6);
     zfree(RUN("HDEL", "h", "a", "b", "c"));
-    assert_int_equal(modified, 7);
+    assert_int_equal(runner_modified, 7);
     EXPECT(":0\r\n", "EXISTS", "h");
 }
 

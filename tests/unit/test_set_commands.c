@@ -32,25 +32,15 @@ static command *const runner_tables[] = {set_commands,    zset_algebra_commands,
                                          string_commands, keys_commands,         NULL};
 #include "command_runner.h"
 
-static int modified; /* db_signal_modified calls since the last reset */
-
-static void count_modified(db *d, obj *key) {
-    (void)d;
-    (void)key;
-    modified++;
-}
-
 static int setup(void **state) {
     (void)state;
     runner_setup();
-    db_on_modified(count_modified);
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
     runner_teardown();
-    db_on_modified(NULL);
     return 0;
 }
 
@@ -283,9 +273,9 @@ static void test_spop_strategies(void **state) {
     const long left[] = {990, 50, 0, 0};
     for (int w = 0; w < 4; w++) {
         fill("k", 1000);
-        modified = 0;
+        runner_modified = 0;
         check_members(RUN("SPOP", "k", counts[w]), 1000 - left[w], 1000, 1);
-        assert_int_equal(modified, 1);
+        assert_int_equal(runner_modified, 1);
         char buf[16];
         snprintf(buf, sizeof(buf), ":%ld\r\n", left[w]);
         EXPECT(buf, "SCARD", "k");
@@ -347,10 +337,10 @@ static void test_writes_signal(void **state) {
     for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
         int argc = 0;
         while (argc < 6 && steps[i].argv[argc]) argc++;
-        modified = 0;
+        runner_modified = 0;
         zfree(run_argv(argc, steps[i].argv));
-        if (modified != steps[i].want)
-            fail_msg("step %zu (%s): %d signals, want %d", i, steps[i].argv[0], modified, steps[i].want);
+        if (runner_modified != steps[i].want)
+            fail_msg("step %zu (%s): %d signals, want %d", i, steps[i].argv[0], runner_modified, steps[i].want);
     }
 }
 

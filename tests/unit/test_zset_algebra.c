@@ -30,38 +30,26 @@
 static command *const runner_tables[] = {zset_algebra_commands, zset_commands, string_commands, keys_commands, NULL};
 #include "command_runner.h"
 
-/* The listener: counts the signals and keeps the last key's name. */
-static int signals;
-static char last_key[32];
-static void count_signal(db *d, obj *key) {
-    (void)d;
-    signals++;
-    snprintf(last_key, sizeof(last_key), "%.*s", (int)key->len, key->ptr);
-}
-
-/* Runs a command and checks how many signals it sent (and, when it sent
- * any, that the last named key). */
+/* Runs a command and checks how many signals it sent (runner_modified;
+ * and, when it sent any, that the last named key). */
 static void expect_signals(int want, const char *key, char *reply, const char *what) {
     zfree(reply);
-    if (signals != want || (want && strcmp(last_key, key))) {
-        print_error("%s: %d signals (last %s), want %d (%s)\n", what, signals, last_key, want, key);
+    if (runner_modified != want || (want && strcmp(runner_last_modified, key))) {
+        print_error("%s: %d signals (last %s), want %d (%s)\n", what, runner_modified, runner_last_modified, want, key);
         fail();
     }
-    signals = 0;
+    runner_modified = 0;
 }
 #define SIGNALS(want, key, ...) expect_signals(want, key, RUN(__VA_ARGS__), #__VA_ARGS__)
 
 static int setup(void **state) {
     zset_layout_default = (int)(intptr_t)*state;
     runner_setup();
-    db_on_modified(count_signal);
-    signals = 0;
     return 0;
 }
 
 static int teardown(void **state) {
     (void)state;
-    db_on_modified(NULL);
     runner_teardown();
     zset_layout_default = ZSET_LAYOUT_DENSE;
     return 0;
@@ -71,7 +59,7 @@ static void fill(void) {
     DO("ZADD", "a", "1", "x", "2", "y", "3", "z");
     DO("ZADD", "b", "10", "y", "20", "z", "30", "w");
     DO("SET", "str", "v");
-    signals = 0; /* whatever ZADD and SET signal, only what follows counts */
+    runner_modified = 0; /* whatever ZADD and SET signal, only what follows counts */
 }
 
 /* ---- the writes each command signals --------------------------------------------- */
@@ -92,7 +80,7 @@ static void test_store_signals(void **state) {
     SIGNALS(0, "", "ZDIFF", "2", "a", "b");
     SIGNALS(0, "", "ZINTERCARD", "2", "a", "b");
     DO("SET", "s2", "v");
-    signals = 0;
+    runner_modified = 0;
     SIGNALS(0, "", "ZUNIONSTORE", "d", "2", "a", "s2");              /* WRONGTYPE */
     SIGNALS(0, "", "ZUNIONSTORE", "d", "2", "a", "b", "WITHSCORES"); /* syntax error */
     SIGNALS(0, "", "ZUNIONSTORE", "d", "0", "a");
