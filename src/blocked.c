@@ -361,7 +361,9 @@ static void serve(client *c) {
     client *prev = server.current_client;
     server.current_client = c;
     c->cmd = cmd;
+    c->flags |= CLIENT_REPROCESSING;
     call(c);
+    c->flags &= ~CLIENT_REPROCESSING;
     server.current_client = prev;
     /* The rerun cannot block again: the key it was served for holds
      * elements of its type, so it pops, or replies WRONGTYPE for a key

@@ -97,11 +97,11 @@ typedef struct parsed_cmd {
  * RESET or the connection closes; the client then receives a line for
  * every command any client runs (Valkey marks it CLIENT_MONITOR and
  * CLIENT_SLAVE, and refuses it the keyspace as it refuses a replica).
- * MONITOR_SEEN: the command that blocked this client was already shown to
- * the monitors; its rerun, when a key serves it, is not shown again
- * (Valkey's call skips a reprocessed command). */
+ * REPROCESSING: the command running is a blocked command run again to
+ * serve it (blocked.c), already shown to the monitors when it blocked, so
+ * not shown again (Valkey: the client's reprocessing_command flag). */
 #define CLIENT_MONITOR (1u << 12)
-#define CLIENT_MONITOR_SEEN (1u << 13)
+#define CLIENT_REPROCESSING (1u << 13)
 /* Replies are not appended while any of these is set (reply.c). */
 #define CLIENT_DROPS_REPLIES (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP)
 

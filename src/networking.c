@@ -400,9 +400,6 @@ static void run_queued_commands(client *c) {
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
         if (c->cmdq_pos == prefetched) prefetched = memory_prefetch_pipeline(c);
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
-        /* A command read from the socket is never a blocked command's
-         * rerun: what a timeout left of that mark goes (monitor_after_call). */
-        c->flags &= ~CLIENT_MONITOR_SEEN;
         c->argc = pc->argc;
         c->argv = pc->argv;
         pc->argv = NULL;
@@ -801,15 +798,9 @@ size_t monitor_format_line(const client *c, obj *const *argv, int argc, long lon
 
 /*@ monitor-feed */
 void monitor_after_call(client *c, const struct command *cmd) {
-    /* A blocked command is shown when it blocks; its rerun is not. The
-     * mark is kept while a rerun blocks again, and a command read from the
-     * socket clears what a timeout left (run_queued_commands). */
-    if (c->flags & CLIENT_MONITOR_SEEN) {
-        if (!(c->flags & CLIENT_BLOCKED)) c->flags &= ~CLIENT_MONITOR_SEEN;
-        return;
-    }
-    if (c->flags & CLIENT_BLOCKED) c->flags |= CLIENT_MONITOR_SEEN;
-    if (!server.monitors_len || !cmd || (cmd->flags & CMD_ADMIN)) return;
+    /* A blocked command is shown when it blocks; its rerun to serve it
+     * (blocked.c) is not. */
+    if (!server.monitors_len || !cmd || (cmd->flags & CMD_ADMIN) || (c->flags & CLIENT_REPROCESSING)) return;
     char *line;
     size_t len = monitor_format_line(c, c->argv, c->argc, util_ustime(), &line);
     for (size_t i = 0; i < server.monitors_len; i++) reply_proto(server.monitors[i], line, len);
