@@ -423,16 +423,15 @@ static void object_command(client *c) {
         reply_subcommand_syntax_error(c);
         return;
     }
-    db_expire_if_needed(c->db, c->argv[2]);
-    db_entry *e = db_find_entry(c->db, c->argv[2]);
-    if (!e) {
+    obj *o = db_lookup_write(c->db, c->argv[2]); /* expires lazily, counts no hit or miss */
+    if (!o) {
         reply_null(c);
         return;
     }
     if (arg_is(sub, "encoding"))
-        reply_bulk_cstr(c, obj_encoding_name(e->val));
+        reply_bulk_cstr(c, obj_encoding_name(o));
     else if (arg_is(sub, "refcount"))
-        reply_long_long(c, e->val->refcount);
+        reply_long_long(c, o->refcount);
     else
         reply_error(c, "An LFU maxmemory policy is not selected, access frequency not tracked. Please note that when "
                        "switching between policies at runtime LRU and LFU data will take some time to adjust.");
