@@ -293,11 +293,12 @@ static void lpos_command(client *c) {
     }
     void *lenp = count != -1 ? reply_deferred_len(c) : NULL;
     long llen = (long)list_length(o), index = 0, matches = 0, found = -1, emitted = 0;
+    lp_elem want;
+    lp_encode(&want, bytes(c->argv[2]), c->argv[2]->len);
     list_iter it;
     list_iter_init(&it, o, forward ? 0 : -1, forward);
     int eq;
-    while ((maxlen == 0 || index < maxlen) &&
-           (eq = list_iter_next_equals(&it, bytes(c->argv[2]), c->argv[2]->len)) >= 0) {
+    while ((maxlen == 0 || index < maxlen) && (eq = list_iter_next_equals(&it, &want)) >= 0) {
         if (eq && ++matches >= rank) {
             found = forward ? index : llen - index - 1;
             if (!lenp) break;

@@ -524,9 +524,11 @@ void list_delete_range(obj *o, long start, size_t count) {
 
 /*@ insert */
 int list_insert(obj *o, const unsigned char *pivot, size_t plen, int after, const unsigned char *s, size_t len) {
+    lp_elem want;
+    lp_encode(&want, pivot, plen);
     list_iter it;
     list_iter_init(&it, o, 0, 1);
-    while (it.p && !lp_equals(it.p, pivot, plen)) list_iter_next(&it, NULL, NULL);
+    while (it.p && !lp_matches(it.p, &want)) list_iter_next(&it, NULL, NULL);
     if (!it.p) return 0;
     if (o->encoding == OBJ_ENC_LISTPACK) {
         o->ptr = (char *)lp_insert((unsigned char *)o->ptr, &it.p, after ? LP_AFTER : LP_BEFORE, s, len);
@@ -565,10 +567,12 @@ long list_remove(obj *o, const unsigned char *s, size_t len, long count) {
     int forward = count >= 0;
     unsigned long limit = count == 0 ? ULONG_MAX : count > 0 ? (unsigned long)count : -(unsigned long)count;
     unsigned long removed = 0;
+    lp_elem want;
+    lp_encode(&want, s, len);
     list_iter it;
     list_iter_init(&it, o, forward ? 0 : -1, forward);
     while (it.p && removed < limit) {
-        if (!lp_equals(it.p, s, len)) {
+        if (!lp_matches(it.p, &want)) {
             list_iter_next(&it, NULL, NULL);
             continue;
         }
@@ -656,9 +660,9 @@ const unsigned char *list_iter_next(list_iter *it, size_t *len, unsigned char *b
 }
 /*@ end */
 
-int list_iter_next_equals(list_iter *it, const unsigned char *s, size_t len) {
+int list_iter_next_equals(list_iter *it, const lp_elem *want) {
     if (!it->p) return -1;
-    int eq = lp_equals(it->p, s, len);
+    int eq = lp_matches(it->p, want);
     iter_step(it);
     return eq;
 }

@@ -88,9 +88,10 @@ typedef struct list_iter {
 void list_iter_init(list_iter *it, obj *o, long index, int forward);
 /* The current element's bytes and a step on; NULL at the end. */
 const unsigned char *list_iter_next(list_iter *it, size_t *len, unsigned char *buf);
-/* Whether the current element equals s (compared in the listpack, no
- * copy), and a step on; -1 at the end. LPOS's scan. */
-int list_iter_next_equals(list_iter *it, const unsigned char *s, size_t len);
+/* Whether the current element is the one want encodes (lp_encode it once;
+ * compared in the listpack, no copy), and a step on; -1 at the end.
+ * LPOS's scan. */
+int list_iter_next_equals(list_iter *it, const lp_elem *want);
 
 /* --- Whole values ------------------------------------------------------------ */
 

@@ -167,18 +167,7 @@ static size_t entry_size(const unsigned char *p) {
 
 /* ---- encoding an element ------------------------------------------------------ */
 
-/* An element encoded: buf holds the encoding and data of an integer (at
- * most 9 bytes), or the string's header while its bytes stay where they
- * are; body is the size without backlen. */
-typedef struct lp_enc {
-    unsigned char buf[9];
-    size_t hdr;                /* bytes of buf used */
-    const unsigned char *data; /* a string's bytes, else NULL */
-    size_t datalen;
-    size_t body;
-} lp_enc;
-
-static void encode_int(lp_enc *e, long long v) {
+static void encode_int(lp_elem *e, long long v) {
     unsigned char *b = e->buf;
     unsigned long long u = (unsigned long long)v;
     if (v >= 0 && v <= 127) {
@@ -207,7 +196,7 @@ static void encode_int(lp_enc *e, long long v) {
     e->body = e->hdr;
 }
 
-static void encode(lp_enc *e, const unsigned char *s, size_t len) {
+void lp_encode(lp_elem *e, const unsigned char *s, size_t len) {
     long long v;
     if (len <= 20 && str_to_ll((const char *)s, len, &v)) {
         encode_int(e, v);
@@ -230,9 +219,9 @@ static void encode(lp_enc *e, const unsigned char *s, size_t len) {
     e->body = e->hdr + len;
 }
 
-static size_t enc_size(const lp_enc *e) { return e->body + backlen_size(e->body); }
+static size_t enc_size(const lp_elem *e) { return e->body + backlen_size(e->body); }
 
-static void enc_write(unsigned char *dst, const lp_enc *e) {
+static void enc_write(unsigned char *dst, const lp_elem *e) {
     memcpy(dst, e->buf, e->hdr);
     if (e->datalen) memcpy(dst + e->hdr, e->data, e->datalen);
     backlen_write(dst + e->body, e->body);
@@ -326,29 +315,28 @@ const unsigned char *lp_get_str(const unsigned char *p, size_t *len, unsigned ch
     return buf;
 }
 
+/* The first byte decides the header's length, so once it matches, the
+ * rest of the header and the data lie inside this entry. */
+int lp_matches(const unsigned char *p, const lp_elem *e) {
+    return p[0] == e->buf[0] && memcmp(p + 1, e->buf + 1, e->hdr - 1) == 0 &&
+           (!e->datalen || memcmp(p + e->hdr, e->data, e->datalen) == 0);
+}
+
 int lp_equals(const unsigned char *p, const unsigned char *s, size_t len) {
-    size_t elen;
-    long long v;
-    const unsigned char *e = lp_get(p, &elen, &v);
-    if (e) return elen == len && memcmp(e, s, len) == 0;
-    long long sv;
-    return len <= 20 && str_to_ll((const char *)s, len, &sv) && sv == v;
+    lp_elem e;
+    lp_encode(&e, s, len);
+    return lp_matches(p, &e);
 }
 
 unsigned char *lp_find(unsigned char *lp, unsigned char *p, const unsigned char *s, size_t len, unsigned skip) {
     /* The needle is encoded once, so each entry is compared as bytes:
      * invariant 4 makes equal elements equal encodings. */
-    lp_enc e;
-    encode(&e, s, len);
+    lp_elem e;
+    lp_encode(&e, s, len);
     unsigned skipped = 0;
     while (p && *p != LP_EOF) {
         if (skipped == 0) {
-            /* The first byte decides the header's length, so once it
-             * matches, the rest of the header and the data lie inside
-             * this entry. */
-            if (p[0] == e.buf[0] && memcmp(p + 1, e.buf + 1, e.hdr - 1) == 0 &&
-                (!e.datalen || memcmp(p + e.hdr, e.data, e.datalen) == 0))
-                return p;
+            if (lp_matches(p, &e)) return p;
             skipped = skip;
         } else {
             skipped--;
@@ -365,7 +353,7 @@ unsigned char *lp_find(unsigned char *lp, unsigned char *p, const unsigned char 
 /* Replaces the `oldsize` bytes at offset `off` with the entry e (NULL:
  * nothing), moving the tail; the count changes by dcount. Returns the new
  * block; the entry (or what followed the removed bytes) is at lp + off. */
-static unsigned char *splice(unsigned char *lp, size_t off, size_t oldsize, const lp_enc *e, long dcount) {
+static unsigned char *splice(unsigned char *lp, size_t off, size_t oldsize, const lp_elem *e, long dcount) {
     size_t total = lp_bytes(lp), newsize = e ? enc_size(e) : 0;
     size_t tail = total - off - oldsize;
     /* An unknown count stays unknown rather than cost a walk per change
@@ -383,21 +371,21 @@ static unsigned char *splice(unsigned char *lp, size_t off, size_t oldsize, cons
 /*@ end */
 
 unsigned char *lp_append(unsigned char *lp, const unsigned char *s, size_t len) {
-    lp_enc e;
-    encode(&e, s, len);
+    lp_elem e;
+    lp_encode(&e, s, len);
     return splice(lp, lp_bytes(lp) - 1, 0, &e, 1);
 }
 
 unsigned char *lp_prepend(unsigned char *lp, const unsigned char *s, size_t len) {
-    lp_enc e;
-    encode(&e, s, len);
+    lp_elem e;
+    lp_encode(&e, s, len);
     return splice(lp, LP_HDR, 0, &e, 1);
 }
 
 unsigned char *lp_insert(unsigned char *lp, unsigned char **p, enum lp_where where, const unsigned char *s,
                          size_t len) {
-    lp_enc e;
-    encode(&e, s, len);
+    lp_elem e;
+    lp_encode(&e, s, len);
     size_t off = (size_t)(*p - lp);
     if (where == LP_AFTER) off += entry_size(*p);
     lp = splice(lp, off, 0, &e, 1);
@@ -406,8 +394,8 @@ unsigned char *lp_insert(unsigned char *lp, unsigned char **p, enum lp_where whe
 }
 
 unsigned char *lp_replace(unsigned char *lp, unsigned char **p, const unsigned char *s, size_t len) {
-    lp_enc e;
-    encode(&e, s, len);
+    lp_elem e;
+    lp_encode(&e, s, len);
     size_t off = (size_t)(*p - lp);
     lp = splice(lp, off, entry_size(*p), &e, 0);
     *p = lp + off;
@@ -440,10 +428,10 @@ static int canonical(const unsigned char *p) {
     size_t len;
     long long v;
     const unsigned char *s = lp_get(p, &len, &v);
-    lp_enc e;
+    lp_elem e;
     if (s) {
         if (len <= 20 && str_to_ll((const char *)s, len, &v)) return 0;
-        encode(&e, s, len);
+        lp_encode(&e, s, len);
     } else {
         encode_int(&e, v);
     }

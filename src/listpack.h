@@ -57,7 +57,22 @@ const unsigned char *lp_get(const unsigned char *p, size_t *len, long long *ival
 /* The element at p as bytes: a string's own, or an integer printed into
  * buf (LP_INTBUF_SIZE bytes). Never NULL. */
 const unsigned char *lp_get_str(const unsigned char *p, size_t *len, unsigned char *buf);
-/* Whether the element at p is exactly the bytes s[0, len). */
+/* An element encoded as an entry would hold it, for comparing against
+ * many entries: encode the bytes once (lp_encode), then each comparison
+ * is a compare of bytes (lp_matches), since one value has one encoding.
+ * A string's bytes are not copied: s must outlive the lp_elem. */
+typedef struct lp_elem {
+    unsigned char buf[9];      /* an integer's encoding and data, or a string's header */
+    size_t hdr;                /* bytes of buf used */
+    const unsigned char *data; /* a string's bytes, else NULL */
+    size_t datalen;
+    size_t body; /* encoding and data, without backlen */
+} lp_elem;
+void lp_encode(lp_elem *e, const unsigned char *s, size_t len);
+/* Whether the element at p is the one e encodes. */
+int lp_matches(const unsigned char *p, const lp_elem *e);
+/* Whether the element at p is exactly the bytes s[0, len): one
+ * lp_encode and one lp_matches, for a single comparison. */
 int lp_equals(const unsigned char *p, const unsigned char *s, size_t len);
 /* The first element at or after p equal to s[0, len), looking at every
  * (skip + 1)-th element only: skip 1 searches a hash's fields and steps

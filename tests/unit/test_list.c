@@ -236,12 +236,13 @@ static void random_op(obj *o, model *m, int allow_huge, int grow) {
     case 10: { /* scan for a value, as LPOS */
         char v[8];
         size_t vlen = (size_t)sprintf(v, "v%d", rand() % 8);
+        lp_elem want;
+        lp_encode(&want, (unsigned char *)v, vlen);
         list_iter it;
         list_iter_init(&it, o, 0, 1);
         for (size_t i = 0; i < m->n; i++)
-            assert_int_equal(list_iter_next_equals(&it, (unsigned char *)v, vlen),
-                             model_eq(m, i, (unsigned char *)v, vlen));
-        assert_int_equal(list_iter_next_equals(&it, (unsigned char *)v, vlen), -1);
+            assert_int_equal(list_iter_next_equals(&it, &want), model_eq(m, i, (unsigned char *)v, vlen));
+        assert_int_equal(list_iter_next_equals(&it, &want), -1);
         break;
     }
     case 11: { /* a copy is equal and independent */
