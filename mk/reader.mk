@@ -82,7 +82,13 @@ $(GRADE_OBJ)/exercise_filter.o: tools/exercise_filter.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -MMD -MP -c $< -o $@
 
-$(B)/grade-tests/test_%: $(GRADE_OBJ)/test_%.o $(GRADE_OBJ)/exercise_filter.o $(LIB)
+# A crashed test's stack, printed when the grader reruns it to say where
+# (tools/grade_crash.c; inert unless SOLOIST_CRASH_TRACE=1).
+$(GRADE_OBJ)/grade_crash.o: tools/grade_crash.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_ALL) -MMD -MP -c $< -o $@
+
+$(B)/grade-tests/test_%: $(GRADE_OBJ)/test_%.o $(GRADE_OBJ)/exercise_filter.o $(GRADE_OBJ)/grade_crash.o $(LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(CMOCKA_LIBS) $(LDFLAGS_ALL) -Wl,--wrap=_cmocka_run_group_tests
 

@@ -122,16 +122,27 @@ static void timer_place(blocked_timers *t, size_t i, blocked_timer e) {
     *e.slot = i;
 }
 
+/* Moves the entry at i up while it is before its parent (timer_before:
+ * the earlier deadline, then the lower id), as far as it must, to the top
+ * if need be. Every entry moved, the parents it passes and itself where it
+ * stops, lands with timer_place, so each owner's *slot stays its position. */
 static void timer_sift_up(blocked_timers *t, size_t i) {
+    /*@ exercise: heap-sift-up */
     blocked_timer e = t->v[i];
     while (i > 0 && timer_before(&e, &t->v[(i - 1) / 2])) {
         timer_place(t, i, t->v[(i - 1) / 2]);
         i = (i - 1) / 2;
     }
     timer_place(t, i, e);
+    /*@ end */
 }
 
+/* Moves the entry at i down while one of its children (those below
+ * t->len) is before it, always below the earlier of the two, until no
+ * child is before it. Every entry moved lands with timer_place, as in the
+ * sift-up. */
 static void timer_sift_down(blocked_timers *t, size_t i) {
+    /*@ exercise: heap-sift-down */
     blocked_timer e = t->v[i];
     for (;;) {
         size_t l = 2 * i + 1, m = i;
@@ -143,6 +154,7 @@ static void timer_sift_down(blocked_timers *t, size_t i) {
         i = m;
     }
     timer_place(t, i, e);
+    /*@ end */
 }
 
 void blocked_timers_add(blocked_timers *t, long long deadline, uint64_t id, void *owner, size_t *slot) {
@@ -154,8 +166,13 @@ void blocked_timers_add(blocked_timers *t, long long deadline, uint64_t id, void
     timer_sift_up(t, t->len++);
 }
 
+/* Takes out the entry at position slot (the owner's *slot) and no other:
+ * its owner's slot becomes BLOCKED_NO_SLOT, and stays so when the entry
+ * was the last of the array (nothing fills its gap); otherwise the last
+ * entry fills the gap and moves up or down, as it belongs. */
 void blocked_timers_remove(blocked_timers *t, size_t slot) {
     assert(slot < t->len);
+    /*@ exercise: heap-remove */
     *t->v[slot].slot = BLOCKED_NO_SLOT;
     if (slot == --t->len) return;
     timer_place(t, slot, t->v[t->len]);
@@ -164,14 +181,20 @@ void blocked_timers_remove(blocked_timers *t, size_t slot) {
         timer_sift_up(t, slot);
     else
         timer_sift_down(t, slot);
+    /*@ end */
 }
 
+/* The top's owner, removed from the heap (blocked_timers_remove), when its
+ * deadline is strictly before now; NULL when the heap is empty or nothing
+ * is due (at the deadline itself nothing is). */
 /*@ timers-pop-expired */
 void *blocked_timers_pop_expired(blocked_timers *t, long long now) {
+    /*@ exercise: heap-pop */
     if (t->len == 0 || t->v[0].deadline >= now) return NULL;
     void *owner = t->v[0].owner;
     blocked_timers_remove(t, 0);
     return owner;
+    /*@ end */
 }
 /*@ end */
 
@@ -269,6 +292,13 @@ static waiting_key *waiting_key_get(obj *key) {
     return k;
 }
 
+/* Puts c in the line of each distinct key, at its tail: one waiter per
+ * key however often the key is named and wherever (BLPOP q r q 0: two
+ * waiters, one on q and one on r), each counted in its key's nwaiters.
+ * Then the client's own state, once whatever the number of keys:
+ * c->bstate, CLIENT_BLOCKED, one more in nblocked (leave_registry undoes
+ * all three). A deadline (not 0) goes into the heap, its position in
+ * bs->timer_slot. */
 /*@ block-for-keys */
 void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline, int type) {
     /* It blocks while its command runs: its read was handed back. */
@@ -278,6 +308,7 @@ void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline
     bs->type = type;
     bs->deadline = deadline;
     bs->timer_slot = BLOCKED_NO_SLOT;
+    /*@ exercise: wait-in-line */
     for (int i = 0; i < nkeys; i++) {
         waiting_key *k = waiting_key_get(keys[i]);
         /* A key given twice: this client is already the key's last waiter. */
@@ -295,12 +326,14 @@ void blocked_block_for_keys(client *c, obj **keys, int nkeys, long long deadline
     c->flags |= CLIENT_BLOCKED;
     nblocked++;
     if (deadline) blocked_timers_add(&timers, deadline, c->id, c, &bs->timer_slot);
+    /*@ end */
 }
 /*@ end */
 
 /* Takes c out of every key's FIFO and the heap and frees its state. */
 static void leave_registry(client *c) {
     struct blocked_state *bs = c->bstate;
+    /*@ exercise: leave-line */
     for (int i = 0; i < bs->nkeys; i++) {
         waiter *w = &bs->w[i];
         waiting_key *k = w->k;
@@ -316,6 +349,7 @@ static void leave_registry(client *c) {
         drop_if_unused(k);
     }
     if (bs->timer_slot != BLOCKED_NO_SLOT) blocked_timers_remove(&timers, bs->timer_slot);
+    /*@ end */
     zfree(bs);
     c->bstate = NULL;
     c->flags &= ~CLIENT_BLOCKED;
@@ -378,11 +412,15 @@ static void serve(client *c) {
  * registry until before_sleep frees it, and is never served; a waiter for
  * another type than the key now holds is passed over and keeps waiting
  * (BLPOP on a key that became a sorted set). Serving ends when the key
- * holds nothing more. A served client leaves the registry, freeing its
- * own waiter only, so the next one is read before it is served. */
+ * holds nothing more. The key is looked up with db_lookup_write, which
+ * counts no keyspace hit or miss: serving is not a read of the client's
+ * (Valkey looks it up with LOOKUP_NOEFFECTS). A served client leaves the
+ * registry, freeing its own waiter only, so the next one is read before
+ * it is served. */
 static void serve_key(waiting_key *k) {
     obj *key = obj_create_string(k->key, k->name.len);
     k->pinned = 1;
+    /*@ exercise: serve-in-order */
     waiter *w = k->head;
     for (long budget = k->nwaiters; budget > 0 && w; budget--) {
         waiter *next = w->next;
@@ -394,6 +432,7 @@ static void serve_key(waiting_key *k) {
         }
         w = next;
     }
+    /*@ end */
     k->pinned = 0;
     obj_decr_ref(key);
 }

@@ -64,8 +64,10 @@
 #include <unistd.h>
 
 #include "anet.h"
+#include "io_threads.h"
 #include "reply_block.h"
 #include "resp.h"
+#include "trace.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -164,6 +166,7 @@ static size_t parser_buffered(const resp_parser *p) { return p->big ? p->big_fil
 
 /*@ read-io */
 void client_io_read(client *c) {
+    TRACE(io_thread_id(), TRACE_READ_BEGIN, c->id, c->cmdq_len - c->cmdq_pos, 0);
     c->io_read_flags = 0;
     c->io_parse_err = NULL;
     /* The payload of a big bulk argument (RESP_MBULK_BIG_ARG or more) is
@@ -204,8 +207,10 @@ void client_io_read(client *c) {
             c->io_parse_err_len = resp_parser_error_len(&c->parser);
             c->qb_len = c->qb_pos = 0; /* nothing after a protocol error is read */
         }
+        TRACE(io_thread_id(), TRACE_PARSED, c->id, c->cmdq_len - c->cmdq_pos, c->qb_len - c->qb_pos);
     }
     client_io_settle_query_buffer(c);
+    TRACE(io_thread_id(), TRACE_READ_END, c->id, n, c->cmdq_len - c->cmdq_pos);
 }
 /*@ end */
 
@@ -214,6 +219,7 @@ void (*client_io_write_hook)(const client *c);
 
 /*@ write-mark */
 void client_io_mark_write(client *c) {
+    TRACE(io_thread_id(), TRACE_WRITE_MARK, c->id, 0, 0);
     /*@ exercise: mark */
     c->io_last_reply_block = c->reply_tail;
     c->io_last_bufpos = c->reply_tail ? c->reply_tail->used : c->bufpos;
@@ -296,6 +302,7 @@ static void advance(client *c, out_cursor *cur, size_t n) {
 
 void client_io_write(client *c) {
     if (client_io_write_hook) client_io_write_hook(c);
+    TRACE(io_thread_id(), TRACE_WRITE_BEGIN, c->id, 0, 0);
     struct iovec iov[NET_MAX_IOV_PER_WRITE];
     out_cursor cur = {.b = NULL, .off = c->sentlen, .done = false};
     /* bufpos == 0 means buf is done and sentlen counts into the first
@@ -331,5 +338,6 @@ void client_io_write(client *c) {
         }
     }
     c->io_nwritten = total;
+    TRACE(io_thread_id(), TRACE_WRITE_END, c->id, total, c->io_write_flags);
 }
 /*@ end */

@@ -33,29 +33,8 @@
 #include "server.h"
 #include "server_loop.h"
 #include "util.h"
+#include "textbuf.h"
 #include "zmalloc.h"
-
-/* A growing text buffer for the INFO string. */
-typedef struct text {
-    char *p;
-    size_t len, cap;
-} text;
-
-static void text_printf(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void text_printf(text *t, const char *fmt, ...) {
-    for (;;) {
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(t->p ? t->p + t->len : NULL, t->cap - t->len, fmt, ap);
-        va_end(ap);
-        if (n >= 0 && (size_t)n < t->cap - t->len) {
-            t->len += (size_t)n;
-            return;
-        }
-        t->cap = t->cap * 2 + (size_t)(n > 0 ? n : 0) + 256;
-        t->p = zrealloc(t->p, t->cap);
-    }
-}
 
 static void bytes_human(char *buf, size_t len, double n) {
     const char *unit = "B";
@@ -147,28 +126,28 @@ static int wanted(int argc, obj **argv, const char *section, int in_default) {
  * that wait, and the shares are shares of busy time; serial_share is
  * s = (exec + other) / busy, what no I/O thread can take away
  * (server.c@phase-totals defines them). */
-static void info_threads(text *t) {
+static void info_threads(textbuf *t) {
     server_phase(server.phase_now); /* charge the running phase up to now */
     static const char *names[PHASE_COUNT] = {"poll", "read", "exec", "write", "other"};
     phase_totals pt = server_phase_totals();
-    text_printf(t, "# Threads\r\nio_threads_active:%d\r\nio_threads_configured:%d\r\n", io_threads_active() > 1,
-                server.io_threads_num);
+    textbuf_printf(t, "# Threads\r\nio_threads_active:%d\r\nio_threads_configured:%d\r\n", io_threads_active() > 1,
+                   server.io_threads_num);
     for (int p = 0; p < PHASE_COUNT; p++) {
-        text_printf(t, "main_thread_%s_us:%llu\r\nmain_thread_%s_calls:%llu\r\n", names[p],
-                    (unsigned long long)(server.phase_ns[p] / 1000), names[p],
-                    (unsigned long long)server.phase_calls[p]);
+        textbuf_printf(t, "main_thread_%s_us:%llu\r\nmain_thread_%s_calls:%llu\r\n", names[p],
+                       (unsigned long long)(server.phase_ns[p] / 1000), names[p],
+                       (unsigned long long)server.phase_calls[p]);
         if (p == PHASE_POLL)
-            text_printf(t, "main_thread_poll_cpu_us:%llu\r\nmain_thread_poll_wait_us:%llu\r\n",
-                        (unsigned long long)(pt.poll_cpu_ns / 1000), (unsigned long long)(pt.poll_wait_ns / 1000));
+            textbuf_printf(t, "main_thread_poll_cpu_us:%llu\r\nmain_thread_poll_wait_us:%llu\r\n",
+                           (unsigned long long)(pt.poll_cpu_ns / 1000), (unsigned long long)(pt.poll_wait_ns / 1000));
     }
-    text_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n",
-                (unsigned long long)(pt.total_ns / 1000), (unsigned long long)(pt.busy_ns / 1000));
+    textbuf_printf(t, "main_thread_total_us:%llu\r\nmain_thread_busy_us:%llu\r\n",
+                   (unsigned long long)(pt.total_ns / 1000), (unsigned long long)(pt.busy_ns / 1000));
     for (int p = 0; p < PHASE_COUNT; p++) {
         uint64_t ns = p == PHASE_POLL ? pt.poll_cpu_ns : server.phase_ns[p];
-        text_printf(t, "main_thread_%s%s_share_of_busy:%.4f\r\n", names[p], p == PHASE_POLL ? "_cpu" : "",
-                    pt.busy_ns ? (double)ns / (double)pt.busy_ns : 0.0);
+        textbuf_printf(t, "main_thread_%s%s_share_of_busy:%.4f\r\n", names[p], p == PHASE_POLL ? "_cpu" : "",
+                       pt.busy_ns ? (double)ns / (double)pt.busy_ns : 0.0);
     }
-    text_printf(t, "main_thread_serial_share:%.4f\r\n", pt.serial_share);
+    textbuf_printf(t, "main_thread_serial_share:%.4f\r\n", pt.serial_share);
 }
 /*@ end */
 
@@ -176,34 +155,35 @@ static void info_threads(text *t) {
 /* What a reader watches during a benchmark (steps 4 and 5): how many
  * threads are awake, what the policy did, what each worker ran, and why
  * work stayed on main. */
-static void info_iothreads(text *t) {
+static void info_iothreads(textbuf *t) {
     io_offload_stats st;
     io_offload_get_stats(&st);
-    text_printf(t,
-                "# Iothreads\r\nio_threads:%d\r\nio_threads_active:%d\r\nio_threads_ignition_rule:%s\r\n"
-                "io_threads_ignitions:%llu\r\nio_threads_scale_ups:%llu\r\nio_threads_scale_downs:%llu\r\n"
-                "io_threads_guard_reverts:%llu\r\nio_threads_last_change_us:%llu\r\nio_threads_queued:%zu\r\n"
-                "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
-                "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n"
-                "io_threads_write_waits:%llu\r\nio_threads_write_wait_us:%llu\r\n",
-                st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions, (unsigned long long)st.scale_ups,
-                (unsigned long long)st.scale_downs, (unsigned long long)st.guard_reverts,
-                (unsigned long long)st.last_change_us, st.queued, st.pending, (unsigned long long)st.parks,
-                (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees, (unsigned long long)st.obj_frees,
-                (unsigned long long)st.main_spin_us, (unsigned long long)st.write_waits,
-                (unsigned long long)st.write_wait_us);
+    textbuf_printf(t,
+                   "# Iothreads\r\nio_threads:%d\r\nio_threads_active:%d\r\nio_threads_ignition_rule:%s\r\n"
+                   "io_threads_ignitions:%llu\r\nio_threads_scale_ups:%llu\r\nio_threads_scale_downs:%llu\r\n"
+                   "io_threads_guard_reverts:%llu\r\nio_threads_last_change_us:%llu\r\nio_threads_queued:%zu\r\n"
+                   "io_threads_pending:%zu\r\nio_threads_parks:%llu\r\nio_threads_polls:%llu\r\n"
+                   "io_threads_argv_frees:%llu\r\nio_threads_obj_frees:%llu\r\nio_threads_main_spin_us:%llu\r\n"
+                   "io_threads_write_waits:%llu\r\nio_threads_write_wait_us:%llu\r\n",
+                   st.num, st.active, st.ignition_rule, (unsigned long long)st.ignitions,
+                   (unsigned long long)st.scale_ups, (unsigned long long)st.scale_downs,
+                   (unsigned long long)st.guard_reverts, (unsigned long long)st.last_change_us, st.queued, st.pending,
+                   (unsigned long long)st.parks, (unsigned long long)st.polls_done, (unsigned long long)st.argv_frees,
+                   (unsigned long long)st.obj_frees, (unsigned long long)st.main_spin_us,
+                   (unsigned long long)st.write_waits, (unsigned long long)st.write_wait_us);
     for (int tid = 1; tid < st.num; tid++) {
         uint64_t j[JOB_REQ_COUNT];
         io_offload_worker_jobs(tid, j);
-        text_printf(t, "io_thread_%d:reads=%llu,writes=%llu,free_argv=%llu,free_obj=%llu,polls=%llu,accepts=%llu\r\n",
-                    tid, (unsigned long long)j[JOB_REQ_READ_CLIENT], (unsigned long long)j[JOB_REQ_WRITE_CLIENT],
-                    (unsigned long long)j[JOB_REQ_FREE_ARGV], (unsigned long long)j[JOB_REQ_FREE_OBJ],
-                    (unsigned long long)j[JOB_REQ_POLL], (unsigned long long)j[JOB_REQ_ACCEPT]);
+        textbuf_printf(t,
+                       "io_thread_%d:reads=%llu,writes=%llu,free_argv=%llu,free_obj=%llu,polls=%llu,accepts=%llu\r\n",
+                       tid, (unsigned long long)j[JOB_REQ_READ_CLIENT], (unsigned long long)j[JOB_REQ_WRITE_CLIENT],
+                       (unsigned long long)j[JOB_REQ_FREE_ARGV], (unsigned long long)j[JOB_REQ_FREE_OBJ],
+                       (unsigned long long)j[JOB_REQ_POLL], (unsigned long long)j[JOB_REQ_ACCEPT]);
     }
-    text_printf(t, "io_fallbacks:inactive=%llu,queue_full=%llu,not_eligible=%llu\r\n",
-                (unsigned long long)st.fallbacks[IO_FALLBACK_INACTIVE],
-                (unsigned long long)st.fallbacks[IO_FALLBACK_QUEUE_FULL],
-                (unsigned long long)st.fallbacks[IO_FALLBACK_NOT_ELIGIBLE]);
+    textbuf_printf(t, "io_fallbacks:inactive=%llu,queue_full=%llu,not_eligible=%llu\r\n",
+                   (unsigned long long)st.fallbacks[IO_FALLBACK_INACTIVE],
+                   (unsigned long long)st.fallbacks[IO_FALLBACK_QUEUE_FULL],
+                   (unsigned long long)st.fallbacks[IO_FALLBACK_NOT_ELIGIBLE]);
 }
 /*@ end */
 
@@ -225,37 +205,37 @@ static unsigned long long build_id(void) {
  * needs (server_name says which server answers). soloist has no git build
  * stamp, so redis_git_sha1 is Valkey's "unknown", eight zeros, and
  * redis_git_dirty 0. The mode goes under Valkey's name, server_mode. */
-static void info_server(text *t, long long uptime) {
+static void info_server(textbuf *t, long long uptime) {
     struct utsname u;
     uname(&u);
     char exe[1024];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
-    text_printf(t,
-                "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\n"
-                "redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:%llx\r\nserver_mode:standalone\r\n"
-                "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\n"
-                "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n"
-                "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
-                "uptime_in_days:%lld\r\nhz:%d\r\nconfigured_hz:%d\r\nlru_clock:%lld\r\nexecutable:%s\r\n"
-                "config_file:%s\r\nio_threads_active:%d\r\n",
-                SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, build_id(), u.sysname, u.release, u.machine,
-                (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid, server.runid,
-                server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
-                (util_mstime() / 1000) & ((1LL << 24) - 1), exe, server.configfile ? server.configfile : "",
-                io_threads_active() > 1);
+    textbuf_printf(t,
+                   "# Server\r\nredis_version:%s\r\nserver_name:soloist\r\nsoloist_version:%s\r\n"
+                   "redis_git_sha1:00000000\r\nredis_git_dirty:0\r\nredis_build_id:%llx\r\nserver_mode:standalone\r\n"
+                   "os:%s %s %s\r\narch_bits:%d\r\nmonotonic_clock:POSIX clock_gettime\r\nmultiplexing_api:epoll\r\n"
+                   "atomicvar_api:c11-builtin\r\ngcc_version:%d.%d.%d\r\nprocess_id:%d\r\nprocess_supervised:no\r\n"
+                   "run_id:%s\r\ntcp_port:%d\r\nserver_time_usec:%lld\r\nuptime_in_seconds:%lld\r\n"
+                   "uptime_in_days:%lld\r\nhz:%d\r\nconfigured_hz:%d\r\nlru_clock:%lld\r\nexecutable:%s\r\n"
+                   "config_file:%s\r\nio_threads_active:%d\r\n",
+                   SOLOIST_COMPAT_VERSION, SOLOIST_VERSION, build_id(), u.sysname, u.release, u.machine,
+                   (int)(sizeof(void *) * 8), __GNUC__, __GNUC_MINOR__, __GNUC_PATCHLEVEL__, (int)server.pid,
+                   server.runid, server.port, util_ustime(), uptime, uptime / 86400, server.hz, server.hz,
+                   (util_mstime() / 1000) & ((1LL << 24) - 1), exe, server.configfile ? server.configfile : "",
+                   io_threads_active() > 1);
     /* Valkey's getListensInfoString: one line per listener, each bind
      * address in turn. */
-    text_printf(t, "listener0:name=tcp");
-    for (int i = 0; i < server.bindaddr_count; i++) text_printf(t, ",bind=%s", server.bindaddr[i]);
-    text_printf(t, ",port=%d\r\n", server.port);
+    textbuf_printf(t, "listener0:name=tcp");
+    for (int i = 0; i < server.bindaddr_count; i++) textbuf_printf(t, ",bind=%s", server.bindaddr[i]);
+    textbuf_printf(t, ",port=%d\r\n", server.port);
 }
 
-static void gen_info(text *t, int argc, obj **argv) {
+static void gen_info(textbuf *t, int argc, obj **argv) {
     long long now = util_mstime();
     long long uptime = (now - server.start_time_ms) / 1000;
     int sections = 0;
-#define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (text_printf(t, "\r\n"), 1) : 1))
+#define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (textbuf_printf(t, "\r\n"), 1) : 1))
     SECTION("server", 1) info_server(t, uptime);
     SECTION("clients", 1) {
         size_t max_in = 0, max_out = 0, watching = 0;
@@ -267,16 +247,16 @@ static void gen_info(text *t, int argc, obj **argv) {
                 max_in = c->qb_cap;
             if (client_output_bytes(c) > max_out) max_out = client_output_bytes(c);
         }
-        text_printf(t,
-                    "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
-                    "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
-                    server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
+        textbuf_printf(t,
+                       "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
+                       "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
+                       server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
         /* Valkey 8.1's blocking and WATCH fields (no module keys:
          * on_nokey is 0). */
-        text_printf(t,
-                    "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
-                    "total_blocking_keys_on_nokey:0\r\n",
-                    blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
+        textbuf_printf(t,
+                       "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
+                       "total_blocking_keys_on_nokey:0\r\n",
+                       blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
     }
     SECTION("memory", 1) {
         /* Valkey 8's fields in its order, those soloist can know (no
@@ -288,27 +268,27 @@ static void gen_info(text *t, int argc, obj **argv) {
         bytes_human(rss_h, sizeof(rss_h), (double)m.rss);
         bytes_human(peak_h, sizeof(peak_h), (double)m.peak);
         bytes_human(sys_h, sizeof(sys_h), (double)sys);
-        text_printf(t,
-                    "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-                    "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
-                    "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
-                    "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\ntotal_system_memory:%zu\r\n"
-                    "total_system_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
-                    "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
-                    "mem_clients_slaves:0\r\nmem_clients_normal:%zu\r\nmem_allocator:libc\r\n",
-                    m.used, used_h, m.rss, rss_h, m.peak, peak_h, m.peak_perc, m.overhead, m.startup, m.dataset,
-                    m.dataset_perc, sys, sys_h, m.frag, m.frag_bytes, m.clients);
+        textbuf_printf(t,
+                       "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+                       "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+                       "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
+                       "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\ntotal_system_memory:%zu\r\n"
+                       "total_system_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
+                       "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
+                       "mem_clients_slaves:0\r\nmem_clients_normal:%zu\r\nmem_allocator:libc\r\n",
+                       m.used, used_h, m.rss, rss_h, m.peak, peak_h, m.peak_perc, m.overhead, m.startup, m.dataset,
+                       m.dataset_perc, sys, sys_h, m.frag, m.frag_bytes, m.clients);
     }
     SECTION("persistence", 1) {
-        text_printf(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
-                       "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
+        textbuf_printf(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
+                          "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
     }
     SECTION("stats", 1) {
         io_offload_stats io_stats;
         io_offload_get_stats(&io_stats);
         /* Valkey 8's fields in its order, those soloist counts (no
          * replication, eviction, pub/sub, forks or defragmentation). */
-        text_printf(
+        textbuf_printf(
             t,
             "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
             "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\n"
@@ -328,42 +308,42 @@ static void gen_info(text *t, int argc, obj **argv) {
             server.stat_client_outbuf_limit_disconnections);
         memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
         memory_prefetch_get_stats(&pf);
-        text_printf(t,
-                    "io_threaded_total_prefetch_batches:%llu\r\nio_threaded_total_prefetch_entries:%llu\r\n"
-                    "prefetch_avg_batch_size:%.2f\r\n",
-                    (unsigned long long)pf.batches, (unsigned long long)pf.keys,
-                    pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
+        textbuf_printf(t,
+                       "io_threaded_total_prefetch_batches:%llu\r\nio_threaded_total_prefetch_entries:%llu\r\n"
+                       "prefetch_avg_batch_size:%.2f\r\n",
+                       (unsigned long long)pf.batches, (unsigned long long)pf.keys,
+                       pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
         /* Step 7, not Valkey's: bulk payload bytes main copied into reply
          * buffers, and bulk replies that went by reference instead. */
-        text_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
-                    server.stat_reply_refs);
+        textbuf_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
+                       server.stat_reply_refs);
         /* Step 5, not Valkey's: commands run, and reply bytes appended,
          * while a worker was writing the same client (io-write-watermark). */
-        text_printf(t, "commands_during_write:%lld\r\nreply_bytes_during_write:%lld\r\n",
-                    server.stat_commands_during_write, server.stat_reply_bytes_during_write);
+        textbuf_printf(t, "commands_during_write:%lld\r\nreply_bytes_during_write:%lld\r\n",
+                       server.stat_commands_during_write, server.stat_reply_bytes_during_write);
     }
     SECTION("replication", 1) {
-        text_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
+        textbuf_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
     }
     SECTION("cpu", 1) {
         struct rusage self, thread;
         getrusage(RUSAGE_SELF, &self);
         getrusage(RUSAGE_THREAD, &thread);
-        text_printf(t,
-                    "# CPU\r\nused_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\nused_cpu_sys_main_thread:%.6f\r\n"
-                    "used_cpu_user_main_thread:%.6f\r\n",
-                    tv_sec(self.ru_stime), tv_sec(self.ru_utime), tv_sec(thread.ru_stime), tv_sec(thread.ru_utime));
+        textbuf_printf(t,
+                       "# CPU\r\nused_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\nused_cpu_sys_main_thread:%.6f\r\n"
+                       "used_cpu_user_main_thread:%.6f\r\n",
+                       tv_sec(self.ru_stime), tv_sec(self.ru_utime), tv_sec(thread.ru_stime), tv_sec(thread.ru_utime));
     }
     SECTION("threads", 1) { info_threads(t); }
     SECTION("iothreads", 1) { info_iothreads(t); }
     SECTION("commandstats", 0) {
-        text_printf(t, "# Commandstats\r\n");
+        textbuf_printf(t, "# Commandstats\r\n");
         size_t cursor = 0;
         for (command *top; (top = commands_next(&cursor));) {
             command *sub = commands_subcommands(top);
             for (command *cmd = top; cmd && cmd->name; cmd = cmd == top ? sub : cmd + 1) {
                 if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
-                text_printf(
+                textbuf_printf(
                     t, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
                     cmd->name, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
                     cmd->rejected_calls, cmd->failed_calls);
@@ -371,17 +351,17 @@ static void gen_info(text *t, int argc, obj **argv) {
         }
     }
     SECTION("keyspace", 1) {
-        text_printf(t, "# Keyspace\r\n");
+        textbuf_printf(t, "# Keyspace\r\n");
         if (db_size(&db0))
-            text_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0), db_expires_size(&db0),
-                        db0.avg_ttl);
+            textbuf_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0), db_expires_size(&db0),
+                           db0.avg_ttl);
     }
 #undef SECTION
 }
 
 static void info_command(client *c) {
-    text t = {0};
-    text_printf(&t, "%s", "");
+    textbuf t = {0};
+    textbuf_printf(&t, "%s", "");
     gen_info(&t, c->argc, c->argv);
     reply_verbatim(c, t.p, t.len, "txt");
     zfree(t.p);

@@ -41,7 +41,8 @@ static int by_name(const void *a, const void *b) {
 static command *const *tables(size_t *n) {
     static command *const all[] = {server_commands, client_commands, config_commands, info_commands,
                                    string_commands, keys_commands,   zset_commands,   zset_algebra_commands,
-                                   multi_commands,  list_commands,   hash_commands,   set_commands};
+                                   multi_commands,  list_commands,   hash_commands,   set_commands,
+                                   trace_commands};
     *n = sizeof(all) / sizeof(all[0]);
     return all;
 }
@@ -81,11 +82,10 @@ command *commands_subcommands(const command *parent) {
     static const struct {
         const char *container;
         command *table;
-    } families[] = {{"client", client_subcommands},
-                    {"command", command_subcommands},
-                    {"config", config_subcommands},
-                    {"object", object_subcommands},
-                    {"memory", memory_subcommands}};
+    } families[] = {
+        {"client", client_subcommands}, {"command", command_subcommands}, {"config", config_subcommands},
+        {"object", object_subcommands}, {"memory", memory_subcommands},   {"trace", trace_subcommands},
+    };
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
         if (strcmp(parent->name, families[i].container) == 0) return families[i].table;
     return NULL;

@@ -70,6 +70,7 @@ extern command multi_commands[];        /* multi.c: MULTI, EXEC, DISCARD, WATCH,
 extern command list_commands[];         /* cmd_list.c: LPUSH, LPOP, LRANGE, BLPOP, ... */
 extern command hash_commands[];         /* cmd_hash.c: HSET, HGET, HGETALL, HSCAN, ... */
 extern command set_commands[];          /* cmd_set.c: SADD, SMEMBERS, SINTER, SSCAN, ... */
+extern command trace_commands[];        /* cmd_trace.c: TRACE, soloist's own */
 
 /* Container commands (CLIENT, COMMAND, CONFIG) have subcommands, as in
  * Redis 7 and Valkey: each is an entry of its own named "client|list",
@@ -82,6 +83,7 @@ extern command command_subcommands[]; /* cmd_info.c */
 extern command config_subcommands[];  /* cmd_config.c */
 extern command object_subcommands[];  /* cmd_keys.c */
 extern command memory_subcommands[];  /* cmd_info.c */
+extern command trace_subcommands[];   /* cmd_trace.c */
 /* One entry of a subcommand table: no keys, no statistics yet. */
 #define SUBCOMMAND(name, proc, arity, flags, group, summary)                                                           \
     { name, proc, arity, flags, 0, 0, 0, group, summary, 0, 0, 0, 0 }

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "server.h"
+#include "trace.h"
 #include "util.h"
 #include "zmalloc.h"
 #include "hash.h"
@@ -375,6 +376,10 @@ const cfg cfg_table[] = {
     /* An experiment, not a Valkey option (bench/write_timing.py): write a
      * client's replies in its read handler, right after its commands. */
     ENUMC("reply-write-timing", 0, server.reply_write_timing, reply_write_timing_enum, REPLY_WRITE_BEFORE_SLEEP),
+    /* Not a Valkey option: how many events each thread's ring holds when
+     * TRACE START records (trace.h); read at each start. */
+    INTC("trace-buffer-events", 0, server.trace_buffer_events, TRACE_EVENTS_MIN, TRACE_EVENTS_MAX, TRACE_EVENTS_DEFAULT,
+         NULL),
     /* Keyspace: accepted; soloist serves db 0 only. */
     INTC("databases", F_IMMUTABLE, server.databases, 1, INT_MAX, 16, NULL),
     /* Sorted sets: accepted with Valkey's defaults and checked as Valkey

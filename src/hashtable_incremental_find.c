@@ -12,6 +12,7 @@
  * hashtableIncrementalFindStep, hashtableIncrementalFindGetResult.
  */
 #include "hashtable.h"
+#include "hashtable_prefetch.h"
 #include "hashtable_private.h"
 
 #include <stdint.h>
@@ -44,16 +45,23 @@ void hashtable_incremental_find_init(hashtable_incremental_find_state *s, hashta
  *                prefetch the entry it points to
  *   CHECK_ENTRY  the entry is in cache: compare keys; on a mismatch carry on
  *                with the next candidate (falling through the cases)
- * Contract: returns 1 right after issuing exactly one __builtin_prefetch
- * (the state says what to do with that line next call), 0 once the state
+ * Contract: returns 1 right after issuing exactly one PREFETCH
+ * (hashtable_prefetch.h: __builtin_prefetch in the server; the tests
+ * record each address), of the line the next step reads: the bucket the
+ * find moves to (never the one it leaves), or the entry a candidate slot
+ * points to (the pointer in the slot, never the slot's own address, which
+ * is in the bucket and so in cache already). The state says what to do
+ * with that line next call. Returns 0, with no prefetch, once the state
  * is FOUND (b and pos name the slot) or NOT_FOUND; after 0 it keeps
- * returning 0. It resumes from f's fields and never starts over. The
- * buckets, in order: the key's bucket in table 0 — or in table 1 when
- * that index of table 0 was already moved by the rehash (already_moved)
- * — then its child chain, then, while rehashing and still in table 0,
- * the key's bucket in table 1 and its chain (keys added during a rehash
- * live there). Candidates in a bucket: present slots whose h2 equals the
- * hash's high byte (match_h2), from pos upwards.
+ * returning 0. It resumes from f's fields and never starts over, and
+ * never takes a rehash step. The buckets, in order: the key's bucket in
+ * table 0 — or in table 1 when that index of table 0 was already moved
+ * by the rehash (already_moved) — then its child chain, then, while
+ * rehashing and still in table 0, the key's bucket in table 1 and its
+ * chain (keys added during a rehash live there), even when table 1 is
+ * still empty: one step per bucket. Candidates in a bucket: present slots
+ * whose h2 equals the hash's high byte (match_h2), from pos upwards; a
+ * candidate is the key only if the keys compare equal.
  * Valkey: hashtableIncrementalFindStep. */
 /*@ ht-incremental-find-step */
 int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
@@ -72,7 +80,7 @@ int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
         unsigned m = match_h2(f->b, high_byte(f->hash)) & (ALL_SLOTS << f->pos);
         if (m != 0) {
             f->pos = (uint8_t)__builtin_ctz(m);
-            __builtin_prefetch(f->b->slot[f->pos]);
+            PREFETCH(f->b->slot[f->pos]);
             f->state = IF_CHECK_ENTRY;
             return 1;
         }
@@ -96,7 +104,7 @@ int hashtable_incremental_find_step(hashtable_incremental_find_state *s) {
             f->state = IF_NOT_FOUND;
             return 0;
         }
-        __builtin_prefetch(f->b);
+        PREFETCH(f->b);
         f->state = IF_NEXT_ENTRY;
         f->pos = 0;
         return 1;

@@ -414,16 +414,23 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
  * (workers running: the guard, then scaling). Three pieces of them are
  * regions.
  *
- * ignite (main alone, the CPU means just sampled): when should_ignite says
- * main is busy (and, under GUARDED, not before not_before_us: the guard's
- * backoff), ignite: last_scale_us becomes now, which starts the cooldown;
- * GUARDED starts its probation (guard_start(ig, s)); and the answer is 2,
- * main and one worker, given through ask(ig, 2, ASK_IGNITION, now) so that
- * the move is counted once the pool has made it. Otherwise the answer is 1.
+ * ignite (main alone, every step, on the CPU means as they stand:
+ * sample_cpu adds to them only once in 50 ms, but the backoff may end
+ * between two samples): when should_ignite says main is busy (and, under
+ * GUARDED, not before not_before_us, the guard's backoff: a step at
+ * not_before_us itself may ignite), ignite: last_scale_us becomes now,
+ * which starts the cooldown; GUARDED starts its probation
+ * (guard_start(ig, s)); and the answer is 2, main and one worker, given
+ * through ask(ig, 2, ASK_IGNITION, now) so that the move is counted once
+ * the pool has made it. Otherwise the answer is 1. Ignition leaves the
+ * depth ring as it is.
  *
  * depth-sample (workers active, every step, the probation's included): the
  * shared inbox's depth now, s->queued, goes into depth[], the ring of the
- * last 16, and depth_samples counts it.
+ * last 16, and depth_samples counts it. Nothing resets depth_samples, not
+ * ignition either: decisions fall on every 16th sample since the policy
+ * started, so after a revert part-way through a decision period the next
+ * ignition's decisions keep to the same count.
  *
  * scale (workers active, after the guard): every 16th depth sample
  * (depth_samples a multiple of 16) is a decision, on the integer mean of
@@ -434,7 +441,8 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
  *     the cooldown;
  *   mean exactly 0 and more than IGNITION_COOLDOWN_US since the last
  *     ignition or scale-up (last_scale_us): one thread fewer, active - 1
- *     (ASK_SCALE_DOWN); a scale-down does not restart the cooldown;
+ *     (ASK_SCALE_DOWN), whatever the depth at the decision itself; a
+ *     scale-down does not restart the cooldown;
  *   otherwise active.
  * Every move is one thread from active, the threads the sample says are
  * active, and goes through ask(). A scale-down the pool refused (the

@@ -113,7 +113,7 @@ typedef struct ignition {
      * asked the policy for), and the workers parked. */
     uint64_t ignitions, scale_ups, scale_downs, guard_reverts;
     uint64_t parks;          /* workers parked, by any move down */
-    uint64_t last_change_us; /* when the pool last moved (monotonic µs) */
+    uint64_t last_change_us; /* when the last move made was asked (monotonic µs) */
 } ignition;
 
 /* A fresh policy: main alone, nothing sampled yet. */

@@ -95,6 +95,7 @@
 #include "memory_prefetch.h"
 #include "reply.h"
 #include "server.h"
+#include "trace.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -160,6 +161,7 @@ static void count_job(job_request type) {
  * the job wrote; then the client goes back to main through the outbox. */
 static void hand_back(client *c, _Atomic uint8_t *state, job_result result, job_request counted) {
     count_job(counted);
+    TRACE(io_thread_id(), TRACE_RESULT_SEND, c->id, counted, 0);
     atomic_store_explicit(state, CLIENT_IO_COMPLETED, memory_order_release);
     io_threads_send_result(job_encode(c, result));
 }
@@ -214,6 +216,7 @@ static void worker_free_obj(void *payload) {
 static void worker_poll(void *payload) {
     int n = ae_poll(payload, 0);
     count_job(JOB_REQ_POLL);
+    TRACE(io_thread_id(), TRACE_POLL_JOB_BACK, n, 0, 0);
     atomic_store_explicit(&poll_fired, n, memory_order_relaxed);
     /* Release: pairs with poll_custom's acquire, which then reads the
      * fired events ae_poll stored and poll_fired. */
@@ -242,8 +245,10 @@ bool io_offload_read(client *c) {
     /* A blocked or just-unblocked client reads on main: whoever unblocks it
      * must find its command queue free (blocked.c's essay; Valkey's
      * trySendReadToIOThreads keeps such reads on main too). */
+    /*@ exercise: blocked-reads */
     if (c->flags & (CLIENT_BLOCKED | CLIENT_UNBLOCKED))
         return fallback(io_threads_active() < 2 ? IO_FALLBACK_INACTIVE : IO_FALLBACK_NOT_ELIGIBLE);
+    /*@ end */
     /*@ exercise: read-handoff */
     if (io_threads_active() < 2) return fallback(IO_FALLBACK_INACTIVE);
     if (c->fd == -1 || (c->flags & (CLIENT_CLOSE_ASAP | CLIENT_CLOSE_AFTER_REPLY)))
@@ -382,6 +387,14 @@ void io_offload_wait_write(const client *c) {
     io.write_wait_us += util_monotonic_us() - t0;
 }
 
+/* A COMPLETED write's io_nwritten is the worker's last store before its
+ * release of COMPLETED: main may read it once it has acquired that. */
+size_t io_offload_untaken_written(const client *c) {
+    uint8_t st;
+    while ((st = atomic_load_explicit(&c->io_write_state, memory_order_acquire)) == CLIENT_IO_PENDING) sched_yield();
+    return st == CLIENT_IO_COMPLETED ? c->io_nwritten : 0;
+}
+
 /* ------------------------------------------------------------ results */
 
 /* One result back on main: its direction must be COMPLETED (anything
@@ -401,6 +414,7 @@ static void handle_result(job_word r) {
     }
     atomic_store_explicit(state, CLIENT_IO_IDLE, memory_order_relaxed);
     /*@ end */
+    TRACE(0, TRACE_RESULT_TAKE, c->id, job_type(r), 0);
     if (job_type(r) == JOB_RES_READ_CLIENT) {
         io.reads_pending--;
         if (c->io_accepting) {
@@ -504,6 +518,7 @@ static void try_send_poll(void) {
     }
     ae_set_custom_poll(server.el, poll_custom);
     /*@ end */
+    TRACE(0, TRACE_POLL_JOB_OUT, io_threads_active() <= 9 ? 0 : io.poll_rr, 0, 0);
 }
 /*@ end */
 
@@ -519,6 +534,7 @@ static void set_active(int target) {
     int before = io_threads_active();
     if (target == before) return;
     io_threads_set_active(target);
+    TRACE(0, TRACE_IGNITION, before, target, io_threads_active());
     ignition_note_move(&policy, before, io_threads_active(), util_monotonic_us());
 }
 /*@ end */
@@ -714,6 +730,7 @@ int io_offload_set_threads(int num, const char **err) {
     }
     io_threads_shutdown();
     io_threads_init(num);
+    trace_threads_changed(num);
     add_wake_fd();
     /* A new pool starts alone: a fresh policy, the counters kept, and the
      * change stamped. */

@@ -85,6 +85,11 @@ void io_offload_wait_read(const client *c);
 /* Waits until no worker is writing c (io-write-watermark no: step 5's
  * design without the watermark); counted in INFO. */
 void io_offload_wait_write(const client *c);
+/* The bytes a worker wrote for c whose result main has not taken yet:
+ * waits until no worker is writing c, then 0 unless a finished write's
+ * result is still on its way back (CLIENT LIST counts them in tot-net-out;
+ * not counted in INFO's waits). */
+size_t io_offload_untaken_written(const client *c);
 
 /* before_sleep, first: takes the workers' results and does their main
  * halves (runs the commands of completed reads, finishes writes). */

@@ -239,6 +239,7 @@
 #include "queue_mpsc.h"
 #include "queue_spmc.h"
 #include "queue_spsc.h"
+#include "trace.h"
 #include "util.h"
 
 #include <assert.h>
@@ -253,6 +254,8 @@
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
+
+static_assert(IO_THREADS_MAX <= TRACE_THREADS_MAX, "every thread of a pool has a trace ring");
 
 typedef struct io_worker {
     spsc_queue inbox;     /* main -> this worker; first, so line-aligned */
@@ -447,6 +450,7 @@ static void run_job(job_word job, unsigned allowed) {
         fprintf(stderr, "io_threads: worker %d got job type %u it cannot run\n", thread_id, type);
         abort();
     }
+    TRACE(thread_id, TRACE_JOB_TAKE, type, allowed == JOB_PRIVATE_INBOX_TYPES ? thread_id : 0, job);
     handlers.proc[type](job_ptr(job));
 }
 /*@ end */
@@ -505,14 +509,17 @@ static size_t worker_sleep(io_worker *w, job_word *batch) {
     if (found) debug_sleep(IO_SLEEP_STEP_FOUND);
     /* Relaxed load of stop: the ADD above ordered it after main's store
      * (hand-shake 2). */
-    if (!found && !atomic_load_explicit(&w->stop, memory_order_relaxed)) {
+    bool waits = !found && !atomic_load_explicit(&w->stop, memory_order_relaxed);
+    if (waits) {
         debug_sleep(IO_SLEEP_STEP_WAIT);
+        TRACE(w->id, TRACE_SLEEP_BEGIN, 0, 0, 0);
         futex_wait(&w->asleep, 1);
     }
     /* Acquire pairs with the release exchange in wake_if_asleep: reading
      * main's 0, this worker sees every sleeper main saw, for the wake it
      * passes on below. */
     bool woken = atomic_exchange_explicit(&w->asleep, 0, memory_order_acquire) == 0;
+    if (waits) TRACE(w->id, TRACE_SLEEP_END, woken, 0, 0);
     /* Relaxed: it announces nothing (an awake worker still counted costs
      * main one look at its asleep word), but a read-modify-write, not a
      * store, so that the chain of RMWs the hand-shakes meet on holds. */
@@ -525,6 +532,20 @@ static size_t worker_sleep(io_worker *w, job_word *batch) {
     size_t done = run_taken(batch, n, shared);
     count_finished(done);
     return done;
+}
+
+/* Idle: blocks here while main holds the mutex (parked), and takes and
+ * gives it back at once while active. While recording, a block is a
+ * span: a try first says whether the lock will wait. */
+static void pass_park(io_worker *w) {
+    if (!trace_on()) {
+        pthread_mutex_lock(&w->park);
+    } else if (pthread_mutex_trylock(&w->park) != 0) {
+        trace_emit(w->id, TRACE_PARK_BEGIN, 0, 0, 0);
+        pthread_mutex_lock(&w->park);
+        trace_emit(w->id, TRACE_PARK_END, 0, 0, 0);
+    }
+    pthread_mutex_unlock(&w->park);
 }
 
 static void *worker_main(void *arg) {
@@ -545,8 +566,7 @@ static void *worker_main(void *arg) {
             /* Idle: blocks here while main holds the mutex (parked), and
              * spins on it while active, for at most the idle spin (the
              * clock is read one round in 64). */
-            pthread_mutex_lock(&w->park);
-            pthread_mutex_unlock(&w->park);
+            pass_park(w);
             if (idle_since == 0) {
                 idle_since = util_monotonic_ns();
                 idle_rounds = 0;
@@ -575,6 +595,7 @@ void io_threads_init(int num) {
     assert(pool.num == 0 && num >= 1 && num <= IO_THREADS_MAX);
     /* Relaxed: only this thread's copy is compared with it (io_threads_on_main). */
     main_seen = atomic_fetch_add_explicit(&main_generation, 1, memory_order_relaxed) + 1;
+    trace_set_main_check(io_threads_on_main);
     spmc_init(&shared_inbox);
     mpsc_init(&shared_outbox);
     /* Relaxed, these three and the stop flags below: no worker exists yet,
@@ -662,7 +683,13 @@ void (*io_threads_debug_submitted)(job_word job);
 bool io_threads_submit(job_word job) {
     ASSERT_MAIN_THREAD();
     assert(JOB_SHARED_INBOX_TYPES & (1u << job_type(job)));
-    if (pool.active < 2 || !spmc_enqueue(&shared_inbox, job)) return false;
+    if (pool.active < 2) return false;
+    /* Stamped before the job is published, so before its take. */
+    TRACE(0, TRACE_JOB_SUBMIT, job_type(job), 0, job);
+    if (!spmc_enqueue(&shared_inbox, job)) {
+        TRACE(0, TRACE_JOB_REFUSED, job_type(job), 0, job);
+        return false;
+    }
     pool.submitted++;
     wake_for_job(0);
     if (io_threads_debug_submitted) io_threads_debug_submitted(job);
@@ -673,7 +700,12 @@ bool io_threads_submit(job_word job) {
 bool io_threads_submit_to(int tid, job_word job) {
     ASSERT_MAIN_THREAD();
     assert(JOB_PRIVATE_INBOX_TYPES & (1u << job_type(job)));
-    if (tid < 1 || tid >= pool.active || !spsc_enqueue(&workers[tid].inbox, job)) return false;
+    if (tid < 1 || tid >= pool.active) return false;
+    TRACE(0, TRACE_JOB_SUBMIT, job_type(job), tid, job);
+    if (!spsc_enqueue(&workers[tid].inbox, job)) {
+        TRACE(0, TRACE_JOB_REFUSED, job_type(job), tid, job);
+        return false;
+    }
     pool.submitted++;
     if (io_threads_debug_submitted) io_threads_debug_submitted(job);
     return true;

@@ -3,8 +3,8 @@
  * Step 1 (threads layer). Owns: the job vocabulary (the request and result
  * enums) and the one-word encoding every queue of steps 2-5 carries. Any
  * thread may use it: it is types and pure inline functions, no state.
- * Valkey: src/io_threads.h (JobRequest, JobResult, JOB_TAG_MASK, and the
- * tag/untag helpers beside them), as of the pinned commit, where one
+ * Valkey: src/io_threads.h (JobRequest, JobResult, JOB_TAG_MASK) and the
+ * tag/untag helpers in src/io_threads.c, as of the pinned commit, where one
  * request enum serves both inboxes.
  *
  * WHAT MAY MOVE TO A WORKER
@@ -29,8 +29,9 @@
  *
  * And never: look at the keyspace (a hashtable is not safe to read while
  * main writes it, and a command's result depends on every earlier
- * command); run a command; touch a statistic or a configuration value
- * (plain fields main reads and writes without locks); or free a client
+ * command); run a command; touch main's statistics or a configuration
+ * value (plain fields main reads and writes without locks; a worker's
+ * own job counts are atomics only it writes); or free a client
  * (that unlinks it from lists main walks). A client belongs to one thread
  * at a time, and a job hands it over: from the moment main enqueues a
  * READ_CLIENT or WRITE_CLIENT until main dequeues the matching result,

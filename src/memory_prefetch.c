@@ -76,6 +76,7 @@
 #include "commands.h"
 #include "db.h"
 #include "hashtable.h"
+#include "hashtable_prefetch.h"
 #include "server.h"
 
 enum key_state { KEY_FIND, KEY_VALUE, KEY_BYTES, KEY_DONE };
@@ -141,12 +142,12 @@ static int walk_step(walk *w, int i) {
         return 0;
     }
     case KEY_VALUE: /* the entry is in cache (its key was just compared) */
-        __builtin_prefetch(w->found[i]->val);
+        PREFETCH(w->found[i]->val);
         w->state[i] = KEY_BYTES;
         return 1;
     case KEY_BYTES: {
         obj *v = w->found[i]->val;
-        if (v->type == OBJ_STRING && v->encoding == OBJ_ENC_RAW) __builtin_prefetch(v->ptr);
+        if (v->type == OBJ_STRING && v->encoding == OBJ_ENC_RAW) PREFETCH(v->ptr);
         w->state[i] = KEY_DONE;
         return 0;
     }
@@ -171,21 +172,26 @@ static int walk_next(const walk *w) {
 }
 /*@ end */
 
-/* A find takes a handful of steps (two per bucket of its chain, one per
- * candidate entry); a walk gives up after WALK_STEPS_PER_KEY times its
- * keys, so that a pathological chain can never stall a batch: what is
- * left unprefetched is only slower, never wrong. */
+/* A step of the walk is one walk_step call: one visit of one key, which
+ * steps its find once, or prefetches its value object, or its value's
+ * bytes. A key takes one find step per bucket its find visits, one per
+ * candidate entry and one to end, then two more when found: a handful.
+ * A walk gives up after WALK_STEPS_PER_KEY times its keys steps, so that
+ * a pathological chain can never stall a batch: what is left
+ * unprefetched is only slower, never wrong. */
 #define WALK_STEPS_PER_KEY 64
 
 /* Contract: every key of the walk, [0, count) and no other, gets its
  * find initialised (hashtable_incremental_find_init of name[i] in ht[i])
  * and state KEY_FIND, and the cursor starts at key 0. Then, until
- * walk_next finds nothing left (or count * WALK_STEPS_PER_KEY steps were
- * taken), take one walk_step of the key walk_next gives; when that step
- * issued a prefetch, put the cursor on the key after it, so that the
- * next step goes to another key while the line arrives; otherwise leave
- * the cursor on it. A find is never initialised twice: each resumes
- * where it stopped. Valkey: hashtablePrefetch. */
+ * walk_next finds nothing left or count * WALK_STEPS_PER_KEY steps
+ * (walk_step calls, every one counted, whether it prefetched or not, a
+ * find's step or a found key's value or bytes) were taken, take one
+ * walk_step of the key walk_next gives; when that step issued a prefetch
+ * (returned 1), put the cursor on the key after it, so that the next
+ * step goes to another key while the line arrives; otherwise leave the
+ * cursor on it. A find is never initialised twice: each resumes where it
+ * stopped. Valkey: hashtablePrefetch. */
 /*@ prefetch-walk */
 static void walk_run(walk *w) {
     /*@ exercise: walk-run */
@@ -252,12 +258,12 @@ static void batch_run(batch *b) {
     last_run = b;
     for (int i = 0; i < b->clients; i++) /* 1: the argument objects */
         for (int q = b->first[i]; q < b->end[i]; q++)
-            for (int j = 1; j < b->client[i]->cmdq[q].argc; j++) __builtin_prefetch(b->client[i]->cmdq[q].argv[j]);
+            for (int j = 1; j < b->client[i]->cmdq[q].argc; j++) PREFETCH(b->client[i]->cmdq[q].argv[j]);
     for (int i = 0; i < b->clients; i++) /* 2: their bytes, when not inside the object */
         for (int q = b->first[i]; q < b->end[i]; q++)
             for (int j = 1; j < b->client[i]->cmdq[q].argc; j++) {
                 const obj *a = b->client[i]->cmdq[q].argv[j];
-                if (a->encoding == OBJ_ENC_RAW) __builtin_prefetch(a->ptr);
+                if (a->encoding == OBJ_ENC_RAW) PREFETCH(a->ptr);
             }
     for (int k = 0; k < b->w.count; k++) b->w.name[k] = (hashtable_key){b->key[k]->ptr, b->key[k]->len};
     walk_begin(&b->w);

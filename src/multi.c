@@ -67,9 +67,10 @@
  * correct (the allocator is thread-safe; it only costs main a trip to the
  * other arena), so it is the safe choice, and Valkey makes the same one
  * (freeClientMultiState frees the queue on main). The argument objects
- * are main's in any case: a worker never touches an object after its read
- * is handed back, so EXEC may store them in the keyspace (raising their
- * refcount) like any command. No I/O job touches a multi_state either,
+ * are main's in any case: after its read is handed back, a worker touches
+ * an object only when main gives it one to free (FREE_ARGV, FREE_OBJ),
+ * and a queued vector is never given, so EXEC may store them in the
+ * keyspace (raising their refcount) like any command. No I/O job touches a multi_state either,
  * which is why another client's write may dirty c, and unwatch its keys,
  * while a worker is reading c's socket.
  */

@@ -131,6 +131,7 @@
 #include "reply.h"
 #include "resp.h"
 #include "server.h"
+#include "trace.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -395,6 +396,7 @@ static void run_queued_commands(client *c) {
     }
     unsigned long long appended = c->reply_appended;
     int first = c->cmdq_pos;
+    TRACE(0, TRACE_CMD_BEGIN, c->id, c->cmdq_len - first, appended);
     server_phase(PHASE_EXEC);
     int prefetched = c->cmdq_pos; /* step 6: the commands before it had their keys prefetched */
     while (c->cmdq_pos < c->cmdq_len && !(c->flags & (CLIENT_CLOSE_AFTER_REPLY | CLIENT_CLOSE_ASAP | CLIENT_BLOCKED))) {
@@ -415,6 +417,7 @@ static void run_queued_commands(client *c) {
         server.stat_commands_during_write += c->cmdq_pos - first;
         server.stat_reply_bytes_during_write += (long long)(c->reply_appended - appended);
     }
+    TRACE(0, TRACE_CMD_END, c->id, c->cmdq_pos - first, c->reply_appended);
     server_phase(PHASE_READ);
 }
 /*@ end */
@@ -603,8 +606,8 @@ int client_write_done(client *c, int offloaded) {
  * socket is full or the reply is out. A request that arrives during the
  * write waits at most one chunk. Ending the turn after every chunk cost
  * the largest GETs part of their bandwidth (chapter 07). At 0 a chunk is
- * whatever the send buffer takes, which the kernel grows to many
- * megabytes. */
+ * whatever the send buffer takes, which the kernel grows to a few
+ * megabytes (net.ipv4.tcp_wmem's maximum, 4 MB by default). */
 static int write_to_client(client *c) {
     int alone = ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL;
     for (;;) {
@@ -858,8 +861,13 @@ size_t client_memory_usage(const client *c) {
 /* One CLIENT LIST line, every field Valkey 8.1 prints, in its order
  * (networking.c catClientInfoString). */
 size_t client_info_string(const client *c, char *buf, size_t len) {
-    /* The input fields may be a worker's: wait until it is done with them. */
+    /* The input fields may be a worker's: wait until it is done with them.
+     * A worker's write is counted when main takes its result, which may
+     * come after this command's read (another worker read it, or the
+     * result waits in the outbox): tot-net-out adds a finished write's
+     * bytes, so the line counts every byte written before it. */
     io_offload_wait_read(c);
+    size_t untaken_out = io_offload_untaken_written(c);
     long long now = util_mstime();
     const char *cmd = c->lastcmd ? c->lastcmd->name : "NULL";
     char events[3] = {0}, flags[8];
@@ -881,7 +889,7 @@ size_t client_info_string(const client *c, char *buf, size_t len) {
                      multi_queued_count(c), multi_watched_count(c), c->qb_len, c->qb_cap - c->qb_len, argv_mem,
                      multi_mem, rbs, c->buf_peak, c->bufpos, c->reply_blocks, c->reply_bytes, client_memory_usage(c),
                      events, cmd, c->resp, c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "",
-                     c->net_input_bytes, c->net_output_bytes, c->commands_processed);
+                     c->net_input_bytes, c->net_output_bytes + untaken_out, c->commands_processed);
     return n < 0 ? 0 : (size_t)n >= len ? len - 1 : (size_t)n;
 }
 /*@ end */

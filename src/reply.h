@@ -89,8 +89,9 @@ size_t client_output_bytes(const struct client *c);
 int client_check_output_limits(struct client *c);
 
 /* Frees a block no write job can be reading (fully written, or its
- * client being freed), dropping a reference block's count on its value.
- * Main only: counts are main's alone. */
+ * client being freed), dropping a reference block's count on its value,
+ * which frees the value when that count was its last. Main only: counts
+ * are main's alone. */
 void reply_block_free(struct reply_block *b);
 
 /* Common replies with Valkey's exact texts. */

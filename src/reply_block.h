@@ -14,9 +14,12 @@
 #include "client.h"
 
 /* The iovecs for the output bytes [from, to) of one chunk of a client's
- * pending output: buf (b == NULL, its bytes at buf) or block b; at most
- * room of them. Returns how many, or 0 when they do not fit. Any thread
- * that may read the chunk. */
+ * pending output: buf (b == NULL) or block b. from and to count from the
+ * chunk's first byte: for buf, output byte i is buf[i], so the bytes are
+ * buf + from up to buf + to; for a plain block, b->buf the same way.
+ * from < to (the caller never asks for an empty range). At most room
+ * iovecs. Returns how many, or 0 when they do not fit. Any thread that
+ * may read the chunk. */
 int reply_block_iov(const char *buf, const reply_block *b, size_t from, size_t to, struct iovec *iov, int room);
 
 #endif

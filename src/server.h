@@ -81,7 +81,8 @@ struct server {
     char *configfile; /* absolute path or NULL */
     int daemonize;    /* accepted, must be no */
     int active_expire_enabled;
-    int reply_write_timing; /* enum reply_write_timing; experiment only */
+    int reply_write_timing;  /* enum reply_write_timing; experiment only */
+    int trace_buffer_events; /* TRACE START: events each thread's ring holds (trace.h) */
 
     /* Runtime. */
     ae_loop *el;

@@ -29,6 +29,7 @@
 #include "networking.h"
 #include "server.h"
 #include "siphash.h"
+#include "trace.h"
 #include "util.h"
 #include "zmalloc.h"
 
@@ -65,6 +66,7 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
         track_instantaneous_metric(2, server.stat_net_output_bytes, now);
     }
     networking_clients_cron();
+    if (trace_on()) trace_cron(util_monotonic_ns()); /* a recording past its duration stops */
     /* Valkey's cron gives active expiry 25% of each tick
      * (ACTIVE_EXPIRE_CYCLE_SLOW_TIME_PERC) and rehashing 1 ms. */
     long long tick_us = 1000000 / server.hz;
@@ -97,9 +99,11 @@ static void before_sleep(ae_loop *el) {
     }
     io_offload_before_sleep();
     server_phase(PHASE_POLL);
+    TRACE(0, TRACE_POLL_BEGIN, 0, 0, 0);
 }
 
 static void after_sleep(ae_loop *el) {
+    TRACE(0, TRACE_POLL_END, ae_last_numevents(el), 0, 0);
     server_phase(PHASE_OTHER);
     server.turn_mstime = util_mstime();
     io_offload_after_sleep(ae_last_numevents(el));
@@ -267,12 +271,17 @@ void server_run(void) { ae_main(server.el); }
 
 void server_destroy(void) {
     io_offload_shutdown();
+    trace_shutdown(); /* no thread records any more */
     while (server.clients) {
         server.current_client = NULL;
         client_free(server.clients);
     }
     networking_free_closed_clients();
     db_release(&db0);
+    /* The listeners too: a process that starts the server again (each
+     * unit test's setup does) must find ipfd empty, or it overflows. */
+    for (int i = 0; i < server.ipfd_count; i++) close(server.ipfd[i]);
+    server.ipfd_count = 0;
     ae_delete(server.el);
     server.el = NULL;
 }

@@ -10,10 +10,12 @@ a bonus graded apart. Mutants prove the tests teach the idea: at least one
 per way it can fail, each caught by the test it names.
 
 Each step's exercise lives in exercises/NN-name/ with exercise.json (the
-module or modules the learner writes, .c or .h; tests, points, parts), README.md (the idea, the parts, hints, done-when, and
-two generated tables: points and mutants), tests.sha256 (the hash manifest
-of the files that grade it) and mutants/ (wrong solutions the grader must
-reject). The reference solution is src/.
+module or modules the learner writes, .c or .h; tests, points, parts, and
+optionally "order": the README's suggested writing order as groups of
+regions, whose first group alone must score), README.md (the idea, the
+parts, hints, done-when, and generated tables: points, workflow, mutants),
+tests.sha256 (the hash manifest of the files that grade it) and mutants/
+(wrong solutions the grader must reject). The reference solution is src/.
 
     tools/exercise.py start STEP [--out FILE] [--force]    make exercise STEP=N
     tools/exercise.py grade STEP [--submission FILE] ...   make grade STEP=N
@@ -33,7 +35,12 @@ copies, in a copy of the project where they replace the modules (so a
 header is graded as well as a .c file), runs the tests in a matrix (-O0,
 -O2, ASan+UBSan, TSan when the step is concurrent), each repeated with a
 printed seed (SOLOIST_SEED and SOLOIST_TEST_SEED, seed+1, …), and a test
-earns its points only if it passed in every run. A mutant whose mistake
+earns its points only if it passed in every run. A failure says why: the
+test's assertion, a stub's message and whose region it is, a sanitizer
+report's first lines (its kind, the access, the top frames; the leak
+LeakSanitizer found at exit, with the allocation's frames), or a crash's
+signal and, rerun with tools/grade_crash.c's handler, its place
+(addr2line). results.json keeps every failed run. A mutant whose mistake
 only ThreadSanitizer sees (a memory order) says `# caught in: TSan`; the
 fast check runs it under TSan too. It prints every
 test with its points, each part's total, the score and the bonus, writes
@@ -63,6 +70,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+import textwrap
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -124,6 +132,16 @@ class Exercise:
         self.points = dict(d.get("points", {}))
         self.default_points = int(d.get("default_points", 1))
         self.parts = [Part(self, x) for x in d.get("parts", [])] or [Part(self, {"name": "all"})]
+        # "order" (optional): the writing order the README suggests, as
+        # groups of region names, first group first. The check grades the
+        # reference with only the first group written (stubs elsewhere)
+        # and fails unless it scores: the order must show progress at once.
+        order = d.get("order", [])
+        if not (isinstance(order, list) and all(isinstance(g, list) and all(isinstance(r, str) for r in g)
+                                                for g in order)):
+            raise ExerciseError(f"{self.rel('exercise.json')}: 'order' is a list of groups of region names, "
+                                'e.g. [["read", "write"], ["poll"]]')
+        self.order = [list(g) for g in order]
 
     def rel(self, *parts):
         return os.path.relpath(os.path.join(self.dir, *parts), self.root)
@@ -387,6 +405,26 @@ def function_params(text, open_line):
     return names
 
 
+def c_comment(indent, text, width=120):
+    """A block comment holding text, its lines filled to the project's 120
+    columns, which clang-format leaves as they are."""
+    lines = textwrap.wrap(text + " */", width=width, initial_indent=indent + "/* ", subsequent_indent=indent + " * ",
+                          break_long_words=False, break_on_hyphens=False)
+    return lines
+
+
+def stub_print(indent, msg, width=120):
+    """The stub's fprintf, laid out as clang-format lays it out (the
+    project's .clang-format: 120 columns), so that a handout's starter
+    passes the style check: one line, or the message split after "see "
+    with the rest under the first literal."""
+    line = f'{indent}fprintf(stderr, "{msg}");'
+    if len(line) <= width or "see " not in msg:
+        return [line]
+    head, rest = msg.split("see ", 1)
+    return [f'{indent}fprintf(stderr, "{head}see "', f'{indent}                "{rest}");']
+
+
 def make_starter(ex, module, text, extra_voids=None, only=None):
     """-> (starter text of module, [(name, first_line, last_line) of each stub
     in it]). only: stub just the regions named there (the rest keep the
@@ -395,8 +433,9 @@ def make_starter(ex, module, text, extra_voids=None, only=None):
     regions, errors = anchors.scan_markers(module, text=text, rel=module)
     if errors:
         raise ExerciseError(f"{module}: {errors[0]}")
-    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise" and (only is None or r.name in only)),
-                        key=lambda r: r.open_line)
+    theirs = others_regions(ex)
+    ex_regions = sorted((r for r in regions.values() if r.kind == "exercise" and r.name not in theirs
+                         and (only is None or r.name in only)), key=lambda r: r.open_line)
     if not ex_regions and only is None:
         raise ExerciseError(f"{module} has no /*@ exercise: NAME */ regions")
     if not ex_regions:
@@ -413,21 +452,21 @@ def make_starter(ex, module, text, extra_voids=None, only=None):
                f"see {chapter} and exercises/{ex.name}/README.md\\n")
         part = next((p for p in ex.parts if r.name in p.regions), None)
         in_part = f", part {part.name}" if part and len(ex.parts) > 1 else ""
-        out += [f"{indent}/* Exercise \"{r.name}\" (step {ex.step}, {ex.title}{in_part}): write this part.",
-                f"{indent} * The comment above the function is its contract; {chapter}",
-                f"{indent} * and exercises/{ex.name}/README.md explain it; `make grade STEP={ex.key}` checks it. */"]
+        out += c_comment(indent, f"Exercise \"{r.name}\" (step {ex.step}, {ex.title}{in_part}): write this part. "
+                         f"The comment above the function is its contract; {chapter} and "
+                         f"exercises/{ex.name}/README.md explain it; `make grade STEP={ex.key}` checks it.")
         out += [f"{indent}(void){p};" for p in params]
         out += [f"{indent}(void){v};" for v in extra_voids.get(r.name, [])]
-        out += [f'{indent}fprintf(stderr, "{msg}");', f"{indent}abort();"]
+        out += stub_print(indent, msg) + [f"{indent}abort();"]
         cur = r.close_line  # keep the closing marker
     out += lines[cur - 1:]
     # the stubs need fprintf and abort: include them after the last #include
     last_inc = max((i for i, l in enumerate(out) if re.match(r"#\s*include\b", l)), default=-1)
     out[last_inc + 1:last_inc + 1] = ["/* Added by `make exercise`: the stubs below print and abort. */",
                                       "#include <stdio.h>", "#include <stdlib.h>"]
-    head = [f"/* STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.key}`",
-            f" * from {module}. Write each region that an exercise marker opens, then",
-            f" * run `make grade STEP={ex.key}`. */"]
+    head = c_comment("", f"STARTER for step {ex.step} ({ex.title}), written by `make exercise STEP={ex.key}` "
+                         f"from {module}. Write each region that an exercise marker opens, then "
+                         f"run `make grade STEP={ex.key}`.")
     starter = "\n".join(head + out)
     got, _ = anchors.scan_markers(module, text=starter, rel=module)
     stubs = sorted(((r.name, r.first, r.last) for r in got.values() if r.kind == "exercise"), key=lambda s: s[1])
@@ -537,9 +576,10 @@ def make_cmd(root, args, timeout=900):
 
 
 # What the build of a candidate needs from the project: the Makefile and
-# its fragments, the sources, the unit tests and the filter the grader
-# links them with.
-TREE = ["Makefile", "mk", "src", os.path.join("tests", "unit"), os.path.join("tools", "exercise_filter.c")]
+# its fragments, the sources, the unit tests, and the filter and the crash
+# tracer the grader links them with.
+TREE = ["Makefile", "mk", "src", os.path.join("tests", "unit"), os.path.join("tools", "exercise_filter.c"),
+        os.path.join("tools", "grade_crash.c")]
 
 
 def sync_tree(root, tree):
@@ -668,19 +708,219 @@ def signal_name(rc):
         return f"killed by signal {-rc}"
 
 
-def run_tests(ex, binaries, names, seed, cell, extra_env=None):
-    """One repetition in one cell -> {name: (passed, output)}."""
+# -- what a failure says: a sanitizer's first lines, a crash's place ---------
+
+SANITIZER_HEAD = re.compile(r"==\d+==ERROR: (AddressSanitizer|LeakSanitizer)|WARNING: ThreadSanitizer:|"
+                            r": runtime error: ")
+FRAME = re.compile(r"^\s*#(\d+) (?:0x[0-9a-f]+ )?(?:in )?(.*)$")
+FRAMES_SHOWN = 8
+
+
+def _frame(line, tree):
+    """A sanitizer's stack frame, without its address and the build tree's path."""
+    m = FRAME.match(line)
+    text = m.group(2).strip() if m else line.strip()
+    return f"    #{m.group(1) if m else '?'} " + (text.replace(tree + "/", "") if tree else text)
+
+
+def _stack(lines, i, tree, limit=FRAMES_SHOWN):
+    """The frames from lines[i] on, up to the test runner's (cmocka's) frame
+    or limit -> (shown lines, index after the stack)."""
+    out = []
+    while i < len(lines) and FRAME.match(lines[i]):
+        if "libcmocka" not in lines[i] and len(out) < limit:
+            out.append(_frame(lines[i], tree))
+        elif "libcmocka" in lines[i]:
+            limit = len(out)  # the runner called the test: nothing below it is the learner's
+        i += 1
+    return out, i
+
+
+def _leak_report(lines, start, tree):
+    """LeakSanitizer's report: its first "Direct leak" block (else the
+    first "Indirect leak"), which names the allocation's place."""
+    blocks = [i for i in range(start, len(lines)) if re.match(r"(Direct|Indirect) leak of", lines[i])]
+    direct = [i for i in blocks if lines[i].startswith("Direct")]
+    if not blocks:
+        return None
+    i = (direct or blocks)[0]
+    frames, _ = _stack(lines, i + 1, tree)
+    total = next((l for l in lines[start:] if l.startswith("SUMMARY:")), "")
+    more = len(blocks) - 1
+    return "\n".join(["LeakSanitizer: memory allocated here was never freed (reported when the process exited):",
+                      "  " + lines[i].strip()] + frames
+                     + ([f"  ({more} more leak report{'s' if more > 1 else ''}; {total[9:].strip()})"] if more else []))
+
+
+def sanitizer_report(text, tree=None):
+    """The first lines of the first sanitizer report in text (ASan, LSan,
+    UBSan, TSan): its kind, the access, the top frames of each stack it
+    prints and its summary; never the shadow-memory legend that ends an
+    ASan report. None when text holds no report."""
+    lines = text.splitlines()
+    start = next((i for i, l in enumerate(lines) if SANITIZER_HEAD.search(l)), None)
+    if start is None:
+        return None
+    if "LeakSanitizer" in lines[start]:
+        return _leak_report(lines, start, tree)
+    head = lines[start].replace(tree + "/", "") if tree else lines[start]
+    out = [re.sub(r" at pc 0x[0-9a-f]+ bp 0x[0-9a-f]+ sp 0x[0-9a-f]+", "", re.sub(r"^==\d+==(ERROR: )?", "", head)).strip()]
+    i = start + 1
+    while i < len(lines):
+        line = lines[i]
+        if (line.startswith("Shadow bytes") or line.startswith("SUMMARY:") or line.startswith("==")
+                or re.match(r"^=+$", line.strip())):
+            break
+        if FRAME.match(line):
+            frames, i = _stack(lines, i, tree)
+            out += frames
+            continue
+        if line.strip():
+            out.append("  " + (line.replace(tree + "/", "") if tree else line).strip())
+        i += 1
+    summary = next((l for l in lines[i:] if l.startswith("SUMMARY:")), None)
+    if summary:
+        out.append(summary.replace(tree + "/", "") if tree else summary)
+    return "\n".join(out[:40])
+
+
+CRASH_FRAME = re.compile(r"^(\S+?)\((\S*)\)\s*\[(0x[0-9a-f]+)\]$")
+
+
+def crash_frames(binary, out, tree=None):
+    """The crashing stack grade_crash.c printed (a rerun with
+    SOLOIST_CRASH_TRACE=1) as "function at file:line" lines, innermost
+    first, from the crash to the test function, via addr2line; [] when
+    there is none (or no addr2line)."""
+    m = re.search(r"soloist-backtrace: signal 0x([0-9a-f]+) bias 0x([0-9a-f]+)\n(.*?)soloist-backtrace: end",
+                  out, re.S)
+    if not m:
+        return []
+    bias = int(m.group(2), 16)
+    frames = []  # (object, absolute address)
+    for line in m.group(3).splitlines():
+        f = CRASH_FRAME.match(line.strip())
+        if f:
+            frames.append((f.group(1), int(f.group(3), 16)))
+    exe = os.path.realpath(binary)
+    mine = [os.path.realpath(o) == exe for o, _ in frames]
+    first_lib = next((i for i, x in enumerate(mine) if not x and "libasan" not in frames[i][0]), len(frames))
+    # the exe frames before the first library frame are the handler's own;
+    # the first run of exe frames after it is the crash, out to the test
+    j = next((i for i in range(first_lib, len(frames)) if mine[i]), None)
+    if j is None:
+        return []
+    k = j
+    while k < len(frames) and mine[k]:
+        k += 1
+    # a frame that the signal interrupted holds the faulting instruction
+    # itself (cmocka's handler is just above it); every other frame holds a
+    # return address, which addr2line must see inside the call
+    exact = j >= 2 and "libcmocka" in frames[j - 2][0]
+    addrs = [hex(frames[i][1] - bias - (0 if (i == j and exact) else 1)) for i in range(j, k)]
+    try:
+        r = subprocess.run(["addr2line", "-f", "-i", "-C", "-p", "-e", binary, *addrs],
+                           capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    shown = []
+    for line in r.stdout.splitlines():
+        line = line.replace(" (inlined by) ", "  inlined in ").strip()
+        if tree:
+            line = line.replace(tree + "/", "")
+        line = re.sub(r" \(discriminator \d+\)", "", line)
+        if line.startswith("??"):
+            continue
+        shown.append("  " + line if not line.startswith("inlined in") else "    " + line)
+    return shown[:14]
+
+
+def crash_place(ex, binary, name, env, tree):
+    """Reruns one test that crashed, with its stack printed (grade_crash.c),
+    -> the lines saying where, or ""."""
+    rc, out = run_binary(binary, dict(env, SOLOIST_CRASH_TRACE="1", CMOCKA_TEST_ABORT="1"),
+                         min(ex.timeout_s, 60), name=name)
+    sig = re.search(r"soloist-backtrace: signal 0x([0-9a-f]+)", out)
+    frames = crash_frames(binary, out, tree)
+    if not frames:
+        return ""
+    return "where it crashed (the innermost call first):\n" + "\n".join(frames) if sig else ""
+
+
+CMOCKA_EXCEPTION = re.compile(r"Test failed with exception: (.*)\((\d+)\)")
+
+
+def failure_text(ex, binary, name, text, env, trace, tree):
+    """What a failed test printed, said for a learner: a sanitizer report's
+    first lines; a crash's signal and, when trace, its place; else the
+    test's last lines (its assertion)."""
+    report = sanitizer_report(text, tree)
+    if report:
+        return explain(ex, report)
+    why = _tail(text, 30)
+    m = CMOCKA_EXCEPTION.search(text)
+    if m:
+        try:
+            sig = signal.Signals(int(m.group(2))).name
+        except ValueError:
+            sig = f"signal {m.group(2)}"
+        why = re.sub(r"\[\s*ERROR\s*\] --- " + re.escape(m.group(0)), m.group(0), why)
+        why = why.replace(m.group(0), f"{m.group(0)}: the test crashed ({sig})", 1)
+        if trace and not STUB.search(text):
+            place = crash_place(ex, binary, name, env, tree)
+            why += ("\n" + place) if place else ""
+    return explain(ex, why)
+
+
+def rerun_alone(ex, binary, name, env, trace, tree):
+    """Runs one test in a process of its own (the binary's run died before
+    it ended) -> (passed, why), or None when the test is not in binary."""
+    limit = min(ex.timeout_s, 60)
+    rc, out = run_binary(binary, env, limit, name=name)
+    res, chunks, _ = parse_cmocka(out)
+    if name not in res and name not in chunks:
+        return None
+    if res.get(name) == "ok" and rc == 0:
+        return True, ""
+    # the test's own lines (an assertion, a stub's message, a sanitizer's
+    # report), never another test's transcript; a leak is reported after
+    # the test's [ OK ], when the process exits, so the whole run is read
+    own = "\n".join(chunks.get(name, []))
+    report = sanitizer_report(out, tree)
+    if rc is None:
+        why = f"timed out after {limit:.0f}s\n" + _tail(own, 30)
+    elif report:
+        why = (f"{name} passed its assertions, then the process failed at exit:\n"
+               if res.get(name) == "ok" else "") + report
+    elif res.get(name) == "ok":
+        why = f"{name} passed, then the process exited with status {rc}\n" + _tail(out, 12)
+    elif rc < 0:
+        why = f"{signal_name(rc)} in {name}; its last lines:\n" + _tail(own, 30)
+        if trace and not STUB.search(own):
+            place = crash_place(ex, binary, name, env, tree)
+            why += ("\n" + place) if place else ""
+    else:
+        return False, failure_text(ex, binary, name, own, env, trace, tree)
+    return False, explain(ex, why.strip())
+
+
+def run_tests(ex, binaries, names, seed, cell, extra_env=None, trace=False):
+    """One repetition in one cell -> {name: (passed, output)}. trace: rerun
+    a test that crashed to say where (a grade a learner reads; the check's
+    many runs need only the verdict)."""
     env = {"SOLOIST_SEED": str(seed), "SOLOIST_TEST_SEED": str(seed), **SAN_ENV, **(extra_env or {})}
     got = {}
     died = {}  # binary -> why it ended before a test of its ran (for "did not run")
     for binary in binaries:
+        tree = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(binary))), "tree")
         rc, out = run_binary(binary, env, ex.timeout_s)
         results, chunks, crashed = parse_cmocka(out)
         n_failed = sum(1 for v in results.values() if v != "ok")
         normal = rc is not None and rc == n_failed
         for name, res in results.items():
             if res != "ok":
-                got[name] = (False, explain(ex, _tail("\n".join(chunks.get(name, [])), 30) or res))
+                got[name] = (False, failure_text(ex, binary, name, "\n".join(chunks.get(name, [])) or res,
+                                                 env, trace, tree))
             elif normal:
                 got[name] = (True, "")
         if normal and crashed is None:
@@ -689,30 +929,14 @@ def run_tests(ex, binaries, names, seed, cell, extra_env=None):
             why = "timed out" if rc is None else signal_name(rc) if rc < 0 else f"exit status {rc}"
             died[binary] = explain(ex, f"{os.path.basename(binary)} ended before running any test ({why}); "
                                        f"its last lines:\n{_tail(out, 12)}")
-        # the run died (a stub's abort, a sanitizer report, a timeout): rerun
-        # every test it did not fail outright, each in its own process
+        # the run died (a stub's abort, a sanitizer report, a leak found at
+        # exit, a timeout): rerun every test it did not fail outright, each
+        # in its own process
         for name in names:
-            if name in got and not got[name][0]:
-                continue
-            if name in got and got[name][0]:
-                continue
-            rc1, out1 = run_binary(binary, env, min(ex.timeout_s, 60), name=name)
-            res1, chunks1, _ = parse_cmocka(out1)
-            if name not in res1 and name not in chunks1:
-                continue  # not in this binary
-            ok = res1.get(name) == "ok" and rc1 == 0
-            why = ""
-            if not ok:
-                # the test's own lines (an assertion, a stub's message, a
-                # sanitizer's report), never another test's transcript
-                why = _tail("\n".join(chunks1.get(name, [])), 30)
-                if rc1 is None:
-                    why = f"timed out after {min(ex.timeout_s, 60):.0f}s\n" + why
-                elif rc1 < 0:
-                    why = f"{signal_name(rc1)} in {name}; its last lines:\n" + why
-                elif res1.get(name) == "ok":
-                    why = f"{name} passed, then the process exited with status {rc1}\n" + _tail(out1, 12)
-            got[name] = (ok, explain(ex, why.strip()))
+            if name not in got:
+                one = rerun_alone(ex, binary, name, env, trace, tree)
+                if one is not None:
+                    got[name] = one
     for name in names:
         if name not in got and died:
             got[name] = (False, "did not run: " + "\n".join(died.values()))
@@ -725,10 +949,13 @@ def _tail(text, n=40):
     return "\n".join(lines[-n:])
 
 
-def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, first_cells=("o2",), env=None):
+def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, first_cells=("o2",), env=None,
+          trace=False):
     """-> dict with per-test results and the score, and "first_failing":
     the tests that failed in the first run of any of first_cells (the runs
-    the mutant table reports, which every mode of the check makes)."""
+    the mutant table reports, which every mode of the check makes). trace:
+    a crash's place is found (run_tests). A test's output keeps every
+    failed run, each headed by its cell and seed."""
     names = ex.test_names()
     if not names:
         raise ExerciseError(f"no cmocka tests found in {', '.join(ex.tests)}")
@@ -753,7 +980,7 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, fi
             continue
         for rep in range(repeat):
             s = seed + rep
-            got = run_tests(ex, bins, names, s, cell, env)
+            got = run_tests(ex, bins, names, s, cell, env, trace=trace)
             good = sum(1 for v in got.values() if v[0])
             if cell in first_cells and rep == 0:
                 first |= {n for n in names if not got[n][0]}
@@ -775,7 +1002,7 @@ def grade(ex, cand, cells, repeat, seed, tag, jobs=2, quiet=False, log=print, fi
         tests.append({"name": n, "score": pts if passed else 0, "max_score": pts,
                       "status": "passed" if passed else "failed",
                       "output": ("passed in every run" if passed else
-                                 f"failed {t['runs'] - t['passed']} of {t['runs']} runs\n" + "\n\n".join(t["failures"][:3])),
+                                 f"failed {t['runs'] - t['passed']} of {t['runs']} runs\n" + "\n\n".join(t["failures"])),
                       "runs": t["runs"], "passed_runs": t["passed"],
                       "part": part.name if part else "", "bonus": bool(part and part.bonus)})
     res = {"tests": tests, "build_logs": build_logs, "seconds": round(time.time() - t0, 1),
@@ -824,7 +1051,7 @@ def results_json(ex, cand, res, cells, repeat, seed):
     }
 
 
-def first_reason(output, lines=6):
+def first_reason(output, lines=16):
     """The first failure's reason in a test's output, for the console: the
     lines after its "cell seed N:" header, without cmocka's bookkeeping."""
     body = output.split(":\n", 1)[1] if ":\n" in output else output
@@ -1020,7 +1247,7 @@ def cmd_grade(root, args):
     print(f"grade: step {ex.step} ({ex.title}): {cand.shown(root)}")
     print(f"grade: matrix {', '.join(CELLS[c][1] for c in cells)}; {repeat} run(s) each; "
           f"seed {seed} (rerun with SEED={seed})")
-    res = grade(ex, cand, cells, repeat, seed, "submission", jobs=args.jobs)
+    res = grade(ex, cand, cells, repeat, seed, "submission", jobs=args.jobs, trace=True)
     for b in res["build_logs"]:
         print(b)
     print_report(ex, res)
@@ -1091,22 +1318,24 @@ def sample_mutants(ex):
     return sorted(m for _, m in chosen.values())
 
 
-def check_one(ex, fast, jobs, log=print, sample=False):
-    """-> (passed, failed, rows) for one exercise. sample: only
-    sample_mutants(ex), and the README's mutant table is not compared (a
-    sample cannot say the whole table is this run's)."""
-    passed = failed = 0
-    rows = []
+class Verdicts:
+    """Counts a check's verdicts and logs each as an `ok` or `FAIL` line."""
 
-    def verdict(ok, what):
-        nonlocal passed, failed
+    def __init__(self, log):
+        self.log = log
+        self.passed = self.failed = 0
+
+    def __call__(self, ok, what):
         if ok:
-            passed += 1
+            self.passed += 1
         else:
-            failed += 1
-        log(f"  {'ok  ' if ok else 'FAIL'} {what}")
+            self.failed += 1
+        self.log(f"  {'ok  ' if ok else 'FAIL'} {what}")
 
-    log(f"check-exercises: step {ex.step} ({ex.name}): {ex.title}")
+
+def check_static(ex, verdict):
+    """The checks that build nothing: the manifest, the points table, the
+    README's coverage of the regions, the parts, the order, the contract."""
     problems = verify_manifest(ex)
     verdict(not problems, "the tests match tests.sha256" + (": " + "; ".join(problems) +
             f"; if the change is deliberate: make exercise-manifest STEP={ex.key}" if problems else ""))
@@ -1124,124 +1353,214 @@ def check_one(ex, fast, jobs, log=print, sample=False):
     why = parts_problem(ex, names, ex_names)
     verdict(why is None, f"the parts ({', '.join(p.name for p in ex.parts)}) share out every region and test"
             + (f": {why}" if why else ""))
+    if ex.order:
+        why = order_problem(ex, ex_names)
+        verdict(why is None, "the suggested order (" + " | ".join(", ".join(g) for g in ex.order)
+                + ") names each region once" + (f": {why}" if why else ""))
     why = readme_points_problem(ex)
     verdict(why is None, "README.md's points table matches exercise.json" + (f": {why}" if why else ""))
     bad = contract_problems(ex)
     lines = contract_rows(ex) or []
     verdict(not bad, f"the contract table ({len(lines)} lines) and the tests match both ways, every line with a "
             "mutant of its own" + (": " + "; ".join(bad[:6]) if bad else ""))
-    repeat = 1 if fast else ex.repeat
-    seed = check_seed(ex)
-    work = tempfile.mkdtemp(prefix="soloist-check-")
+    return names
 
-    def write_all(sub, texts):
-        files = {}
-        for m, t in texts.items():
-            files[m] = os.path.join(work, sub, os.path.basename(m))
-            os.makedirs(os.path.dirname(files[m]), exist_ok=True)
-            with open(files[m], "w", encoding="utf-8") as f:
-                f.write(t)
-        return files
 
+def order_problem(ex, regions):
+    """-> why exercise.json's "order" is not a writing order of the regions, or None."""
+    seen = [r for g in ex.order for r in g]
+    unknown = [r for r in seen if r not in regions]
+    if unknown:
+        return f"no such region in {', '.join(ex.modules)}: {', '.join(unknown)}"
+    twice = sorted({r for r in seen if seen.count(r) > 1})
+    if twice:
+        return f"regions in two groups: {', '.join(twice)}"
+    if any(not g for g in ex.order):
+        return "an empty group"
+    return None
+
+
+def in_style(root, module, text):
+    """Whether clang-format (the project's .clang-format) leaves text as it
+    is; True where clang-format is not installed (the style suite says so)."""
+    if not shutil.which("clang-format") or not os.path.isfile(os.path.join(root, ".clang-format")):
+        return True
     try:
-        cands = []
+        r = subprocess.run(["clang-format", f"--assume-filename={module}"], input=text, capture_output=True,
+                           text=True, cwd=root, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return r.returncode != 0 or r.stdout == text
+
+
+def _write_texts(work, sub, texts):
+    files = {}
+    for m, t in texts.items():
+        files[m] = os.path.join(work, sub, os.path.basename(m))
+        os.makedirs(os.path.dirname(files[m]), exist_ok=True)
+        with open(files[m], "w", encoding="utf-8") as f:
+            f.write(t)
+    return files
+
+
+def base_candidates(ex, verdict, work, sample=False):
+    """[(label, Candidate, expected, head)]: the starter, the reference, the
+    reference without its bonus regions, and (but in a sample, which
+    `make test` runs and whose time it counts) the suggested order's first
+    group alone: its regions the reference's, every other region a stub."""
+    cands = []
+    try:
+        starters = build_starters(ex)
+        cands.append(("starter", Candidate("starter", _write_texts(work, "starter", starters)),
+                      "fails every test", {}))
+        unstyled = [m for m, t in starters.items() if not in_style(ex.root, m, t)]
+        verdict(not unstyled, "the starter is in the project's style (clang-format leaves it as it is)"
+                + (f"; not: {', '.join(unstyled)}" if unstyled else ""))
+    except ExerciseError as e:
+        verdict(False, f"the starter compiles: {e}")
+    cands.append(("reference", Candidate("reference", {m: ex.module_path(m) for m in ex.modules}),
+                  "full marks", {}))
+    bonus_regions = [r for p in ex.parts if p.bonus for r in p.regions]
+    if bonus_regions:
         try:
-            cands.append(("starter", Candidate("starter", write_all("starter", build_starters(ex))),
-                          "fails every test", {}))
+            files = _write_texts(work, "no-bonus", build_starters(ex, only=set(bonus_regions)))
+            cands.append(("no bonus", Candidate("no-bonus", files), "full marks without the bonus", {}))
         except ExerciseError as e:
-            verdict(False, f"the starter compiles: {e}")
-        cands.append(("reference", Candidate("reference", {m: ex.module_path(m) for m in ex.modules}),
-                      "full marks", {}))
+            verdict(False, f"the reference without its bonus regions compiles: {e}")
+    if ex.order and not sample and order_problem(ex, exercise_regions(ex)) is None:
+        rest = set(exercise_regions(ex)) - set(ex.order[0])
+        try:
+            files = _write_texts(work, "first-group", build_starters(ex, only=rest))
+            cands.append(("first group", Candidate("first-group", files), "some points", {}))
+        except ExerciseError as e:
+            verdict(False, f"the reference with only the suggested order's first group written compiles: {e}")
+    return cands
+
+
+def mutant_candidates(ex, verdict, work, fast, sample, names):
+    """[(label, Candidate, expected, head)] for the mutants (sample: one per
+    part), each applied to the reference; a mutant that names no test of
+    the step, or does not apply, is a failed verdict instead."""
+    cands = []
+    for m in (sample_mutants(ex) if sample else ex.mutants()):
+        name = os.path.splitext(os.path.basename(m))[0]
+        head = mutant_header(m)
+        named = head.get("caught by", "")
+        if named not in names:
+            verdict(False, f"mutant {name} names the test written to catch it (`# caught by: test_name`)"
+                    + (f"; {named} is not a test of this step" if named else ""))
+            continue
+        try:
+            files = apply_mutant(ex, m, os.path.join(work, "mutant-" + name))
+            extra = mutant_cells(head)
+            if not fast and any(c not in ex.cells(False) for c in extra):
+                raise ExerciseError(f"its `# caught in:` names a cell the matrix of step {ex.step} lacks "
+                                    "(TSan needs \"concurrent\": true)")
+        except ExerciseError as e:
+            verdict(False, f"mutant {name} applies: {e}")
+            continue
+        head["order"] = mutant_order(ex, m, head)
+        cands.append(("mutant " + name, Candidate(name, files), "rejected", head))
+    if not ex.mutants():
+        verdict(False, f"exercises/{ex.name}/mutants/ holds at least one mutant")
+    return cands
+
+
+def candidate_verdict(ex, label, res, head):
+    """-> (ok, what) for one graded candidate of the check."""
+    failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+    full = res["score"] == res["max_score"] and res["bonus"] == res["bonus_max"]
+    bonus = f", bonus {res['bonus']}/{res['bonus_max']}" if res["bonus_max"] else ""
+    if label == "starter":
+        free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
+        return (res["score"] == 0 and res["bonus"] == 0 and not res["build_logs"],
+                f"starter builds and scores {res['score']}/{res['max_score']}{bonus} (must be 0)"
+                + (f"; passes on the starter: {', '.join(free)}" if free else "")
+                + ("; " + " ".join(res["build_logs"])[:600] if res["build_logs"] else ""))
+    if label == "no bonus":
+        ok = res["score"] == res["max_score"]
         bonus_regions = [r for p in ex.parts if p.bonus for r in p.regions]
-        if bonus_regions:
-            try:
-                files = write_all("no-bonus", build_starters(ex, only=set(bonus_regions)))
-                cands.append(("no bonus", Candidate("no-bonus", files), "full marks without the bonus", {}))
-            except ExerciseError as e:
-                verdict(False, f"the reference without its bonus regions compiles: {e}")
-        for m in (sample_mutants(ex) if sample else ex.mutants()):
-            name = os.path.splitext(os.path.basename(m))[0]
-            head = mutant_header(m)
-            named = head.get("caught by", "")
-            if named not in names:
-                verdict(False, f"mutant {name} names the test written to catch it (`# caught by: test_name`)"
-                        + (f"; {named} is not a test of this step" if named else ""))
-                continue
-            try:
-                files = apply_mutant(ex, m, os.path.join(work, "mutant-" + name))
-                extra = mutant_cells(head)
-                if not fast and any(c not in ex.cells(False) for c in extra):
-                    raise ExerciseError(f"its `# caught in:` names a cell the matrix of step {ex.step} lacks "
-                                        "(TSan needs \"concurrent\": true)")
-            except ExerciseError as e:
-                verdict(False, f"mutant {name} applies: {e}")
-                continue
-            head["order"] = mutant_order(ex, m, head)
-            cands.append(("mutant " + name, Candidate(name, files), "rejected", head))
-        if not ex.mutants():
-            verdict(False, f"exercises/{ex.name}/mutants/ holds at least one mutant")
-        # the reference runs in every cell a mutant is caught in, so that
-        # what catches a mutant there is known not to fail the reference
-        every = " ".join(CELLS[c][1] for _, _, _, h in cands if h for c in mutant_cells(h))
-        for label, cand, want, head in cands:
-            cells = ex.cells(fast, {"caught in": every} if label == "reference" else head)
-            res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True,
-                        first_cells=ex.table_cells(head), env=CHECK_ENV)
-            failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
-            full = res["score"] == res["max_score"] and res["bonus"] == res["bonus_max"]
-            bonus = f", bonus {res['bonus']}/{res['bonus_max']}" if res["bonus_max"] else ""
-            if label == "starter":
-                ok = res["score"] == 0 and res["bonus"] == 0 and not res["build_logs"]
-                free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
-                what = (f"starter builds and scores {res['score']}/{res['max_score']}{bonus} (must be 0)"
-                        + (f"; passes on the starter: {', '.join(free)}" if free else "")
-                        + ("; " + " ".join(res["build_logs"])[:600] if res["build_logs"] else ""))
-            elif label == "no bonus":
-                ok = res["score"] == res["max_score"]
-                what = (f"the reference with the bonus regions ({', '.join(bonus_regions)}) unwritten scores "
-                        f"{res['score']}/{res['max_score']}: full marks need no bonus"
-                        + (f"; failing: {', '.join(t for t in failing if not ex.part_of(t).bonus)}" if not ok else ""))
-            elif label == "reference":
-                ok = full
-                what = f"reference scores {res['score']}/{res['max_score']}{bonus}" + (
-                    f"; failing: {', '.join(failing[:8])}" + (f" and {len(failing) - 8} more" if len(failing) > 8 else "")
-                    if failing else "")
-                for b in res["build_logs"]:
-                    log(b)
-            else:
-                named = head["caught by"]
-                ok = not full and named in failing
-                others = [n for n in failing if n != named]
-                what = (f"{label} ({head.get('what', '')}) scores {res['score']}/{res['max_score']}{bonus}: "
-                        + (f"caught by {named}" if named in failing else f"NOT caught by {named}, the test named to catch it")
-                        + (f" and {len(others)} more" if others and named in failing else "")
-                        + ("" if failing else "; NOT caught by any test"))
-            rows.append({"candidate": label, "expected": want, "score": res["score"], "max_score": res["max_score"],
-                         "bonus": res["bonus"], "bonus_max": res["bonus_max"], "failing": failing, "ok": ok,
-                         "first_failing": res["first_failing"], "first": res["first"],
-                         "table_cells": ex.table_cells(head),
-                         **({"what": head.get("what", ""), "point": head.get("point", ""),
-                             "region": head.get("region", ""), "named": head["caught by"],
-                             "undefined": head.get("undefined", "") != "",
-                             "order": head["order"]} if head else {})})
-            verdict(ok, what)
+        return ok, (f"the reference with the bonus regions ({', '.join(bonus_regions)}) unwritten scores "
+                    f"{res['score']}/{res['max_score']}: full marks need no bonus"
+                    + (f"; failing: {', '.join(t for t in failing if not ex.part_of(t).bonus)}" if not ok else ""))
+    if label == "first group":
+        return (res["score"] > 0 and not res["build_logs"],
+                f"with only the suggested order's first group written ({', '.join(ex.order[0])}; stubs elsewhere) "
+                f"it scores {res['score']}/{res['max_score']}{bonus} (must be more than 0: the order shows progress)")
+    if label == "reference":
+        return full, f"reference scores {res['score']}/{res['max_score']}{bonus}" + (
+            f"; failing: {', '.join(failing[:8])}" + (f" and {len(failing) - 8} more" if len(failing) > 8 else "")
+            if failing else "")
+    named = head["caught by"]
+    others = [n for n in failing if n != named]
+    return (not full and named in failing,
+            f"{label} ({head.get('what', '')}) scores {res['score']}/{res['max_score']}{bonus}: "
+            + (f"caught by {named}" if named in failing else f"NOT caught by {named}, the test named to catch it")
+            + (f" and {len(others)} more" if others and named in failing else "")
+            + ("" if failing else "; NOT caught by any test"))
+
+
+def check_row(ex, label, want, res, ok, head):
+    """A candidate's row of check.json (the mutant table is made from them)."""
+    failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+    return {"candidate": label, "expected": want, "score": res["score"], "max_score": res["max_score"],
+            "bonus": res["bonus"], "bonus_max": res["bonus_max"], "failing": failing, "ok": ok,
+            "first_failing": res["first_failing"], "first": res["first"], "table_cells": ex.table_cells(head),
+            **({"what": head.get("what", ""), "point": head.get("point", ""), "region": head.get("region", ""),
+                "named": head["caught by"], "undefined": head.get("undefined", "") != "",
+                "order": head["order"]} if head else {})}
+
+
+def grade_candidates(ex, cands, verdict, fast, jobs, log):
+    """Grades each candidate in the check's cells -> the rows of check.json.
+    The reference runs in every cell a mutant is caught in, so that what
+    catches a mutant there is known not to fail the reference."""
+    repeat, seed = (1 if fast else ex.repeat), check_seed(ex)
+    every = " ".join(CELLS[c][1] for _, _, _, h in cands if h for c in mutant_cells(h))
+    rows = []
+    for label, cand, want, head in cands:
+        cells = ex.cells(fast, {"caught in": every} if label == "reference" else head)
+        res = grade(ex, cand, cells, repeat, seed, "check", jobs=jobs, quiet=True,
+                    first_cells=ex.table_cells(head), env=CHECK_ENV)
+        ok, what = candidate_verdict(ex, label, res, head)
+        if label == "reference":
+            for b in res["build_logs"]:
+                log(b)
+        rows.append(check_row(ex, label, want, res, ok, head))
+        verdict(ok, what)
+    return rows
+
+
+def check_one(ex, fast, jobs, log=print, sample=False):
+    """-> (passed, failed, rows) for one exercise. sample: only
+    sample_mutants(ex), and the README's mutant table is not compared (a
+    sample cannot say the whole table is this run's)."""
+    verdict = Verdicts(log)
+    log(f"check-exercises: step {ex.step} ({ex.name}): {ex.title}")
+    names = check_static(ex, verdict)
+    work = tempfile.mkdtemp(prefix="soloist-check-")
+    try:
+        cands = base_candidates(ex, verdict, work, sample) + mutant_candidates(ex, verdict, work, fast, sample, names)
+        rows = grade_candidates(ex, cands, verdict, fast, jobs, log)
         if not sample:
-            rerun_differing_rows(ex, rows, {label: (cand, head) for label, cand, _, head in cands}, seed, jobs, log)
+            rerun_differing_rows(ex, rows, {label: (cand, head) for label, cand, _, head in cands},
+                                 check_seed(ex), jobs, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    doc = {"step": ex.step, "cells": ex.cells(fast), "repeat": repeat, "seed": seed, "fingerprint": fingerprint(ex),
-           "rows": rows}
     if sample:
         log(f"  (a sample: {len(sample_mutants(ex))} of {len(ex.mutants())} mutants, one per part; "
-            "`make check-exercises` runs them all and compares the README's mutant table)")
-        return passed, failed, rows
+            "`make check-exercises` runs them all, compares the README's mutant table"
+            + (" and grades the suggested order's first group alone)" if ex.order else ")"))
+        return verdict.passed, verdict.failed, rows
+    doc = {"step": ex.step, "cells": ex.cells(fast), "repeat": 1 if fast else ex.repeat, "seed": check_seed(ex),
+           "fingerprint": fingerprint(ex), "rows": rows}
     why = readme_mutants_problem(ex, doc)
     verdict(why is None, "README.md's mutant table is this run's" + (f": {why}" if why else ""))
     table = check_path(ex)
     os.makedirs(os.path.dirname(table), exist_ok=True)
     with open(table, "w", encoding="utf-8") as f:
         json.dump(doc, f, indent=2)
-    return passed, failed, rows
+    return verdict.passed, verdict.failed, rows
 
 
 def mutant_order(ex, path, head):
@@ -1270,13 +1589,24 @@ def check_path(ex):
 
 
 def exercise_regions(ex):
-    """The names of the exercise regions in all of ex's modules, in order."""
+    """The names of ex's exercise regions in all of its modules, in order
+    (not another exercise's, in a module two steps write)."""
     out = []
+    theirs = others_regions(ex)
     for m in ex.modules:
         with open(ex.module_path(m), encoding="utf-8") as f:
             regions, _ = anchors.scan_markers(m, text=f.read(), rel=m)
-        out += [r.name for r in sorted(regions.values(), key=lambda r: r.open_line) if r.kind == "exercise"]
+        out += [r.name for r in sorted(regions.values(), key=lambda r: r.open_line)
+                if r.kind == "exercise" and r.name not in theirs]
     return out
+
+
+def others_regions(ex):
+    """The regions that another exercise's parts name in a module ex writes
+    too (src/io_offload.c: step 4's hand-off, step 9's blocked-read rule):
+    each exercise stubs and claims only its own."""
+    return {r for o in exercises(ex.root) if o.dir != ex.dir and set(o.modules) & set(ex.modules)
+            for p in o.parts for r in p.regions}
 
 
 def parts_problem(ex, names, regions):
@@ -1488,6 +1818,9 @@ def contract_problems(ex):
                 out.append(f"{r['id']}'s mutant {m} is caught by {head.get('caught by')}, not by a test of {r['id']}")
             elif head.get("contract") and head["contract"] != r["id"]:
                 out.append(f"mutant {m} says it breaks {head['contract']} but the table lists it under {r['id']}")
+    for m, head in sorted(mutants.items()):
+        if head.get("contract") and head["contract"] not in ids:
+            out.append(f"mutant {m} says it breaks {head['contract']}, which is not a line of the contract")
     unchecked = sorted(names - {t for r in rows for t in r["tests"]})
     if unchecked:
         out.append("tests that check no line of the contract: " + ", ".join(unchecked))
@@ -1505,7 +1838,8 @@ def readme_mutants_problem(ex, doc):
 
 def cmd_check(root, args):
     if os.path.isfile(os.path.join(root, HANDOUT_MARKER)):
-        print("check-exercises: this is a handout tree (no reference solutions); nothing to prove here")
+        print("check-exercises: skipped: this is a handout tree, which holds neither the reference solutions nor the "
+              "mutants this check grades; `make grade STEP=N` grades your work here")
         print("check-exercises: 0 passed, 0 failed")
         return 0
     exs = exercises(root)
@@ -1595,7 +1929,8 @@ def workflow_section(ex):
         "",
         f"`INTEGRATION=1` runs tests/integration/ against that server{threads}.",
         "A failed test says why under its line: the test's assertion (file, line and values), a stub's",
-        "\"not written yet\" and whose region it is, or a crash's signal and the test's own last lines.",
+        "\"not written yet\" and whose region it is, a crash's signal and place (function, file and line), a",
+        "sanitizer's first report lines, or a leak with the frames that allocated it.",
         "The same text is in each test's `output` in build/grade/NN/results.json (Gradescope's format).",
         "", WORKFLOW_END])
 
@@ -1682,7 +2017,22 @@ region is a stub that aborts until you write it). The exercise is
 exercises/{name}/README.md; the chapter is {chapter}. The tests are
 protected by exercises/*/tests.sha256; notes.md has its answers folded out.
 
+Read the chapter rendered: `make book` (a minute or two) writes the book
+into build/book/; open build/book/{page} (this exercise:
+build/book/{ex_page}). The book is rendered from this tree, so its code
+listings show your regions as you have written them (stubs until then),
+its figures and plots are drawn, and every {{{{finding}}}} is the measured
+row it cites. The markdown in chapters/ is the same text unrendered.
+
 {workflow}
+
+What grades your work is `make grade STEP={step}` (and `INTEGRATION=1`),
+not `make test`: that is the full soloist tree's own suite. Here it runs
+what your code can pass and says what it skips: the chapters' citations
+of your own files (the prose was read against the reference's code, so
+any other correct code differs from it), and the exercise and handout
+checks, which need the reference and the mutants. The style check
+passes once `make format` has laid out your code.
 
 For teachers: `make handout STEP=N` in the full soloist tree cuts the
 handout for week N (step N's regions blank, every other step's code the
@@ -1690,6 +2040,12 @@ reference, so week N's grade depends only on week N's work); `make handout`
 cuts one for every step; `make check-handouts` proves each one grades its
 step on its own. Give each week its own tree.
 """
+
+
+def book_page(chapter):
+    """The book's page for a chapter (tools/book/build.py names each page
+    after its markdown file)."""
+    return os.path.splitext(os.path.basename(chapter))[0] + ".html" if chapter else "index.html"
 
 
 def handout_step(root):
@@ -1702,9 +2058,10 @@ def handout_step(root):
     return m.group(1) if m else "?"
 
 
-def write_handout(root, ex, out, files):
+def write_handout(root, ex, out, files, tar=True, starters=None):
     """One step's handout: the tree git knows, with ex's modules replaced by
-    their starters and notes.md without its answers."""
+    their starters (starters: given, else built) and notes.md without its
+    answers; tar: and its .tar.gz beside it (-> its path, else None)."""
     if os.path.exists(out):
         if not os.path.isfile(os.path.join(out, HANDOUT_MARKER)):
             raise ExerciseError(f"{out} exists and is not a handout; remove it first")
@@ -1713,7 +2070,7 @@ def write_handout(root, ex, out, files):
         dest = os.path.join(out, f)
         os.makedirs(os.path.dirname(dest), exist_ok=True)
         shutil.copy2(os.path.join(root, f), dest)
-    for m, starter in build_starters(ex).items():
+    for m, starter in (starters or build_starters(ex)).items():
         with open(os.path.join(out, m), "w", encoding="utf-8") as f:
             f.write(starter)
     notes = os.path.join(out, "notes.md")
@@ -1726,7 +2083,10 @@ def write_handout(root, ex, out, files):
     with open(os.path.join(out, HANDOUT_MARKER), "w", encoding="utf-8") as f:
         wf = workflow_section(ex).split("\n")[1:-1]  # without the markers
         f.write(HANDOUT_NOTE.format(step=ex.key, title=ex.title, name=ex.name, chapter=ex.chapter or "its chapter",
-                                    modules=", ".join(ex.modules), workflow="\n".join(wf).strip()))
+                                    modules=", ".join(ex.modules), workflow="\n".join(wf).strip(),
+                                    page=book_page(ex.chapter), ex_page=f"exercise-{ex.name}.html"))
+    if not tar:
+        return None
     tar = out.rstrip("/") + ".tar.gz"
     with tarfile.open(tar, "w:gz") as t:
         t.add(out, arcname=os.path.basename(out))
@@ -1769,6 +2129,85 @@ def why_failed(res, names):
     return ""
 
 
+def handout_structure(root, ex, out, files, every, verdict):
+    """Cuts ex's handout into out (no .tar.gz: packing the whole tree is
+    what `make handout` adds, and it took most of this check's time) and
+    checks that it is the full tree but for ex's starters and notes.md,
+    marked for ex, with every exercise's manifest holding."""
+    starters = build_starters(ex)
+    write_handout(root, ex, out, files, tar=False, starters=starters)
+    differ = []
+    for f in files:
+        with open(os.path.join(root, f), "rb") as a, open(os.path.join(out, f), "rb") as b:
+            want = starters[f].encode() if f in starters else a.read()
+            if f == "notes.md":
+                want = strip_answers(want.decode("utf-8")).encode("utf-8")
+            if b.read() != want:
+                differ.append(f)
+    verdict(not differ, f"the handout is the full tree but for {', '.join(ex.modules)} (starters) and notes.md"
+            + (f"; also differs: {', '.join(differ[:5])}" if differ else ""))
+    verdict(handout_step(out) == ex.key, f"it is marked as cut for step {ex.key}")
+    h_exs = exercises(out)
+    bad = [p for e in h_exs for p in verify_manifest(e)]
+    if len(h_exs) != len(every):
+        bad.insert(0, f"it holds {len(h_exs)} of the {len(every)} exercises")
+    verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))
+
+
+def _grade_in_place(hx, label, seed, jobs):
+    """Grades the handout's own modules as a learner does (-O2 once) -> (res, seconds)."""
+    t1 = time.time()
+    res = grade(hx, Candidate(label, {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
+                "submission", jobs=jobs, quiet=True)
+    return res, time.time() - t1
+
+
+def handout_e2e(ex, out, base, jobs, verdict):
+    """In ex's handout at out: the bare starter scores zero with each
+    failure's reason shown, a wrong solution loses the points of the test
+    written to catch it, the reference's regions written in score full
+    marks; prints the time each grade took."""
+    hx = find_exercise(out, ex.key)
+    seed = check_seed(ex)
+    res, times = _grade_in_place(hx, "starter", seed, jobs)
+    times = {"starter": times}
+    # why each test failed: the learner's own stub, or the test's
+    # assertion (a stub that aborts in a child the test forked);
+    # never another step's stub, never no reason at all
+    silent = [t["name"] for t in res["tests"] if t["status"] != "passed"
+              and ("[NOT yours" in t["output"] or not ("[your region" in t["output"]
+                                                       or re.search(r"\.[ch]:\d+: error", t["output"])))]
+    free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
+    verdict(res["score"] == 0 and res["bonus"] == 0 and not silent,
+            f"the bare starter, graded in place, scores {res['score']}/{res['max_score']} (must be 0), "
+            f"each failure showing the learner's own stub or the test's assertion"
+            + (f"; passes on the starter: {', '.join(free[:4])}" if free else "")
+            + (f"; not shown for {', '.join(silent[:4])}" if silent else ""),
+            why=why_failed(res, silent or free))
+    # a wrong solution, as a learner might write it: the first sample
+    # mutant that a plain -O2 run catches (not one only a sanitizer sees),
+    # written into the handout's own module
+    wrong = [m for m in sample_mutants(ex) + ex.mutants() if not mutant_header(m).get("caught in")][:1]
+    if wrong:
+        name = os.path.splitext(os.path.basename(wrong[0]))[0]
+        for m, path in apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn)).items():
+            shutil.copyfile(path, hx.module_path(m))
+        res, times["wrong"] = _grade_in_place(hx, "wrong", seed, jobs)
+        named = mutant_header(wrong[0]).get("caught by")
+        failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+        verdict(res["score"] < res["max_score"] and named in failing,
+                f"a wrong solution ({name}), graded in place: {res['score']}/{res['max_score']}, "
+                f"{named} failing as it must" + ("" if named in failing else f"; {named} passed"))
+    for m in hx.modules:  # the learner writes every region: the reference text
+        shutil.copyfile(ex.module_path(m), hx.module_path(m))
+    res, times["reference"] = _grade_in_place(hx, "reference", seed, jobs)
+    failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
+    verdict(res["score"] == res["max_score"],
+            f"with step {ex.key}'s regions written, graded in place: {res['score']}/{res['max_score']}"
+            + (f"; failing: {', '.join(failing[:4])}" if failing else ""), why=why_failed(res, failing))
+    print("  grade times (make grade FAST=1, -O2 once): " + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
+
+
 def cmd_check_handouts(root, args):
     """Proves that a handout grades its step on its own: for each step, the
     handout cut for it differs from the full tree only in that step's
@@ -1786,11 +2225,10 @@ def cmd_check_handouts(root, args):
     e2e = {find_exercise(root, x).key for x in (args.e2e_step or [])}
     base = os.path.join(root, "build", "handout-check")
     files = handout_files(root)
-    passed = failed = 0
+    counts = {"passed": 0, "failed": 0}
 
     def verdict(ok, what, why=""):
-        nonlocal passed, failed
-        passed, failed = passed + bool(ok), failed + (not ok)
+        counts["passed" if ok else "failed"] += 1
         print(f"  {'ok  ' if ok else 'FAIL'} {what}")
         if not ok and why:  # the first test's own lines, so a log's excerpt says why
             print("\n".join("        " + l[:300] for l in why.splitlines()[:12]))
@@ -1799,81 +2237,15 @@ def cmd_check_handouts(root, args):
         print(f"check-handouts: step {ex.step} ({ex.name})")
         out = os.path.join(base, f"soloist-step-{ex.nn}")
         t0 = time.time()
-        write_handout(root, ex, out, files)
-        starters = build_starters(ex)
-        differ = []
-        for f in files:
-            with open(os.path.join(root, f), "rb") as a, open(os.path.join(out, f), "rb") as b:
-                want = starters[f].encode() if f in starters else a.read()
-                if f == "notes.md":
-                    want = strip_answers(want.decode("utf-8")).encode("utf-8")
-                if b.read() != want:
-                    differ.append(f)
-        verdict(not differ, f"the handout is the full tree but for {', '.join(ex.modules)} (starters) and notes.md"
-                + (f"; also differs: {', '.join(differ[:5])}" if differ else ""))
-        verdict(handout_step(out) == ex.key, f"it is marked as cut for step {ex.key}")
-        h_exs = exercises(out)
-        bad = [p for e in h_exs for p in verify_manifest(e)]
-        if len(h_exs) != len(every):
-            bad.insert(0, f"it holds {len(h_exs)} of the {len(every)} exercises")
-        verdict(not bad, "every exercise's tests match its tests.sha256 there" + (f": {bad[0]}" if bad else ""))
+        handout_structure(root, ex, out, files, every, verdict)
         if args.e2e or ex.key in e2e:
-            hx = find_exercise(out, ex.key)
-            seed = check_seed(ex)
-            t1 = time.time()
-            res = grade(hx, Candidate("starter", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
-                        "submission", jobs=args.jobs, quiet=True)
-            times = {"starter": time.time() - t1}
-            # why each test failed: the learner's own stub, or the test's
-            # assertion (a stub that aborts in a child the test forked);
-            # never another step's stub, never no reason at all
-            silent = [t["name"] for t in res["tests"] if t["status"] != "passed"
-                      and ("[NOT yours" in t["output"] or not ("[your region" in t["output"]
-                                                               or re.search(r"\.[ch]:\d+: error", t["output"])))]
-            free = [t["name"] for t in res["tests"] if t["status"] == "passed" and t["max_score"] > 0]
-            verdict(res["score"] == 0 and res["bonus"] == 0 and not silent,
-                    f"the bare starter, graded in place, scores {res['score']}/{res['max_score']} (must be 0), "
-                    f"each failure showing the learner's own stub or the test's assertion"
-                    + (f"; passes on the starter: {', '.join(free[:4])}" if free else "")
-                    + (f"; not shown for {', '.join(silent[:4])}" if silent else ""),
-                    why=why_failed(res, silent or free))
-            # a wrong solution, as a learner might write it: the first
-            # sample mutant that a plain -O2 run catches (not one only a
-            # sanitizer sees), written into the handout's own module
-            plain = [m for m in sample_mutants(ex) + ex.mutants() if not mutant_header(m).get("caught in")]
-            wrong = plain[:1]
-            if wrong:
-                name = os.path.splitext(os.path.basename(wrong[0]))[0]
-                mutated = apply_mutant(ex, wrong[0], os.path.join(base, "wrong-" + ex.nn))
-                for m, path in mutated.items():
-                    shutil.copyfile(path, hx.module_path(m))
-                t1 = time.time()
-                res = grade(hx, Candidate("wrong", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
-                            "submission", jobs=args.jobs, quiet=True)
-                times["wrong"] = time.time() - t1
-                named = mutant_header(wrong[0]).get("caught by")
-                failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
-                verdict(res["score"] < res["max_score"] and named in failing,
-                        f"a wrong solution ({name}), graded in place: {res['score']}/{res['max_score']}, "
-                        f"{named} failing as it must" + ("" if named in failing else f"; {named} passed"))
-            for m in hx.modules:  # the learner writes every region: the reference text
-                shutil.copyfile(ex.module_path(m), hx.module_path(m))
-            t1 = time.time()
-            res = grade(hx, Candidate("reference", {m: hx.module_path(m) for m in hx.modules}), ["o2"], 1, seed,
-                        "submission", jobs=args.jobs, quiet=True)
-            times["reference"] = time.time() - t1
-            failing = [t["name"] for t in res["tests"] if t["status"] != "passed"]
-            verdict(res["score"] == res["max_score"],
-                    f"with step {ex.key}'s regions written, graded in place: {res['score']}/{res['max_score']}"
-                    + (f"; failing: {', '.join(failing[:4])}" if failing else ""), why=why_failed(res, failing))
-            print("  grade times (make grade FAST=1, -O2 once): "
-                  + ", ".join(f"{k} {v:.0f} s" for k, v in times.items()))
+            handout_e2e(ex, out, base, args.jobs, verdict)
         print(f"  ({time.time() - t0:.0f} s)")
         shutil.rmtree(out, ignore_errors=True)
         if os.path.exists(out + ".tar.gz"):
             os.remove(out + ".tar.gz")
-    print(f"{passed} passed, {failed} failed")
-    return 1 if failed else 0
+    print(f"{counts['passed']} passed, {counts['failed']} failed")
+    return 1 if counts["failed"] else 0
 
 
 def main(argv=None):

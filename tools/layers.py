@@ -74,10 +74,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # in io_offload.c, which run on workers and call down into worker-io.
 LAYERS = [
     {"name": "plumbing", "why": "plumbing knows no client, no keyspace and no server",
-     "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "resp_test.h", "object.[ch]", "zmalloc.[ch]", "util.[ch]",
+     "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "resp_test.h", "object.[ch]", "zmalloc.[ch]", "util.[ch]", "textbuf.[ch]",
                "siphash.[ch]"]},
     {"name": "threads", "why": "code a worker thread runs moves words: it knows no client and no keyspace",
-     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]", "io_threads_test.h"]},
+     "files": ["job.h", "queue_*.[ch]", "io_threads.[ch]", "io_threads_test.h", "trace.[ch]", "trace_export.[ch]"]},
     {"name": "client", "why": "a connection's state: the fields, and which thread may touch which",
      "files": ["client.h"]},
     {"name": "worker-io", "why": "a worker's half of a client's I/O touches the client alone: no statistic, "
@@ -103,7 +103,7 @@ LAYERS = [
      "files": ["memory_prefetch.[ch]", "memory_prefetch_test.h", "io_offload.[ch]", "networking.[ch]"]},
     {"name": "server", "why": "the server wires the layers together",
      "files": ["server_loop.[ch]", "main.c", "config*.[ch]", "cmd_server.c", "cmd_client.c", "cmd_config.c",
-               "cmd_info.c"]},
+               "cmd_info.c", "cmd_trace.c"]},
 ]
 KEYSPACE = "keyspace"
 LAYER_NAMES = [l["name"] for l in LAYERS]

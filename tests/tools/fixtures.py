@@ -24,6 +24,18 @@ GIT_ENV = {
 }
 
 
+def long_run(why):
+    """Marks a test for the long run only (SOLOIST_LONG=1, `make
+    check-long`, which CI runs after `make test`): tests/tools/run.py leaves
+    it out of `make test`, whose time is budgeted, and runs only such
+    tests in the long run, so the two runs prove everything once. `why`
+    says what in `make test` already covers most of it."""
+    def mark(f):
+        f.soloist_long = why
+        return f
+    return mark
+
+
 def git(repo, *args):
     r = subprocess.run(["git", "-C", repo, "-c", "commit.gpgsign=false", "-c", "init.defaultBranch=main", *args],
                        capture_output=True, text=True, env=dict(os.environ, **GIT_ENV))

@@ -11,6 +11,9 @@ per core; 1 runs them in this process, in order). The results are printed
 in the order the tests were found.
 
     tests/tools/run.py [PATTERN]    default test_*.py
+
+A test marked with fixtures.long_run runs only in the long run
+(SOLOIST_LONG=1), and then only such tests run.
 """
 
 import concurrent.futures
@@ -94,6 +97,11 @@ def run_one(test_id):
     return run_tests(unittest.defaultTestLoader.loadTestsFromName(test_id))
 
 
+def is_long(test):
+    """The test's fixtures.long_run reason, or None."""
+    return getattr(getattr(test, getattr(test, "_testMethodName", ""), None), "soloist_long", None)
+
+
 def flatten(suite):
     for t in suite:
         if isinstance(t, unittest.TestSuite):
@@ -113,6 +121,9 @@ def main():
     # loadable test: run those here, where the error is reported as is.
     broken = [t for t in tests if type(t).__name__ == "_FailedTest"]
     tests = [t for t in tests if t not in broken]
+    long_run = os.environ.get("SOLOIST_LONG") == "1"
+    left = [t for t in tests if bool(is_long(t)) != long_run]
+    tests = [t for t in tests if bool(is_long(t)) == long_run]
     if broken:
         records += run_tests(unittest.TestSuite(broken))
     ids = [t.id() for t in tests]
@@ -139,6 +150,9 @@ def main():
     passed = len(records) - failed - len(skipped)
     if skipped:
         print(f"({len(skipped)} skipped: {'; '.join(sorted(set(skipped)))})")
+    if left and not long_run:
+        print(f"({len(left)} left to the long run, make check-long: "
+              + "; ".join(f"{t.id().split('.', 1)[1]} ({is_long(t)})" for t in left) + ")")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

@@ -179,6 +179,29 @@ class Check(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("src/demo.c@sum-loop is cited nowhere", out)
 
+    def test_in_a_handout_the_learners_own_spans_are_skipped(self):
+        """A handout's learner writes other code than the reference the prose
+        was read against: that drift, and a span cited only by the answers
+        folded out of notes.md, are skipped; drift elsewhere still fails."""
+        write(os.path.join(self.root, "src", "other.c"), SRC)
+        self.chapter("# Demo\n\nMine, `src/demo.c@sum-loop`; theirs, `src/other.c@sum-loop`; "
+                     "gone, `src/demo.c@sum`.\n")
+        self.assertEqual(self.run_tool("lock")[0], 0)
+        self.chapter("# Demo\n\nMine, `src/demo.c@sum-loop`; theirs, `src/other.c@sum-loop`.\n")
+        write(os.path.join(self.root, "exercises", "HANDOUT"), "handout\nstep: 9\n")
+        write(os.path.join(self.root, "exercises", "09-demo", "exercise.json"),
+              '{"step": 9, "title": "demo", "chapter": "chapters/00-demo.md", "module": "src/demo.c", '
+              '"tests": [], "parts": [{"name": "p", "regions": []}]}\n')
+        write(os.path.join(self.root, "src", "demo.c"), SRC.replace("s += a[i];", "s -= a[i];"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("SKIPPED (a handout for step 9)", out)
+        self.assertIn("(src/demo.c@sum-loop)", out)
+        write(os.path.join(self.root, "src", "other.c"), SRC.replace("s += a[i];", "s -= a[i];"))
+        rc, out = self.run_tool("check")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("src/other.c@sum-loop: the code changed since the prose about it was read", out)
+
     def test_missing_label_fails(self):
         self.chapter("# Demo\nSee `src/demo.c@nope` and `src/gone.c@x`.\n")
         rc, out = self.run_tool("check")

@@ -143,6 +143,14 @@ def contradict(reading, figure):
         return re.sub(r"run ranges overlap|\boverlap\b", "A faster in every run", figure)
     if m:
         return re.sub(r"[^;,():]*?\s*\b(faster|lower|higher|slower) in every run\b", " run ranges overlap", figure)
+    m = findings_refs._VALUES.match(part)
+    if m:  # every number written before TEXT (after of) moved past the bound
+        q, before, rel, x, of = m.group(1), m.group(2), m.group(3), float(m.group(4).replace(",", "")), m.group(5)
+        low = (rel in ("above", "at least")) == (q != "no")
+        bad = "%g" % (x - abs(x) * 0.5 - 1 if low else x + abs(x) * 0.5 + 1)
+        i = figure.find(of) if of else 0
+        return figure[:i] + re.sub(r"(%s)(\s*%s)" % (findings_refs.NUMBER, re.escape(before)), bad + r"\2",
+                                   figure[i:])
     m = findings_refs._QUANT.match(part) or findings_refs._CELLSET.match(part) or findings_refs._SPREAD.match(part)
     if m:
         if m.re is findings_refs._QUANT:

@@ -3,6 +3,7 @@ Makefile and mk/reader.mk, a two-function module with exercise regions, its
 cmocka tests, a points table, a manifest and mutants."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -10,7 +11,7 @@ import sys
 import tempfile
 import unittest
 
-from fixtures import ROOT, git, write
+from fixtures import ROOT, git, long_run, write
 
 import exercise  # noqa: E402  (tools/ is on sys.path via fixtures)
 
@@ -187,7 +188,8 @@ class Starter(Fixture):
             s = f.read()
         self.assertNotIn("demo_bigger(m, a[i])", s)  # the reference body is gone
         self.assertNotIn("c += (a[i] == x)", s)
-        self.assertIn('"soloist: step 0 exercise \\"max\\" is not written yet: see chapters/00-demo.md', s)
+        self.assertIn('"soloist: step 0 exercise \\"max\\" is not written yet: see "\n', s)
+        self.assertIn('"chapters/00-demo.md and exercises/00-demo/README.md\\n");', s)
         # the max stub keeps the helper used; the count stub the local
         max_stub = s[s.index("/*@ exercise: max */"):s.index("/*@ exercise: count */")]
         self.assertIn("(void)demo_bigger;", max_stub)
@@ -217,6 +219,7 @@ class Grading(Fixture):
         with open(self.path("exercises", "00-demo", "README.md")) as f:
             return f.read()
 
+    @long_run("suite 80 runs the check on every real exercise")
     def test_check_exercises_fast(self):
         rc, out = self.tool("check", "--fast")
         self.assertEqual(rc, 1, out)
@@ -228,7 +231,7 @@ class Grading(Fixture):
         self.assertIn("FAIL README.md's mutant table is this run's: README.md has no mutant table; "
                       "run `make exercise-points STEP=0`", out)
         self.assertIn("ok   the contract table (3 lines) and the tests match both ways", out)
-        self.assertIn("check-exercises: 11 passed, 1 failed", out)
+        self.assertIn("check-exercises: 12 passed, 1 failed", out)
         rc, out = self.tool("points", "0", "--write")
         self.assertEqual(rc, 0, out)
         self.assertIn("wrote the mutant table of the last check run", out)
@@ -240,11 +243,11 @@ class Grading(Fixture):
         rc, out = self.tool("check", "--fast")
         self.assertEqual(rc, 0, out)
         self.assertIn("ok   README.md's mutant table is this run's", out)
-        self.assertIn("check-exercises: 12 passed, 0 failed", out)
+        self.assertIn("check-exercises: 13 passed, 0 failed", out)
         # the full matrix makes the same first -O2 run, so the table holds
         rc, out = self.tool("check")
         self.assertEqual(rc, 0, out)
-        self.assertIn("check-exercises: 12 passed, 0 failed", out)
+        self.assertIn("check-exercises: 13 passed, 0 failed", out)
         # a changed mutant makes the table stale, and the last run too old to write it from
         with open(self.path("exercises", "00-demo", "mutants", "max-skips-last.mutant"), "a") as f:
             f.write("\n")
@@ -325,6 +328,7 @@ class Grading(Fixture):
         with self.assertRaises(exercise.ExerciseError):
             exercise.mutant_cells({"caught in": "valgrind"})
 
+    @long_run("suite 80 checks exercises graded under TSan")
     def test_a_tsan_mutant_needs_a_concurrent_step(self):
         write(self.path("exercises", "00-demo", "mutants", "max-skips-last.mutant"),
               MUTANT.replace("# caught by:", "# caught in: TSan\n# caught by:"))
@@ -611,6 +615,7 @@ class SeveralModules(Fixture):
         self.assertIn("matrix -O0, -O2, ASan+UBSan, TSan", out)
         self.assertIn("TSan        run 1/1 seed 5: 2/2 tests passed", out)
 
+    @long_run("suite 80 checks the exercises of several modules")
     def test_check_catches_the_header_and_the_tsan_mutant(self):
         rc, out = self.tool("check", "--step", "1", "--fast")
         self.assertIn("starter builds and scores 0/2", out)
@@ -660,10 +665,33 @@ class Contract(Fixture):
         rc, out = self.problems("")
         self.assertIn("README.md has no contract table", out)
 
+    def test_a_planted_line_with_no_test_fails(self):
+        planted = CONTRACT.replace("<!-- contract:end -->",
+                                   "| C4 | count is 0 for an empty array | | `count-differs` |\n<!-- contract:end -->")
+        rc, out = self.problems(planted)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("contract: FAIL C4 is checked by no test", out)
+        # the check (make check-exercises) fails on the same problems
+        ex = exercise.find_exercise(self.root, "0")
+        log = []
+        exercise.check_static(ex, exercise.Verdicts(log.append))
+        self.assertTrue(any(line.startswith("  FAIL the contract table (4 lines) and the tests match both ways, every "
+                                            "line with a mutant of its own: C4 is checked by no test") for line in log),
+                        log)
+
+    def test_a_mutant_naming_a_missing_line_fails(self):
+        path = self.path("exercises", "00-demo", "mutants", "count-differs.mutant")
+        with open(path, "w") as f:
+            f.write(COUNT_MUTANT.replace("# contract: C3", "# contract: C9"))
+        rc, out = self.tool("contract", "0")
+        self.assertEqual(rc, 1, out)
+        self.assertIn("mutant count-differs says it breaks C9, which is not a line of the contract", out)
+
 
 class Reasons(Fixture):
     """A failed test says why: cmocka's assertion, a stub's message and
-    whose region it is, a crash's signal and the test's own last lines."""
+    whose region it is (a crash's signal and place, a sanitizer's report
+    and a leak are CrashesAndLeaks')."""
 
     def test_an_assertion_shows_its_file_line_and_values(self):
         write(self.path("wrong.c"), DEMO_C.replace("i < n; i++) m = demo_bigger", "i + 1 < n; i++) m = demo_bigger"))
@@ -699,15 +727,135 @@ class Reasons(Fixture):
         self.assertIn("killed by signal 6 (SIGABRT) in test_max", out)
 
 
+class CrashesAndLeaks(Fixture):
+    """A crash names its signal and its place; a sanitizer's report shows
+    its first lines, not its legend; a leak fails the test that leaked,
+    naming the allocation's place; results.json keeps every run."""
+
+    def grade_api(self, text, cells, repeat=1, trace=True):
+        write(self.path("sub.c"), text)
+        ex = exercise.find_exercise(self.root, "0")
+        cand = exercise.Candidate("sub", {"src/demo.c": self.path("sub.c")})
+        res = exercise.grade(ex, cand, cells, repeat, 11, "t", jobs=2, quiet=True, trace=trace)
+        return {t["name"]: t for t in res["tests"]}
+
+    def test_a_segfault_names_its_place(self):
+        crash = DEMO_C.replace("int c = 0; /* set", "int c = *(volatile int *)(size_t)a[0]; /* set")
+        for cell in ("o0", "o2"):
+            t = self.grade_api(crash, [cell])["test_count"]
+            self.assertEqual(t["status"], "failed")
+            self.assertIn("Test failed with exception: Segmentation fault(11): the test crashed (SIGSEGV)", t["output"])
+            self.assertIn("where it crashed (the innermost call first):", t["output"])
+            self.assertRegex(t["output"], r"demo_count at src/demo.c:\d+")
+            self.assertIn("test_count at tests/unit/test_demo.c:11", t["output"])
+        # the check's runs need only the verdict: no rerun to find the place
+        t = self.grade_api(crash, ["o2"], trace=False)["test_count"]
+        self.assertNotIn("where it crashed", t["output"])
+
+    def test_asan_shows_the_reports_first_lines_not_its_legend(self):
+        ovf = DEMO_C.replace('#include "demo.h"', '#include "demo.h"\n#include <stdlib.h>')
+        ovf = ovf.replace("int c = 0; /* set", "volatile int *o = malloc(2 * sizeof *o);\n"
+                          "    void (*volatile release)(void *) = free; /* unseen, so no -Wuse-after-free */\n"
+                          "    release((void *)o);\n"
+                          "    int c = o[1]; /* set")
+        t = self.grade_api(ovf, ["asan"])["test_count"]
+        out = t["output"]
+        self.assertIn("AddressSanitizer: heap-use-after-free", out)
+        self.assertIn("READ of size 4", out)
+        self.assertRegex(out, r"#0 demo_count src/demo.c:\d+")
+        self.assertIn("is located 4 bytes inside of 8-byte region", out)
+        self.assertIn("freed by thread T0 here:", out)
+        self.assertNotIn("Shadow bytes", out)
+        self.assertNotIn("Heap left redzone", out)
+
+    def test_a_leak_fails_the_test_naming_the_allocation(self):
+        leak = DEMO_C.replace('#include "demo.h"', '#include "demo.h"\n#include <stdlib.h>')
+        leak = leak.replace("int c = 0; /* set", "int *volatile kept = malloc(24);\n    kept[0] = 1;\n"
+                            "    int c = 0; /* set")
+        tests = self.grade_api(leak, ["asan"])
+        t = tests["test_count"]
+        self.assertEqual(t["status"], "failed")
+        self.assertIn("test_count passed its assertions, then the process failed at exit:", t["output"])
+        self.assertIn("Direct leak of 24 byte(s) in 1 object(s) allocated from:", t["output"])
+        self.assertRegex(t["output"], r"#1 demo_count src/demo.c:\d+")
+        self.assertEqual(tests["test_sum"]["status"], "passed")
+
+    def test_results_keep_every_run(self):
+        wrong = DEMO_C.replace("i < n; i++) m = demo_bigger", "i + 1 < n; i++) m = demo_bigger")
+        t = self.grade_api(wrong, ["o2"], repeat=5)["test_max_last"]
+        self.assertIn("failed 5 of 5 runs", t["output"])
+        for seed in range(11, 16):
+            self.assertIn(f"-O2 seed {seed}:", t["output"])
+
+
+class Order(Fixture):
+    """exercise.json's "order": the first group alone must score."""
+
+    def set_order(self, order, manifest=True):
+        p = self.path("exercises", "00-demo", "exercise.json")
+        with open(p) as f:
+            d = json.load(f)
+        d["order"] = order
+        write(p, json.dumps(d))
+        if manifest:
+            self.assertEqual(self.tool("manifest", "0", "--write")[0], 0)
+
+    def first_group(self):
+        """The check's verdict on the first group alone (what check_one runs)."""
+        ex = exercise.find_exercise(self.root, "0")
+        log = []
+        verdict = exercise.Verdicts(log.append)
+        with tempfile.TemporaryDirectory() as work:
+            cands = [c for c in exercise.base_candidates(ex, verdict, work) if c[0] == "first group"]
+            exercise.grade_candidates(ex, cands, verdict, True, 2, log.append)
+        return "\n".join(log)
+
+    def test_the_first_group_must_score(self):
+        self.set_order([["sum"], ["max", "count"]])
+        self.assertIn("ok   with only the suggested order's first group written (sum; stubs elsewhere) it scores 2/7",
+                      self.first_group())
+        # a first group that no test sees alone: the order shows no progress
+        with open(self.path("tests", "unit", "test_demo.c")) as f:
+            text = f.read()
+        write(self.path("tests", "unit", "test_demo.c"),
+              text.replace("demo_sum(a, 3), 6)", "demo_sum(a, 3) + demo_count(a, 3, 9), 6)")
+              .replace("demo_sum(NULL, 0), 0)", "demo_sum(NULL, 0) + demo_count(NULL, 0, 1), 0)"))
+        self.assertIn("FAIL with only the suggested order's first group written (sum; stubs elsewhere) it scores 0/7",
+                      self.first_group())
+
+    def test_a_bad_order_is_named(self):
+        self.set_order([["sum", "nope"], ["sum"]])
+        ex = exercise.find_exercise(self.root, "0")
+        self.assertEqual(exercise.order_problem(ex, exercise.exercise_regions(ex)),
+                         "no such region in src/demo.c: nope")
+        self.set_order([["sum"], ["max", "sum"]])
+        ex = exercise.find_exercise(self.root, "0")
+        self.assertEqual(exercise.order_problem(ex, exercise.exercise_regions(ex)), "regions in two groups: sum")
+        self.set_order([["sum"], "max"], manifest=False)
+        rc, out = self.tool("contract", "0")
+        self.assertEqual(rc, 2)
+        self.assertIn("'order' is a list of groups of region names", out)
+
+
 class Handout(Fixture):
     def test_handout_tree_grades_in_place(self):
+        shutil.copy(os.path.join(ROOT, ".clang-format"), self.root)  # the project's style, which the starter keeps
         rc, out = self.tool("handout")
         self.assertEqual(rc, 0, out)
         h = self.path("build", "handout", "soloist-step-00")
         self.assertTrue(os.path.isfile(h + ".tar.gz"))
         self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "HANDOUT")))
         with open(os.path.join(h, "exercises", "HANDOUT")) as f:
-            self.assertIn("step: 0", f.read())
+            note = f.read()
+        self.assertIn("step: 0", note)
+        # the chapter is read rendered, from this tree: the note says how and where
+        self.assertIn("`make book`", note)
+        self.assertIn("open build/book/00-demo.html", note)
+        self.assertIn("build/book/exercise-00-demo.html", note)
+        self.assertIn("{{finding}}", note)
+        self.assertIn("not `make test`", note)
+        with open(os.path.join(h, "src", "demo.c")) as f:
+            self.assertTrue(exercise.in_style(h, "src/demo.c", f.read()))
         self.assertFalse(os.path.exists(os.path.join(h, "exercises", "00-demo", "mutants")))
         self.assertTrue(os.path.isfile(os.path.join(h, "exercises", "00-demo", "tests.sha256")))
         with open(os.path.join(h, "src", "demo.c")) as f:
@@ -745,6 +893,28 @@ class Handout(Fixture):
         rc, out = self.tool("handout", "--step", "0", "--out", self.path("hand"))
         self.assertEqual(rc, 0, out)
         self.assertTrue(os.path.isdir(self.path("hand", "soloist-step-00")))
+
+
+
+class Course(unittest.TestCase):
+    """COURSE.md sizes each week's exercise by its contract: the count it
+    gives must be the README's."""
+
+    def test_contract_line_counts_are_the_readmes(self):
+        by_name = {ex.name: ex for ex in exercise.exercises(ROOT)}
+        seen = 0
+        with open(os.path.join(ROOT, "chapters", "COURSE.md"), encoding="utf-8") as f:
+            for n, line in enumerate(f, 1):
+                m = re.search(r"`exercises/([0-9a-z-]+)`", line)
+                c = re.search(r"\((\d+) contract lines", line)
+                if not (m and c):
+                    continue
+                rows = exercise.contract_rows(by_name[m.group(1)]) or []
+                self.assertEqual(int(c.group(1)), len(rows),
+                                 f"COURSE.md:{n}: exercises/{m.group(1)} has {len(rows)} contract lines, "
+                                 f"the course says {c.group(1)}")
+                seen += 1
+        self.assertGreaterEqual(seen, 8)
 
 
 if __name__ == "__main__":

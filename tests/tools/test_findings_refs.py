@@ -192,6 +192,36 @@ class Readings(unittest.TestCase):
                                                               lambda: [("r1", "**1.1×**")]))
 
 
+    def test_values_written_before_a_text(self):
+        t2 = ("1 MB: t2 3174 MB/s = 0.91× ceiling, 1.04× t1; 2 MB: t2 2822 MB/s = 0.69× ceiling, 0.75× t1; "
+              "16 MB: t2 1743 MB/s = 0.94× ceiling, 1.14× t1")
+        self.holds('every value before "× t1" at least 0.7; every value before "× t1" at most 1.2', t2)
+        self.holds('highest value before "× ceiling" below 1; lowest value before "× t1" at least 0.75', t2)
+        self.holds('every value before "× t1" above 1 of "16 MB:"', t2)          # from 16 MB on only
+        # "within a fifth of io-threads 1 at every size": 2 MB is a quarter below
+        self.fails('every value before "× t1" at least 0.8', t2, "1 of the 3 values are not: 0.75")
+        self.fails('no value before "× ceiling" below 0.7', t2, "1 of the 3 values are: 0.69")
+        self.fails('lowest value before "× t1" at least 0.8', t2, "the lowest is 0.75")
+        self.fails('every value before "× t2" at least 1', t2, 'writes no number before "× t2"')
+        self.fails('every value before "× t1" above 1 of "64 MB:"', t2, 'no "64 MB:"')
+
+    def test_in_some_stored_run(self):
+        apart, overlap = "**1.2×**; A faster in every run", "**1.1×**; run ranges overlap"
+        # the kept row alone has it, or no stored runs to read: read as the kept row
+        self.assertIsNone(findings_refs.evaluate("runs apart in some stored run", apart, lambda: []))
+        self.assertIsNone(findings_refs.evaluate("runs overlap in some stored run", overlap))
+        # "apart only in the kept run": an older run overlaps
+        self.assertIsNone(findings_refs.evaluate("runs overlap in some stored run", apart,
+                                                 lambda: [("r1", overlap), ("r2", apart)]))
+        # planted: a sentence saying some run overlapped where every stored run was apart
+        why = findings_refs.evaluate("runs overlap in some stored run", apart,
+                                     lambda: [("r1", apart), ("r2", apart)])
+        self.assertEqual(why, "runs overlap in some stored run: neither the kept row nor any of the 2 stored"
+                              " runs has it (the kept row: the row says A faster in every run)")
+        self.assertIsNotNone(findings_refs.evaluate("runs overlap in some stored run", apart, lambda: []))
+        self.assertIsNotNone(findings_refs.evaluate("runs overlap in some stored run", apart))
+
+
 PROV = {"date": "2026-11-30T10:00:00+00:00", "host": "fixture", "cpu_model": "Fixture CPU", "cores": 2,
         "kernel": "6.1.0-fixture", "compiler": "cc 12.2.0", "git": {"commit": "abcdef123456"}, "quick": False}
 
