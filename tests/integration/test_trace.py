@@ -14,8 +14,8 @@ to what the server did:
     commands the requests carry add up to the commands sent;
   - the commands ran on main, and the reads and writes on the threads
     INFO iothreads counts them on (jobs per worker, before and after the
-    recording; the control connection's four untraced hand-offs are the
-    only slack);
+    recording; the hand-offs made outside the recording that a worker
+    may count inside it are the only slack);
   - every arrow pairs up: one start, one step, one end.
 
 Owns its server. Skipped against redis-server (TRACE is soloist's own).
@@ -167,8 +167,14 @@ class TraceTest(unittest.TestCase):
                 seen = traced.get(tid, {}).get(kind, 0)
                 self.assertGreaterEqual(did, seen, "io_thread_%d: INFO %s %d, the trace %d" % (tid, kind, did, seen))
                 slack += did - seen
-            # START's read and INFO's, INFO's write and STOP's: counted, not recorded.
-            self.assertLessEqual(slack, 2, "%s counted by INFO and missing from the trace" % kind)
+            # Hand-offs counted between the two samples and never recorded.
+            # Reads: START's (its command turns recording on) and the last
+            # INFO's. Writes: the first INFO's and STOP's (recording is off by
+            # then), and the CLIENT ID replies: a worker counts a job after
+            # its write, so a client may have its reply, and the next sample
+            # may be taken, before the count lands.
+            most = 2 if kind == "reads" else 2 + CONNS
+            self.assertLessEqual(slack, most, "%s counted by INFO and missing from the trace" % kind)
 
     def test_trace_status_and_errors(self):
         c = self.server.conn()

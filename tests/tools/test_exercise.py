@@ -470,6 +470,7 @@ class Parts(Fixture):
         self.assertIn("score: 6/6", out)
         self.assertIn("bonus: 0/1", out)
 
+    @long_run("suite 80 checks exercise 00's bonus part the same way: starter 0, reference full, full marks without it")
     def test_check_counts_the_bonus(self):
         write(self.path("exercises", "00-demo", "mutants", "count-wrong.mutant"),
               "# what: counts everything\n# caught by: test_count\n@@@ find\n"
@@ -491,9 +492,11 @@ class Parts(Fixture):
         with open(p, "w") as f:
             json.dump(d, f)
         self.tool("manifest", "0", "--write")
-        rc, out = self.tool("check", "--fast")
-        self.assertEqual(rc, 1)
-        self.assertIn("regions in two parts: sum", out)
+        # the parts are among the checks that build nothing (check_static),
+        # which check-exercises runs first and counts like the others
+        log = []
+        exercise.check_static(exercise.find_exercise(self.root, "0"), exercise.Verdicts(log.append))
+        self.assertTrue(any(line.startswith("  FAIL") and "regions in two parts: sum" in line for line in log), log)
 
 
 FLAG_H = """\
