@@ -175,15 +175,33 @@ static void info_iothreads(textbuf *t) {
         uint64_t j[JOB_REQ_COUNT];
         io_offload_worker_jobs(tid, j);
         textbuf_printf(t,
-                       "io_thread_%d:reads=%llu,writes=%llu,free_argv=%llu,free_obj=%llu,polls=%llu,accepts=%llu\r\n",
+                       "io_thread_%d:reads=%llu,writes=%llu,free_argv=%llu,free_obj=%llu,polls=%llu,accepts=%llu,"
+                       "busy_us=%llu\r\n",
                        tid, (unsigned long long)j[JOB_REQ_READ_CLIENT], (unsigned long long)j[JOB_REQ_WRITE_CLIENT],
                        (unsigned long long)j[JOB_REQ_FREE_ARGV], (unsigned long long)j[JOB_REQ_FREE_OBJ],
-                       (unsigned long long)j[JOB_REQ_POLL], (unsigned long long)j[JOB_REQ_ACCEPT]);
+                       (unsigned long long)j[JOB_REQ_POLL], (unsigned long long)j[JOB_REQ_ACCEPT],
+                       (unsigned long long)(io_threads_busy_ns(tid) / 1000));
     }
     textbuf_printf(t, "io_fallbacks:inactive=%llu,queue_full=%llu,not_eligible=%llu\r\n",
                    (unsigned long long)st.fallbacks[IO_FALLBACK_INACTIVE],
                    (unsigned long long)st.fallbacks[IO_FALLBACK_QUEUE_FULL],
                    (unsigned long long)st.fallbacks[IO_FALLBACK_NOT_ELIGIBLE]);
+    /* The policy's last decision and the numbers it judged (ignition.h's
+     * ignition_decision); the CPU means as per cent of one core. The age
+     * is on the same monotonic clock as the stamp. */
+    const ignition_decision *d = &st.last_decision;
+    uint64_t now = util_monotonic_us();
+    textbuf_printf(t,
+                   "io_threads_last_decision:%s\r\nio_threads_last_decision_us:%llu\r\n"
+                   "io_threads_last_decision_age_us:%llu\r\nio_threads_last_decision_active_before:%d\r\n"
+                   "io_threads_last_decision_active_after:%d\r\nio_threads_last_decision_sys_pct:%.2f\r\n"
+                   "io_threads_last_decision_user_pct:%.2f\r\nio_threads_last_decision_busy_pct:%.2f\r\n"
+                   "io_threads_last_decision_depth_mean:%zu\r\nio_threads_last_decision_rate_before:%llu\r\n"
+                   "io_threads_last_decision_rate_after:%llu\r\n",
+                   ignition_decided_name(d->what), (unsigned long long)d->us,
+                   (unsigned long long)(d->us && now > d->us ? now - d->us : 0), d->active_before, d->active_after,
+                   (double)d->sys_ppm / 1e4, (double)d->user_ppm / 1e4, (double)d->busy_ppm / 1e4, d->depth_mean,
+                   (unsigned long long)d->rate_before, (unsigned long long)d->rate_after);
 }
 /*@ end */
 

@@ -166,6 +166,32 @@ static const char *const rule_names[IGNITION_RULE_COUNT] = {
     [IGNITION_ACTIVE_TIME] = "active-time",
 };
 
+static const char *const decided_names[IGNITION_DECIDED_COUNT] = {
+    [IGNITION_DECIDED_NONE] = "none",
+    [IGNITION_DECIDED_STAY] = "stay",
+    [IGNITION_DECIDED_BACKOFF] = "backoff",
+    [IGNITION_DECIDED_IGNITE] = "ignite",
+    [IGNITION_DECIDED_HOLD] = "hold",
+    [IGNITION_DECIDED_SCALE_UP] = "scale-up",
+    [IGNITION_DECIDED_SCALE_DOWN] = "scale-down",
+    [IGNITION_DECIDED_KEEP] = "keep",
+    [IGNITION_DECIDED_REVERT] = "revert",
+    [IGNITION_DECIDED_FORCED] = "forced",
+};
+
+const char *ignition_decided_name(ignition_decided d) {
+    return (unsigned)d < IGNITION_DECIDED_COUNT ? decided_names[d] : "unknown";
+}
+
+/* Starts the record of a decision (ig->last, for INFO): its kind, when,
+ * and the threads before and after; the numbers it looked at are 0 until
+ * the caller fills in those its kind has. A few stores on main per step:
+ * cheaper than anything INFO could recompute. */
+static ignition_decision *decide(ignition *ig, ignition_decided what, uint64_t now_us, int before, int after) {
+    ig->last = (ignition_decision){.what = what, .us = now_us, .active_before = before, .active_after = after};
+    return &ig->last;
+}
+
 const char *ignition_rule_name(ignition_rule r) {
     return (unsigned)r < IGNITION_RULE_COUNT ? rule_names[r] : "unknown";
 }
@@ -191,6 +217,7 @@ void ignition_restart(ignition *ig, ignition_rule rule) {
     ig->guard_reverts = kept.guard_reverts;
     ig->parks = kept.parks;
     ig->last_change_us = kept.last_change_us;
+    ig->last = kept.last;
 }
 
 /*@ ignition-mean */
@@ -325,6 +352,7 @@ void ignition_note_move(ignition *ig, int before, int after, uint64_t now_us) {
     bool asked = ig->asked && after == ig->asked;
     count_change(ig, after);
     if (asked || after == before) return;
+    decide(ig, IGNITION_DECIDED_FORCED, now_us, before, after);
     if (after > before) {
         if (before == 1)
             ig->ignitions++;
@@ -385,8 +413,12 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
     *revert = false;
     ignition_point now = point_of(s);
     if (now.us - ig->at_ignition.us >= IGNITION_GUARD_COLLAPSE_US &&
-        per_second(ig->at_ignition, now) * 100 < per_second(ig->before, ig->before_end) * IGNITION_GUARD_COLLAPSE_PCT)
+        per_second(ig->at_ignition, now) * 100 < per_second(ig->before, ig->before_end) * IGNITION_GUARD_COLLAPSE_PCT) {
+        ignition_decision *d = decide(ig, IGNITION_DECIDED_REVERT, s->now_us, ig->last_active, 1);
+        d->rate_before = per_second(ig->before, ig->before_end);
+        d->rate_after = per_second(ig->at_ignition, now);
         return guard_fail(ig, s, revert);
+    }
     if (ig->probation == PROBATION_SETTLING) {
         if (s->now_us - ig->ignited_us < IGNITION_GUARD_SETTLE_US) return false;
         ig->after = point_of(s);
@@ -400,6 +432,10 @@ static bool guard_judge(ignition *ig, const ignition_sample *s, bool *revert) {
     bool gained = rate_a * 100 >= rate_b * IGNITION_GUARD_GAIN_PCT;
     bool relieved =
         rate_a * 100 >= rate_b * IGNITION_GUARD_HOLD_PCT && cpc_a * 100 <= cpc_b * IGNITION_GUARD_RELIEF_PCT;
+    ignition_decision *d = decide(ig, gained || relieved ? IGNITION_DECIDED_KEEP : IGNITION_DECIDED_REVERT, s->now_us,
+                                  ig->last_active, gained || relieved ? ig->last_active : 1);
+    d->rate_before = rate_b;
+    d->rate_after = rate_a;
     if (gained || relieved) {
         ig->backoff_us = 0;
         return true;
@@ -505,10 +541,41 @@ static int step_active(ignition *ig, const ignition_sample *s, int num, int acti
     /*@ end */
 }
 
+/* Records what a step decided (ig->last), from the state the step left:
+ * main alone with a worker to wake, every step judges the CPU means; with
+ * workers running, a step that reached the scaling rule (not reverting,
+ * no probation, a 16th depth sample) judges the mean depth. The guard
+ * records its own verdicts (guard_judge). */
+static void note_step(ignition *ig, const ignition_sample *s, int num, int active, bool was_reverting, int target) {
+    if (active == 1) {
+        if (num < 2) return;
+        ignition_decided what = target > 1          ? IGNITION_DECIDED_IGNITE
+                                : should_ignite(ig) ? IGNITION_DECIDED_BACKOFF
+                                                    : IGNITION_DECIDED_STAY;
+        ignition_decision *d = decide(ig, what, s->now_us, 1, target);
+        d->sys_ppm = mean_get(&ig->sys);
+        d->user_ppm = mean_get(&ig->user);
+        d->busy_ppm = mean_get(&ig->busy);
+        return;
+    }
+    if (was_reverting || ig->reverting || ig->probation != PROBATION_NONE ||
+        ig->depth_samples % IGNITION_METRIC_SAMPLES)
+        return;
+    size_t sum = 0;
+    for (int i = 0; i < IGNITION_METRIC_SAMPLES; i++) sum += ig->depth[i];
+    ignition_decided what = target > active   ? IGNITION_DECIDED_SCALE_UP
+                            : target < active ? IGNITION_DECIDED_SCALE_DOWN
+                                              : IGNITION_DECIDED_HOLD;
+    decide(ig, what, s->now_us, active, target)->depth_mean = sum / IGNITION_METRIC_SAMPLES;
+}
+
 int ignition_step(ignition *ig, const ignition_sample *s) {
     int num = s->num < 1 ? 1 : s->num;
     int active = s->active < 1 ? 1 : s->active > num ? num : s->active;
     count_change(ig, active);
-    return active == 1 ? step_alone(ig, s, num) : step_active(ig, s, num, active);
+    bool was_reverting = ig->reverting;
+    int target = active == 1 ? step_alone(ig, s, num) : step_active(ig, s, num, active);
+    note_step(ig, s, num, active, was_reverting, target);
+    return target;
 }
 /*@ end */

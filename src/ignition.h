@@ -1,11 +1,11 @@
 /* ignition.h — when to wake the I/O threads, and how many to keep awake.
  *
  * Step 5 (policy layer: main only, above the threads it sizes). Owns:
- * the policy's state and the counters of the pool's moves (the one set
- * INFO iothreads shows), and nothing else: it reads numbers the caller
- * samples (the main thread's CPU, commands processed, the shared inbox's
- * depth, the pool's size) and answers with how many threads should be
- * active. It moves no thread and reads no clock: the caller does both,
+ * the policy's state, the counters of the pool's moves (the one set
+ * INFO iothreads shows) and the record of its last decision, and nothing
+ * else: it reads numbers the caller samples (the main thread's CPU,
+ * commands processed, the shared inbox's depth, the pool's size) and
+ * answers with how many threads should be active. It moves no thread and reads no clock: the caller does both,
  * so the policy is a pure function of the samples, and a test can replay
  * a trace through it. No worker runs any of it.
  * Threads: main only (one ignition per pool, no locking).
@@ -75,6 +75,37 @@ typedef struct ignition_point {
 
 #define IGNITION_GUARD_POINTS 8
 
+/* What one decision of the policy was (INFO iothreads
+ * io_threads_last_decision). A decision is a step that judged numbers:
+ * every step while main is alone (the CPU means), every 16th depth sample
+ * while workers run (the mean depth), the guard's verdict; and a move
+ * nobody asked the policy for (io-threads-always-active), which judged
+ * nothing. The steps between those only wait, and are not decisions. */
+typedef enum {
+    IGNITION_DECIDED_NONE = 0,   /* nothing decided yet */
+    IGNITION_DECIDED_STAY,       /* main alone, not busy enough: stays alone */
+    IGNITION_DECIDED_BACKOFF,    /* main alone and busy, but the guard's backoff runs */
+    IGNITION_DECIDED_IGNITE,     /* main alone and busy: one worker woken */
+    IGNITION_DECIDED_HOLD,       /* a scaling decision that keeps the pool as it is */
+    IGNITION_DECIDED_SCALE_UP,   /* the mean depth above 1: one thread more */
+    IGNITION_DECIDED_SCALE_DOWN, /* the mean depth 0 past the cooldown: one thread fewer */
+    IGNITION_DECIDED_KEEP,       /* the guard's verdict: the threads paid */
+    IGNITION_DECIDED_REVERT,     /* the guard's verdict: they did not; back to main alone */
+    IGNITION_DECIDED_FORCED,     /* a move the policy did not ask for */
+    IGNITION_DECIDED_COUNT
+} ignition_decided;
+
+/* The numbers a decision looked at; those its kind does not look at are
+ * 0. Written by the step that decides, read by INFO (both main). */
+typedef struct ignition_decision {
+    ignition_decided what;
+    uint64_t us;                          /* when (monotonic µs); 0 before the first */
+    int active_before, active_after;      /* threads active when it decided, and what it answered */
+    uint64_t sys_ppm, user_ppm, busy_ppm; /* main alone: the CPU means it judged (ppm of one core) */
+    size_t depth_mean;                    /* scaling: the mean of the last 16 inbox depths */
+    uint64_t rate_before, rate_after;     /* the guard: commands per second before and after ignition */
+} ignition_decision;
+
 typedef struct ignition {
     ignition_rule rule;
 
@@ -114,6 +145,10 @@ typedef struct ignition {
     uint64_t ignitions, scale_ups, scale_downs, guard_reverts;
     uint64_t parks;          /* workers parked, by any move down */
     uint64_t last_change_us; /* when the last move made was asked (monotonic µs) */
+
+    /* The last decision, for INFO (kept by ignition_restart, as the
+     * counters are). */
+    ignition_decision last;
 } ignition;
 
 /* A fresh policy: main alone, nothing sampled yet. */
@@ -138,6 +173,10 @@ int ignition_step(ignition *ig, const ignition_sample *s);
  * counted by its direction: from main alone an ignition, else a scale-up
  * or a scale-down. Every thread a move down parks is counted in parks. */
 void ignition_note_move(ignition *ig, int before, int after, uint64_t now_us);
+
+/* "none", "stay", "backoff", "ignite", "hold", "scale-up", "scale-down",
+ * "keep", "revert", "forced". */
+const char *ignition_decided_name(ignition_decided d);
 
 /* "guarded", "rusage", "active-time"; and back (any case; -1 if none). */
 const char *ignition_rule_name(ignition_rule r);

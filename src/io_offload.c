@@ -788,6 +788,7 @@ void io_offload_get_stats(io_offload_stats *out) {
     out->write_waits = io.write_waits;
     out->write_wait_us = io.write_wait_us;
     memcpy(out->fallbacks, io.fallbacks, sizeof(out->fallbacks));
+    out->last_decision = policy.last;
 }
 
 void io_offload_worker_jobs(int tid, uint64_t out[JOB_REQ_COUNT]) {

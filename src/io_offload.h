@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "client.h"
+#include "ignition.h"
 #include "job.h"
 
 /* Why a piece of work stayed on main (INFO iothreads io_fallbacks). */
@@ -123,6 +124,7 @@ typedef struct io_offload_stats {
     uint64_t main_spin_us;               /* wall time of main's idle turns while results were owed */
     uint64_t write_waits, write_wait_us; /* io-write-watermark no: main waiting for a write */
     uint64_t fallbacks[IO_FALLBACK_COUNT];
+    ignition_decision last_decision; /* the policy's last decision (ignition.h) */
 } io_offload_stats;
 void io_offload_get_stats(io_offload_stats *out);
 /* Jobs of each request type worker tid (1 .. num - 1) has run. */

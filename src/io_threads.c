@@ -299,6 +299,13 @@ static io_worker workers[IO_THREADS_MAX]; /* [0] unused: thread 0 is main */
 /* Jobs the workers have run: written by every worker, read by main. */
 static struct { _Alignas(CACHE_LINE_SIZE) _Atomic size_t count; } finished;
 
+/* The time each worker has spent running jobs, in ns (INFO iothreads'
+ * busy_us, what soloist-top divides by the wall clock): written only by
+ * worker [tid], read by main for INFO. One line per worker, so a worker's
+ * count never shares a line another thread writes. Not reset by a new
+ * pool: like the job counters, they run from the server's start. */
+static struct { _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t ns; } busy[IO_THREADS_MAX];
+
 /*@ idle-line */
 /* The sleeping hand-shakes' words, on two lines. sleepers: main adds 0
  * for every job it submits, a worker writes it only as it falls asleep
@@ -457,10 +464,19 @@ static void run_job(job_word job, unsigned allowed) {
 
 /*@ io-thread-main */
 /* Runs jobs a worker took: n from its private inbox, in batch, and one
- * from the shared inbox (0: none). Returns how many. */
+ * from the shared inbox (0: none). Returns how many. The time they took
+ * goes into the worker's busy count; a round that took nothing reads no
+ * clock, so the idle spin stays as cheap as it was. The count is a
+ * relaxed load and store, not a read-modify-write: this worker is its
+ * only writer, and main only reads it. */
 static size_t run_taken(const job_word *batch, size_t n, job_word shared) {
+    if (n == 0 && !shared) return 0;
+    uint64_t t0 = util_monotonic_ns();
     for (size_t i = 0; i < n; i++) run_job(batch[i], JOB_PRIVATE_INBOX_TYPES);
     if (shared) run_job(shared, JOB_SHARED_INBOX_TYPES);
+    _Atomic uint64_t *ns = &busy[thread_id].ns;
+    atomic_store_explicit(ns, atomic_load_explicit(ns, memory_order_relaxed) + (util_monotonic_ns() - t0),
+                          memory_order_relaxed);
     return n + (shared != 0);
 }
 
@@ -653,6 +669,10 @@ void io_threads_shutdown(void) {
 }
 
 int io_threads_num(void) { return pool.num; }
+
+uint64_t io_threads_busy_ns(int tid) {
+    return tid > 0 && tid < IO_THREADS_MAX ? atomic_load_explicit(&busy[tid].ns, memory_order_relaxed) : 0;
+}
 
 int io_threads_active(void) { return pool.active; }
 

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "job.h"
 
@@ -55,6 +56,12 @@ void io_threads_shutdown(void);
  * many of them are active: main and workers 1 .. active - 1. */
 int io_threads_num(void);
 int io_threads_active(void);
+
+/* Any thread: the nanoseconds worker tid (1 .. IO_THREADS_MAX - 1) has
+ * spent running jobs since the process started (a new pool keeps
+ * counting); 0 for any other tid. Read relaxed: a figure for INFO, up to
+ * one batch of jobs behind. */
+uint64_t io_threads_busy_ns(int tid);
 
 /* Wakes or parks workers until `active` threads (counting main) are
  * active, one at a time. Waking always succeeds; parking worker t is

@@ -1663,6 +1663,78 @@ static void test_rule_names(void **state) {
     }
 }
 
+/* ---- the last decision (INFO iothreads io_threads_last_decision) ---- */
+
+/* Each kind of decision leaves its numbers: main alone, every step is a
+ * decision on the CPU means (stay, then ignite on the fifth CPU sample at
+ * 100 % sys, whose mean is 5/16 of a core); with workers running, only a
+ * 16th depth sample decides (scale-up on a mean of 3, hold on a mean of
+ * 1), the 15 steps between leave the record alone; a move the policy did
+ * not ask for is "forced"; a restart keeps the record. */
+static void test_last_decision_records_what_was_judged(void **state) {
+    (void)state;
+    hand h;
+    hand_init(&h, IGNITION_RUSAGE, 4);
+    const ignition_decision *d = &h.ig.last;
+    assert_string_equal(ignition_decided_name(d->what), "stay");
+    assert_int_equal(d->us, T0);
+    hand_step(&h, 10 * MS, 100, 0, 0, true);
+    assert_int_equal(d->what, IGNITION_DECIDED_STAY);
+    assert_int_equal(d->us, T0 + 10 * MS);
+    hand_ignite(&h);
+    assert_string_equal(ignition_decided_name(d->what), "ignite");
+    assert_int_equal(d->us, T0 + h.ignited_at);
+    assert_int_equal(d->active_before, 1);
+    assert_int_equal(d->active_after, 2);
+    assert_int_equal(d->sys_ppm, 5 * 1000000 / IGNITION_METRIC_SAMPLES);
+    assert_int_equal(d->user_ppm, 0);
+    assert_int_equal(d->depth_mean, 0);
+    hand_queue(&h, IGNITION_METRIC_SAMPLES - 1, 3);
+    assert_int_equal(d->what, IGNITION_DECIDED_IGNITE); /* no decision between samples */
+    hand_queue(&h, 1, 3);
+    assert_string_equal(ignition_decided_name(d->what), "scale-up");
+    assert_int_equal(d->us, T0 + h.t);
+    assert_int_equal(d->active_before, 2);
+    assert_int_equal(d->active_after, 3);
+    assert_int_equal(d->depth_mean, 3);
+    assert_int_equal(d->sys_ppm, 0);
+    hand_queue(&h, IGNITION_METRIC_SAMPLES, 1);
+    assert_string_equal(ignition_decided_name(d->what), "hold");
+    assert_int_equal(d->active_before, 3);
+    assert_int_equal(d->active_after, 3);
+    assert_int_equal(d->depth_mean, 1);
+    ignition_note_move(&h.ig, 3, 1, T0 + h.t + 5);
+    assert_string_equal(ignition_decided_name(d->what), "forced");
+    assert_int_equal(d->us, T0 + h.t + 5);
+    assert_int_equal(d->active_before, 3);
+    assert_int_equal(d->active_after, 1);
+    ignition_restart(&h.ig, IGNITION_GUARDED);
+    assert_int_equal(d->what, IGNITION_DECIDED_FORCED);
+    assert_int_equal(d->us, T0 + h.t + 5);
+}
+
+/* The guard's verdict is a decision with the throughput it compared: at
+ * a steady 100,000 commands a second and no CPU on main after ignition,
+ * the threads relieved main, and the verdict (keep) comes at the end of
+ * the window, settle and measurement after ignition; the probation's
+ * steps decide nothing, 16th depth samples included. */
+static void test_last_decision_of_the_guard(void **state) {
+    (void)state;
+    hand h;
+    hand_init(&h, IGNITION_GUARDED, 4);
+    hand_ignite(&h);
+    const ignition_decision *d = &h.ig.last;
+    int steps = 0;
+    while (d->what == IGNITION_DECIDED_IGNITE && steps < 100) hand_queue(&h, 1, 0), steps++;
+    assert_string_equal(ignition_decided_name(d->what), "keep");
+    assert_int_equal(h.t - h.ignited_at, 400 * MS); /* 100 ms settling, 300 ms measured */
+    assert_int_equal(d->active_before, 2);
+    assert_int_equal(d->active_after, 2);
+    assert_int_equal(d->rate_before, 100000);
+    assert_int_equal(d->rate_after, 100000);
+    assert_int_equal(d->depth_mean, 0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_light_load_never_ignites, expect_setup),
@@ -1706,6 +1778,8 @@ int main(void) {
         cmocka_unit_test_setup(test_a_refused_revert_keeps_its_time, expect_setup),
         cmocka_unit_test_setup(test_ignition_between_samples_is_stamped_at_its_step, expect_setup),
         cmocka_unit_test_setup(test_an_overshot_move_is_counted_once, expect_setup),
+        cmocka_unit_test_setup(test_last_decision_records_what_was_judged, expect_setup),
+        cmocka_unit_test_setup(test_last_decision_of_the_guard, expect_setup),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

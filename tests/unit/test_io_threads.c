@@ -11,7 +11,7 @@
  * would strand a job; a parked worker uses no CPU; a wake-up main spends
  * on a worker leaving its sleep is not lost (hand-shake 1's second rule,
  * both interleavings built step by step); main-only functions know which
- * thread is main.
+ * thread is main; a worker's busy count is the time its jobs took.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -78,6 +78,15 @@ static atomic_bool gate_reached;
 static void h_gate(void *payload) {
     atomic_store(&gate_reached, true);
     while (!atomic_load(&gate_open) && !test_stuck()) sched_yield();
+    h_note(payload);
+}
+
+/* Keeps its worker busy for 3 ms, by the clock (a sleep: the busy count
+ * is wall time spent in handlers, not CPU). */
+static void h_slow(void *payload) {
+    struct timespec ts = {0, 3000000};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
     h_note(payload);
 }
 
@@ -220,6 +229,31 @@ static void test_shared_jobs(void **state) {
     printf("test_shared_jobs: %zu jobs, ran %d/%d/%d on workers 1/2/3, inbox full %zu times\n", n, per_worker[1],
            per_worker[2], per_worker[3], refused);
     assert_int_equal(per_worker[0], 0);
+    free(r);
+}
+
+/* A worker's busy count grows by the time its jobs ran, and only that
+ * worker's: two 3 ms jobs on worker 1 add at least 6 ms to it and nothing
+ * to worker 2; main (tid 0) and a tid out of range read 0. */
+static void test_busy_time(void **state) {
+    (void)state;
+    record *r = new_records(2);
+    set_handlers(h_client, h_slow);
+    io_threads_init(3);
+    assert_true(io_threads_set_active(3));
+    uint64_t b1 = io_threads_busy_ns(1), b2 = io_threads_busy_ns(2);
+    assert_true(io_threads_submit_to(1, job_encode(&r[0], JOB_REQ_FREE_ARGV)));
+    assert_true(io_threads_submit_to(1, job_encode(&r[1], JOB_REQ_FREE_ARGV)));
+    io_threads_drain();
+    assert_int_equal(r[0].ran_on, 1);
+    assert_int_equal(r[1].ran_on, 1);
+    uint64_t grew = io_threads_busy_ns(1) - b1;
+    printf("test_busy_time: worker 1 busy %.2f ms for two 3 ms jobs\n", (double)grew / 1e6);
+    assert_true(grew >= 6000000);
+    assert_true(grew < 1000000000); /* the sleeps, not the test's life */
+    assert_int_equal(io_threads_busy_ns(2), b2);
+    assert_int_equal(io_threads_busy_ns(0), 0);
+    assert_int_equal(io_threads_busy_ns(IO_THREADS_MAX), 0);
     free(r);
 }
 
@@ -541,6 +575,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_inactive_workers_refuse, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shared_jobs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_private_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_time, setup, teardown),
         cmocka_unit_test_setup_teardown(test_results_spill, setup, teardown),
         cmocka_unit_test_setup_teardown(test_park_refused_private, setup, teardown),
         cmocka_unit_test_setup_teardown(test_park_refused_shared, setup, teardown),
