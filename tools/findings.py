@@ -1396,10 +1396,12 @@ def h_trace_cost(run, lines, bench):
         sep = verdict(us["on"], us["off"], ("on", "off"), lower=True)
         ev = field_runs(on, "events_per_request")
         dropped = sum(x.get("trace_dropped") or 0 for x in on) + sum(x.get("trace_no_ring") or 0 for x in on)
-        fig = ("on / off **%s**: %+.2f µs per request on main (on %.2f µs, %s; off %.2f µs, %s; %s); "
+        word = ("within noise: these runs cannot tell the cost from zero" if sep == "run ranges overlap" else
+                "one run a side, noise unknown" if sep == ONE_RUN else "the runs separate")
+        fig = ("on / off **%s**: %+.2f µs per request on main (on %.2f µs, %s; off %.2f µs, %s; %s) — %s; "
                "%.1f events recorded per request, all threads (%s), %s" % (
                    fmt_ratio(med["on"] / med["off"]), med["on"] - med["off"], med["on"],
-                   runs_spread(us["on"], "%.2f", "µs"), med["off"], runs_spread(us["off"], "%.2f", "µs"), sep,
+                   runs_spread(us["on"], "%.2f", "µs"), med["off"], runs_spread(us["off"], "%.2f", "µs"), sep, word,
                    statistics.median(ev) if ev else 0, runs_spread(ev, "%.1f"),
                    "none dropped" if not dropped else "%d DROPPED (a full ring): the cost mixes records and drops"
                    % dropped)) + served + busy
