@@ -4,8 +4,9 @@
 #   build/            -O2 -g, the server, the tools, unit tests
 #   build/asan/       the same sources with ASan+UBSan
 #   build/tsan/       the same sources with ThreadSanitizer
-# One variant is chosen with VARIANT=default|asan|tsan|o0; the sanitizer
-# trees are built by recursive make so the rules below are written once.
+#   build/notrace/    -O2 with every trace point compiled out (trace.h)
+# One variant is chosen with VARIANT=default|asan|tsan|o0|notrace; the
+# other trees are built by recursive make so the rules below are written once.
 
 .DEFAULT_GOAL := all
 SHELL := /bin/bash
@@ -16,6 +17,8 @@ VARIANT ?= default
 # that a main-only function runs on main; the -O2 build keeps assert()
 # but not this, and coverage measures the code as the -O2 build runs it.
 CHECKS :=
+# BUILDS: what a variant compiles in or out of the server itself.
+BUILDS :=
 ifeq ($(VARIANT),default)
   B := build
   VFLAGS := -O2
@@ -34,15 +37,21 @@ else ifeq ($(VARIANT),tsan)
 else ifeq ($(VARIANT),coverage)
   B := build/coverage
   VFLAGS := -O0 --coverage
+else ifeq ($(VARIANT),notrace)
+  # The default build less its trace points: the baseline against which
+  # bench/trace_cost.py measures what they cost while recording is off.
+  B := build/notrace
+  VFLAGS := -O2
+  BUILDS := -DSOLOIST_NO_TRACE
 else
-  $(error VARIANT must be default, o0, asan, tsan or coverage)
+  $(error VARIANT must be default, o0, asan, tsan, coverage or notrace)
 endif
 
 CC ?= cc
 WARN := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 CFLAGS_BASE := -std=c11 -D_GNU_SOURCE -g -pthread $(WARN) -Isrc
 CFLAGS ?=
-CFLAGS_ALL := $(CFLAGS_BASE) $(VFLAGS) $(CHECKS) $(CFLAGS) $(EXTRA_CFLAGS)
+CFLAGS_ALL := $(CFLAGS_BASE) $(VFLAGS) $(CHECKS) $(BUILDS) $(CFLAGS) $(EXTRA_CFLAGS)
 LDFLAGS_ALL := -pthread $(VFLAGS) $(LDFLAGS) -lm
 
 # SRC_OVERRIDE lets the grader build the server against a learner's copy

@@ -529,6 +529,115 @@ def sb_prefill(srv, keys, size):
                              "--prefill", "--count", "1", "-d", "0"])
 
 
+# ------------------------- main's CPU per request at a fixed open-loop rate
+#
+# bench/main_cpu.py's measure, shared with bench/trace_cost.py: a cell
+# driven by soloist-bench in open loop at one Poisson rate, the server's
+# counters diffed across the run, and main's CPU divided by the commands
+# it ran. Every setting of a cell is offered the same load, so the
+# figures compare work per request, not what the load generator (which
+# shares the cores) managed to send.
+
+def main_cpu_counters(srv):
+    """Commands and offload counters from INFO, and the CPU clocks."""
+    info = srv.info("everything")
+
+    def num(sect, key):
+        v = info.get((sect, key))
+        return float(v) if v is not None else None
+    c = {"commands": num("stats", "total_commands_processed"),
+         "reads": num("stats", "total_reads_processed"),
+         "threaded_reads": num("stats", "io_threaded_reads_processed"),
+         "threaded_writes": num("stats", "io_threaded_writes_processed"),
+         "main_spin_s": (num("iothreads", "io_threads_main_spin_us") / 1e6
+                         if num("iothreads", "io_threads_main_spin_us") is not None else None)}
+    c.update(main_thread_cpu(srv))
+    return c
+
+
+def counters_diff(c0, c1):
+    return {k: (c1[k] - c0[k]) if c0.get(k) is not None and c1.get(k) is not None else None for k in c0}
+
+
+def per_req_us(x, n):
+    return round(x * 1e6 / n, 4) if x is not None and n else None
+
+
+def open_loop_args(test, p, size, conns, keys):
+    """soloist-bench's load shape for one cell (the rate comes apart):
+    GET or SET over `keys` keys of `size` bytes, P=p as batches."""
+    args = ["-c", str(conns), "-P", str(p), "-n", str(keys), "-s", str(size),
+            "-r", "1:0" if test == "GET" else "0:1"]
+    return args + (["--batch"] if p > 1 else [])
+
+
+def closed_loop_rps(srv, args, seconds):
+    """Closed-loop rps of one cell (open_loop_args), briefly."""
+    rep, _ = soloist_bench(srv.port, list(args) + ["-d", "%gs" % seconds])
+    return rep["classes"][0]["rps"]
+
+
+def machine_busy_s():
+    """CPU seconds every process on the machine has used (all cores'
+    non-idle time from /proc/stat), or None: over a run, less the server's
+    and the generator's own, it is what others took from the cores."""
+    try:
+        with open("/proc/stat") as f:
+            v = [int(x) for x in f.readline().split()[1:]]
+        return (sum(v[:8]) - v[3] - v[4]) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def main_cpu_run(srv, args, rate, warmup, duration):
+    """One open-loop run of a cell (args: open_loop_args) at `rate`, the
+    counters diffed across warm-up and run alike: -> the run's figures."""
+    c0 = main_cpu_counters(srv)
+    busy0, t0 = machine_busy_s(), time.monotonic()
+    rep, argv = soloist_bench(srv.port, list(args) + [
+        "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
+    busy1, wall = machine_busy_s(), time.monotonic() - t0
+    c1 = main_cpu_counters(srv)
+    d = counters_diff(c0, c1)
+    cls = rep["classes"][0]
+    cmds = d["commands"]
+    main_s = d["info_main_s"] if d["info_main_s"] is not None else d["schedstat_main_s"]
+    gen_s = rep.get("generator", {}).get("cpu_s")
+    proc_s = d["info_process_s"] if d["info_process_s"] is not None else d["ticks_process_s"]
+    others = (busy1 - busy0 - proc_s - gen_s if None not in (busy0, busy1, proc_s, gen_s) else None)
+    return {
+        "rate": rate,
+        "rps": cls["rps"], "offered_rps": cls.get("offered_rps"), "requests": cls["requests"],
+        "unsent": cls.get("unsent", 0), "errors": cls.get("errors", 0),
+        "latency_us": {k: cls["latency_us"][k] for k in ("p50", "p99", "p99.9")},
+        "server_commands": int(cmds or 0),
+        "main_clock": "INFO used_cpu_*_main_thread" if d["info_main_s"] is not None else "schedstat",
+        "main_cpu_s": main_s, "process_cpu_s": d["info_process_s"],
+        "main_us_per_request": per_req_us(main_s, cmds),
+        # The part of it main spent turning its loop idle while results
+        # were owed (INFO io_threads_main_spin_us, wall time of such turns,
+        # on CPU since the loop did not block), and what is left: main's
+        # work per request, the serial share a machine with cores to spare
+        # for the spin would see.
+        "main_spin_us_per_request": per_req_us(d["main_spin_s"], cmds),
+        "main_work_us_per_request": (per_req_us(max(main_s - d["main_spin_s"], 0.0), cmds)
+                                     if main_s is not None and d["main_spin_s"] is not None else None),
+        "process_us_per_request": per_req_us(proc_s, cmds),
+        "clocks_main_us_per_request": {k: per_req_us(d[k], cmds)
+                                       for k in ("info_main_s", "schedstat_main_s", "ticks_main_s")},
+        "reads_per_request": round(d["reads"] / cmds, 4) if d["reads"] is not None and cmds else None,
+        "threaded_reads_per_request": (round(d["threaded_reads"] / cmds, 4)
+                                       if d["threaded_reads"] is not None and cmds else None),
+        "threaded_writes_per_request": (round(d["threaded_writes"] / cmds, 4)
+                                        if d["threaded_writes"] is not None and cmds else None),
+        "generator_cpu_s": gen_s, "argv": argv,
+        # Everyone else's CPU over the run (the machine's non-idle time less
+        # the server's and the generator's): what a busy machine took.
+        "others_cpu_s": round(others, 3) if others is not None else None,
+        "wall_s": round(wall, 3),
+    }
+
+
 # --------------------------------------- steps 4-5: one switch, A against B
 #
 # bench/watermark.py and bench/poll_offload.py measure one soloist switch

@@ -57,83 +57,6 @@ THREADS = [1, 2, 4]
 FORCED = ["--io-threads-always-active", "yes"]
 
 
-def counters(srv):
-    """Commands and offload counters from INFO, and the CPU clocks."""
-    info = srv.info("everything")
-
-    def num(sect, key):
-        v = info.get((sect, key))
-        return float(v) if v is not None else None
-    c = {"commands": num("stats", "total_commands_processed"),
-         "reads": num("stats", "total_reads_processed"),
-         "threaded_reads": num("stats", "io_threaded_reads_processed"),
-         "threaded_writes": num("stats", "io_threaded_writes_processed"),
-         "main_spin_s": (num("iothreads", "io_threads_main_spin_us") / 1e6
-                         if num("iothreads", "io_threads_main_spin_us") is not None else None)}
-    c.update(bl.main_thread_cpu(srv))
-    return c
-
-
-def diff(c0, c1):
-    return {k: (c1[k] - c0[k]) if c0.get(k) is not None and c1.get(k) is not None else None for k in c0}
-
-
-def per_req_us(x, n):
-    return round(x * 1e6 / n, 4) if x is not None and n else None
-
-
-def cell_args(test, p, size):
-    """soloist-bench's load shape for one cell (the rate comes apart)."""
-    args = ["-c", str(CONNS), "-P", str(p), "-n", str(KEYS), "-s", str(size),
-            "-r", "1:0" if test == "GET" else "0:1"]
-    return args + (["--batch"] if p > 1 else [])
-
-
-def one_run(srv, n, test, p, size, rate, warmup, duration):
-    c0 = counters(srv)
-    rep, argv = bl.soloist_bench(srv.port, cell_args(test, p, size) + [
-        "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
-    c1 = counters(srv)
-    d = diff(c0, c1)
-    cls = rep["classes"][0]
-    cmds = d["commands"]
-    main_s = d["info_main_s"] if d["info_main_s"] is not None else d["schedstat_main_s"]
-    return {
-        "io_threads": n, "always_active": n > 1, "rate": rate,
-        "rps": cls["rps"], "offered_rps": cls.get("offered_rps"), "requests": cls["requests"],
-        "unsent": cls.get("unsent", 0), "errors": cls.get("errors", 0),
-        "latency_us": {k: cls["latency_us"][k] for k in ("p50", "p99", "p99.9")},
-        "server_commands": int(cmds or 0),
-        "main_clock": "INFO used_cpu_*_main_thread" if d["info_main_s"] is not None else "schedstat",
-        "main_cpu_s": main_s, "process_cpu_s": d["info_process_s"],
-        "main_us_per_request": per_req_us(main_s, cmds),
-        # The part of it main spent turning its loop idle while results
-        # were owed (INFO io_threads_main_spin_us, wall time of such turns,
-        # on CPU since the loop did not block), and what is left: main's
-        # work per request, the serial share a machine with cores to spare
-        # for the spin would see.
-        "main_spin_us_per_request": per_req_us(d["main_spin_s"], cmds),
-        "main_work_us_per_request": (per_req_us(max(main_s - d["main_spin_s"], 0.0), cmds)
-                                     if main_s is not None and d["main_spin_s"] is not None else None),
-        "process_us_per_request": per_req_us(d["info_process_s"] if d["info_process_s"] is not None
-                                             else d["ticks_process_s"], cmds),
-        "clocks_main_us_per_request": {k: per_req_us(d[k], cmds)
-                                       for k in ("info_main_s", "schedstat_main_s", "ticks_main_s")},
-        "reads_per_request": round(d["reads"] / cmds, 4) if d["reads"] is not None and cmds else None,
-        "threaded_reads_per_request": (round(d["threaded_reads"] / cmds, 4)
-                                       if d["threaded_reads"] is not None and cmds else None),
-        "threaded_writes_per_request": (round(d["threaded_writes"] / cmds, 4)
-                                        if d["threaded_writes"] is not None and cmds else None),
-        "generator_cpu_s": rep.get("generator", {}).get("cpu_s"), "argv": argv,
-    }
-
-
-def calibrate(srv, test, p, size, seconds):
-    """Closed-loop rps of io-threads 1 in this cell, briefly."""
-    rep, _ = bl.soloist_bench(srv.port, cell_args(test, p, size) + ["-d", "%gs" % seconds])
-    return rep["classes"][0]["rps"]
-
-
 def cell(srv, cfg, runs, fixed, times):
     """One cell: its rate (fixed, or a third of io-threads 1's closed
     loop), then the settings in turn, `runs` times."""
@@ -142,15 +65,15 @@ def cell(srv, cfg, runs, fixed, times):
     rate = fixed
     if not rate:
         with srv[1].turn():
-            closed = calibrate(srv[1], test, p, size, cal_s)
+            closed = bl.closed_loop_rps(srv[1], bl.open_loop_args(test, p, size, CONNS, KEYS), cal_s)
         rate = max(1000, int(closed / 3 // 1000 * 1000))
         bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
                      why="a third of io-threads 1's closed-loop rps in this cell"))
     for i in range(runs):
         for n, s in srv.items():
             with s.turn():
-                r = one_run(s, n, test, p, size, rate, warmup, duration)
-            bl.emit(dict(cfg, kind="run", run=i + 1, **r))
+                r = bl.main_cpu_run(s, bl.open_loop_args(test, p, size, CONNS, KEYS), rate, warmup, duration)
+            bl.emit(dict(cfg, kind="run", run=i + 1, io_threads=n, always_active=n > 1, **r))
             bl.log("%s %dB P=%d io-threads %d run %d: %.0f rps, main %.3f us/req, process %.3f us/req"
                    % (test, size, p, n, i + 1, r["rps"], r["main_us_per_request"] or -1,
                       r["process_us_per_request"] or -1))

@@ -18,7 +18,7 @@ these files by tools/findings.py; nothing here summarises.
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
             poll_offload, idle_line, score_print, redis_defaults, types_memory,
-            server_vs_redis_pinned
+            trace_cost, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -50,7 +50,7 @@ ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
        "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print",
-       "redis_defaults", "types_memory"]
+       "redis_defaults", "types_memory", "trace_cost"]
 
 
 def sh(argv, default=""):
@@ -135,6 +135,8 @@ def main():
         "TYPES_LOAD_BIN", os.path.join(ROOT, "build", "bench", "types_load")))
     ap.add_argument("--soloist-bench-bin", default=os.environ.get(
         "SOLOIST_BENCH_BIN", os.path.join(ROOT, "build", "soloist-bench")))
+    ap.add_argument("--notrace-bin", default=os.environ.get(
+        "SOLOIST_NOTRACE_BIN", os.path.join(ROOT, "build", "notrace", "soloist-server")))
     a = ap.parse_args()
 
     names = [n for n in a.only.replace(",", " ").split() if n] or list(ALL)
@@ -254,6 +256,15 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         limit = {"main_cpu": (75, 270), "ignition_timing": (45, 90)}[n][0 if q else 1]
         return [os.path.join(HERE, n + ".py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin}, limit
+    if n == "trace_cost":
+        # Two servers built apart: the default and the one without trace
+        # points (make VARIANT=notrace, which make findings builds).
+        for b, how in ((a.soloist_bench_bin, "make"), (a.notrace_bin, "make VARIANT=notrace server")):
+            if not os.access(b, os.X_OK):
+                return None, "%s not built (%s builds it)" % (b, how), 0
+        return ([os.path.join(HERE, "trace_cost.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin,
+                                                         "SOLOIST_NOTRACE_BIN": a.notrace_bin},
+                90 if q else 330)
     if n == "threads_vs_redis":
         return [os.path.join(HERE, "threads_vs_redis.py")], {}, 75 if q else 330
     if n == "prefetch_e2e":

@@ -9,7 +9,7 @@
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
 # zset_ranges watermark poll_offload idle_line score_print big_values
-# redis_defaults types_memory server_vs_redis_pinned), PINNED=1 (adds the pinned
+# redis_defaults types_memory trace_cost server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
 # Benchmarks are not tests: nothing here is part of `make test`.
@@ -37,8 +37,15 @@ SCORE_PRINT := $(BENCH_BIN)/score_print
 # Step 7's loopback ceiling, and the client that reads every large-value
 # cell (bench/big_values.py): no library, the kernel alone.
 WIRE_CEILING := $(BENCH_BIN)/wire_ceiling
+# The server without trace points (VARIANT=notrace), which
+# bench/trace_cost.py measures the default build against. Always made by
+# recursion, so its own tree's dependencies decide whether it is stale.
+NOTRACE_SERVER := build/notrace/soloist-server
 
-.PHONY: bench findings findings-only bench-build
+.PHONY: bench findings findings-only bench-build notrace-server
+
+notrace-server: ## build build/notrace/soloist-server: the server with every trace point compiled out
+	@$(MAKE) --no-print-directory -s VARIANT=notrace server
 
 $(WRITE_COST): bench/write_cost.c
 	@mkdir -p $(BENCH_BIN)
@@ -76,7 +83,7 @@ $(TYPES_LOAD): bench/types_load.c bench/bench_bound.h bench/bench_pipe.h
 	@mkdir -p $(BENCH_BIN)
 	$(CC) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL)
 
-bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## build the server and the benchmark binaries
+bench-build: $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) notrace-server ## build the server and the benchmark binaries
 
 BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="$(BENCH_STANDIN)" \
   SOLOIST_BIN="$(abspath $(SERVER))" WRITE_COST_BIN="$(abspath $(WRITE_COST))" \
@@ -86,14 +93,15 @@ BENCH_RUN = QUICK="$(QUICK)" BENCH="$(BENCH)" PINNED="$(PINNED)" BENCH_STANDIN="
   TYPES_LOAD_BIN="$(abspath $(TYPES_LOAD))" \
   SCORE_PRINT_BIN="$(abspath $(SCORE_PRINT))" \
   WIRE_CEILING_BIN="$(abspath $(WIRE_CEILING))" \
+  SOLOIST_NOTRACE_BIN="$(abspath $(NOTRACE_SERVER))" \
   BENCH_BUILD_FLAGS="$(CFLAGS_ALL)" python3 bench/run.py
 
-bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
+bench: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) notrace-server ## run the benchmarks (step 0, queues of steps 1-3) into bench/results/ (QUICK=1, BENCH=name, PINNED=1)
 	@$(BENCH_RUN)
 
 # A benchmark that fails still leaves the others' results: FINDINGS.md is
 # regenerated from what was measured, and the failure is the exit status.
-findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) ## run the benchmarks, then regenerate FINDINGS.md from their raw results
+findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_COST) $(IDLE_LINE) $(SCORE_PRINT) $(WIRE_CEILING) $(ZSET_LOAD) $(TYPES_LOAD) $(LOADGEN) notrace-server ## run the benchmarks, then regenerate FINDINGS.md from their raw results
 	@$(BENCH_RUN); rc=$$?; \
 	  python3 tools/findings.py --plots $(if $(filter-out 0,$(QUICK)),--include-quick) || exit $$?; \
 	  python3 tools/findings_refs.py readings --report; exit $$rc

@@ -213,6 +213,11 @@ static void set_ring(int t, uint32_t cap) {
 /*@ trace-start */
 int trace_start(int threads, uint32_t events, uint64_t duration_ms, const char **err) {
     assert_main(__func__);
+#ifdef SOLOIST_NO_TRACE
+    (void)threads, (void)events, (void)duration_ms;
+    *err = "this server was built without trace points (-DSOLOIST_NO_TRACE)";
+    return -1;
+#endif
     if (threads < 1 || threads > TRACE_THREADS_MAX) {
         *err = "thread count out of range";
         return -1;

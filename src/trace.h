@@ -109,14 +109,15 @@ typedef struct trace_switch {
 } trace_switch;
 extern trace_switch trace_recording;
 
+/* Any thread: records one event into thread tid's ring. Call it through
+ * TRACE, which evaluates none of its arguments while recording is off. */
+void trace_emit(int tid, trace_type type, uint64_t a, uint64_t b, uint64_t c);
+
+#ifndef SOLOIST_NO_TRACE
 /* Whether a recording is on. Relaxed: it guards no data (trace_emit
  * acquires the recording word itself); a thread that reads it late records, or
  * skips, one event more. */
 static inline bool trace_on(void) { return atomic_load_explicit(&trace_recording.on, memory_order_relaxed); }
-
-/* Any thread: records one event into thread tid's ring. Call it through
- * TRACE, which evaluates none of its arguments while recording is off. */
-void trace_emit(int tid, trace_type type, uint64_t a, uint64_t b, uint64_t c);
 
 /* The trace point. Off, it costs the load and the branch of trace_on();
  * the call is out of line. */
@@ -125,6 +126,20 @@ void trace_emit(int tid, trace_type type, uint64_t a, uint64_t b, uint64_t c);
         if (__builtin_expect(trace_on(), 0))                                                                           \
             trace_emit((int)(tid), (type), (uint64_t)(a), (uint64_t)(b), (uint64_t)(c));                               \
     } while (0)
+#else
+/* -DSOLOIST_NO_TRACE (make VARIANT=notrace): the server without trace
+ * points, the baseline that bench/trace_cost.py measures "off" against.
+ * trace_on() is a constant, so the branches on it (TRACE, pass_park, the
+ * cron's check) fold away; TRACE keeps its call under if (0) so its
+ * arguments are still type-checked, and never evaluated, in this build
+ * as in the other. trace_start refuses, so TRACE START says so instead of
+ * recording nothing. */
+static inline bool trace_on(void) { return false; }
+#define TRACE(tid, type, a, b, c)                                                                                      \
+    do {                                                                                                               \
+        if (0) trace_emit((int)(tid), (type), (uint64_t)(a), (uint64_t)(b), (uint64_t)(c));                            \
+    } while (0)
+#endif
 
 /* Main only, each of the rest; a failed check names the function and
  * aborts where io_threads' checks are compiled in. io_threads_init
