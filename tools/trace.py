@@ -441,10 +441,10 @@ def print_summary(s, out=sys.stdout):
 # ------------------------------------------------------------------ drawing
 
 COLORS = {
-    "read": "#4e79a7", "write": "#59a14f", "commands": "#f28e2b", "job": "#b07aa1",
+    "read": "#4e79a7", "write": "#59a14f", "write_large": "#1f5f1b", "commands": "#f28e2b", "job": "#b07aa1",
     "epoll_wait": "#c9c9c9", "sleep": "#e3d7c1", "parked": "#9c755f",
 }
-LEGEND = [("read", "read"), ("write", "write"), ("commands", "commands (main)"), ("job", "job on a worker"),
+LEGEND = [("read", "read"), ("write", "write"), ("write_large", "a write of 64 KB or more"), ("commands", "commands (main)"), ("job", "job on a worker"),
           ("epoll_wait", "epoll_wait, or asking for the POLL job"), ("sleep", "sleep (futex)"),
           ("parked", "parked"), ("submit", "main hands out a job / a worker takes one"),
           ("poll", "POLL job out (main) / back (worker)")]
@@ -452,6 +452,7 @@ MARKS = {"submit": ("submit", "#222222"), "take": ("submit", "#222222"),
          "poll job out": ("poll", "#d62728"), "poll job back": ("poll", "#d62728")}
 COLS = 3
 THIN = set(IDLE_KINDS)
+LARGE = 64 * 1024  # a write this large is drawn darker: a large reply's chunk
 
 
 def nice_step(span_us, target=8):
@@ -527,10 +528,12 @@ def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
         o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#f6f6f6"/>' % (left, y, plot_w, lane))
         o.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 8, y + lane / 2 + 4,
                                                                        escape(tr.names[tid])))
-        items = [(n, s, e) for n, s, e, _ in tr.spans.get(tid, [])]
+        items = [("write_large" if n == "write" and a.get("bytes", 0) >= LARGE else n, s, e)
+                 for n, s, e, a in tr.spans.get(tid, [])]
         items += [("job", s, e) for _, s, e, _ in tr.jobs.get(tid, []) if e > s]
         # Thin (idle) spans first, then jobs, then the spans inside them.
-        order = {k: i for i, k in enumerate(("epoll_wait", "sleep", "parked", "job", "read", "write", "commands"))}
+        order = {k: i for i, k in enumerate(("epoll_wait", "sleep", "parked", "job", "read", "write", "write_large",
+                                              "commands"))}
         last = {}
         rects = []
         for n, s, e in sorted(items, key=lambda it: (order.get(it[0], 9), it[1])):
@@ -539,7 +542,7 @@ def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
             xs, xe = x(max(s, t0)), x(min(e, t1))
             xe = max(xe, xs + 0.6)
             prev = last.get(n)
-            if prev is not None and xs - prev[1] < 0.4:  # merge what the eye cannot separate
+            if prev is not None and xs - prev[1] < 0.4 and n != "write_large":  # merge what the eye cannot separate
                 prev[1] = max(prev[1], xe)
                 continue
             r = [xs, xe, n]
@@ -548,8 +551,9 @@ def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
         for xs, xe, n in rects:
             h = lane * 0.4 if n in THIN else lane - 6 if n == "job" else lane - 10
             yy = y + (lane - h) / 2
-            o.append('<rect class="span %s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"/>' % (
-                n, xs, yy, xe - xs, h, COLORS[n]))
+            edge = ' stroke="#ffffff" stroke-width="1"' if n == "write_large" else ""  # each chunk apart
+            o.append('<rect class="span %s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>' % (
+                n, xs, yy, xe - xs, h, COLORS[n], edge))
         for n, ts, _ in tr.instants.get(tid, []):
             if n in MARKS and t0 <= ts <= t1:
                 k, color = MARKS[n]
