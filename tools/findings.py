@@ -2056,8 +2056,8 @@ def h_trace_runs(run, lines, bench):
         med = lambda f: statistics.median(r[f] for r in reps)  # noqa: E731
         row("F7.40", "a 10 MB GET reply written by main beside small GETs: its writes, their time, and the other "
                      "clients' writes between its first and its last, io-threads 1",
-            "%g writes per reply (median; %d–%d); %.0f µs from first to last (median); %g other writes between "
-            "(median; %d–%d); %d replies (one run)" % (
+            "%g writes per reply (median; %d–%d); from first to last %.0f µs (median); other clients' writes "
+            "between its first and last: %g (median; %d–%d); %d replies (one run)" % (
                 med("writes"), min(r["writes"] for r in reps), max(r["writes"] for r in reps), med("us"),
                 med("other_writes"), min(r["other_writes"] for r in reps), max(r["other_writes"] for r in reps),
                 len(reps)), ["big-t1"])
