@@ -26,7 +26,7 @@ redraw a figure from them; `make trace` draws the chapters'.
 
 Prints JSON lines: kind=run (one per setting: its config, the trace's
 file and its summary). tools/findings.py's h_trace_runs makes the rows
-F4.70-F4.76, F5.30-F5.31 and F7.40-F7.41 from them.
+F4.80-F4.86, F5.30-F5.31 and F7.40-F7.41 from them.
 
     bench/trace_runs.py                       record (bench/run.py runs it)
     bench/trace_runs.py --draw RESULTS OUTDIR the chapters' figures, drawn

@@ -1963,12 +1963,12 @@ SPREAD = {"prefetch_e2e": s_prefetch_e2e, "big_values": s_big_values}
 #
 # bench/trace_runs.py records each setting once and keeps tools/trace.py's
 # summary of it: every figure below is one trace's, so each says "(one
-# run)". Row ids by the chapter that reads them: F4.70-F4.76 (who is busy,
+# run)". Row ids by the chapter that reads them: F4.80-F4.86 (who is busy,
 # a request's time, jobs, the POLL job), F5.30-F5.31 (a woken worker),
 # F7.40-F7.41 (a 10 MB reply written between small ones).
 
 def h_trace_runs(run, lines, bench):
-    """F4.70-F4.76, F5.30-F5.31, F7.40-F7.41 from bench/trace_runs.py."""
+    """F4.80-F4.86, F5.30-F5.31, F7.40-F7.41 from bench/trace_runs.py."""
     base = base_conditions(run)
     one_run_of(lines, "trace_runs")
     cmd, src = "make trace", run.rel(bench)
@@ -1997,7 +1997,7 @@ def h_trace_runs(run, lines, bench):
     def row(rid, claim, figure, names, extra=()):
         rows.append(Row(rid, claim, figure, dict(base, config=cfg(*names, extra=extra)), cmd, src))
 
-    for rid, p in (("F4.70", 1), ("F4.71", 16)):
+    for rid, p in (("F4.80", 1), ("F4.81", 16)):
         names = ["get-t%d-p%d" % (t, p) for t in (1, 2, 4) if "get-t%d-p%d" % (t, p) in got]
         if len(names) < 2 or "get-t1-p%d" % p not in got:
             continue
@@ -2014,7 +2014,7 @@ def h_trace_runs(run, lines, bench):
                              got[n]["io_threads"], pc(s(n)["request_share"]["queued"]), q["queued"]["median"],
                              q["total"]["median"], pc(s(n)["request_share"]["worker"]),
                              pc(s(n)["request_share"]["main"]), pc(s(n)["request_share"]["waiting"])))
-        row("F4.72", "the share of requests' time spent queued in an inbox (from main's submit to a worker's take), "
+        row("F4.82", "the share of requests' time spent queued in an inbox (from main's submit to a worker's take), "
                      "GET P=1, io-threads forced on", "; ".join(parts) + " (one run)", names)
         parts = []
         for n in names:
@@ -2022,25 +2022,25 @@ def h_trace_runs(run, lines, bench):
             parts.append("io-threads %d: %.2f jobs per request (%s)" % (
                 got[n]["io_threads"], s(n)["jobs_per_request"],
                 ", ".join("%s %d" % kv for kv in sorted(sub.items()))))
-        row("F4.73", "jobs handed to the workers per request, GET P=1, io-threads forced on",
+        row("F4.83", "jobs handed to the workers per request, GET P=1, io-threads forced on",
             "; ".join(parts) + " (one run)", names)
     if got:
         names = sorted(got)
         bad = [n for n in names if s(n)["in_order"] != s(n)["requests"]]
         total = sum(s(n)["requests"] for n in names)
-        row("F4.74", "requests whose read, commands run and write appear in that order in the trace, every setting",
+        row("F4.84", "requests whose read, commands run and write appear in that order in the trace, every setting",
             "%d of %d requests in order; settings out of order: %s (one run)" % (
                 sum(s(n)["in_order"] for n in names), total, ", ".join(bad) or "none"), names)
     if "get-t2-p1" in got and s("get-t2-p1")["poll_jobs"]["n"]:
         pj = s("get-t2-p1")["poll_jobs"]
         sh = s("get-t2-p1")["shares"]["main"]
-        row("F4.75", "what main does while a POLL job is out, GET P=1, io-threads 2 forced on: its loop's turns "
+        row("F4.85", "what main does while a POLL job is out, GET P=1, io-threads 2 forced on: its loop's turns "
                      "and its commands runs per POLL job",
             "%g turns per POLL job (median; p99 %g); %g commands runs (median); POLL job out %.1f µs "
             "(median; p99 %.1f); %d POLL jobs (one run)" % (
                 pj["main_turns"]["median"], pj["main_turns"]["p99"], pj["main_runs"]["median"],
                 pj["us"]["median"], pj["us"]["p99"], pj["n"]), ["get-t2-p1"])
-        row("F4.76", "the main thread's shares of the window, GET P=1, io-threads 2 forced on",
+        row("F4.86", "the main thread's shares of the window, GET P=1, io-threads 2 forced on",
             "busy %s; idle %s (epoll_wait, or asking for the POLL job); waiting %s (one run)" % (
                 pc(sh["busy"]), pc(sh["idle"]), pc(sh["waiting"])), ["get-t2-p1"])
     for rid, n in (("F5.30", "get-t4-p1"), ("F5.31", "get-t2-p1")):

@@ -148,13 +148,13 @@ class TraceFindingsTest(unittest.TestCase):
                                         "value_size": 3, "forced_on": True, "trace_ms": 25,
                                         "summary": summary}) + "\n")
             rows = {r.id: r for r in findings.build_rows({"trace_runs": findings.Run(run)})}
-        self.assertEqual(rows["F4.70"].figure, "io-threads 1: 10.0% busy; io-threads 2: 10.0% busy (one run)")
-        self.assertTrue(rows["F4.72"].figure.startswith("io-threads 2: 18.2% queued (median 10.0 µs of a median "
-                                                        "request of 55.0 µs)"), rows["F4.72"].figure)
-        self.assertIn("2.00 jobs per request", rows["F4.73"].figure)
-        self.assertEqual(rows["F4.74"].figure, "2 of 2 requests in order; settings out of order: none (one run)")
-        self.assertNotIn("F4.75", rows)  # no POLL job in the trace: no row about one
-        self.assertEqual(rows["F4.70"].command, "make trace")
+        self.assertEqual(rows["F4.80"].figure, "io-threads 1: 10.0% busy; io-threads 2: 10.0% busy (one run)")
+        self.assertTrue(rows["F4.82"].figure.startswith("io-threads 2: 18.2% queued (median 10.0 µs of a median "
+                                                        "request of 55.0 µs)"), rows["F4.82"].figure)
+        self.assertIn("2.00 jobs per request", rows["F4.83"].figure)
+        self.assertEqual(rows["F4.84"].figure, "2 of 2 requests in order; settings out of order: none (one run)")
+        self.assertNotIn("F4.85", rows)  # no POLL job in the trace: no row about one
+        self.assertEqual(rows["F4.80"].command, "make trace")
 
 
 if __name__ == "__main__":
