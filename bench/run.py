@@ -18,7 +18,7 @@ these files by tools/findings.py; nothing here summarises.
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
             poll_offload, idle_line, score_print, redis_defaults, types_memory,
-            trace_cost, server_vs_redis_pinned
+            trace_cost, trace_runs, server_vs_redis_pinned
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -50,7 +50,7 @@ ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
        "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print",
-       "redis_defaults", "types_memory", "trace_cost"]
+       "redis_defaults", "types_memory", "trace_cost", "trace_runs"]
 
 
 def sh(argv, default=""):
@@ -311,6 +311,10 @@ def command_for(n, a):
             return None, "%s not built (make bench builds it)" % a.zset_load_bin, 0
         return ([os.path.join(HERE, "zset_memory.py")], {"ZSET_LOAD_BIN": a.zset_load_bin},
                 120 if q else 600)
+    if n == "trace_runs":
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        return [os.path.join(HERE, "trace_runs.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin}, 90
     if n == "redis_defaults":
         return [os.path.join(HERE, "redis_defaults.py")], {}, 150 if q else 600
     if n == "types_memory":

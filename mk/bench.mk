@@ -5,11 +5,13 @@
 #                       and list the book's readings that this machine's
 #                       results contradict (information, not a failure)
 #   make findings-only  regenerate FINDINGS.md from the kept results, no rerun
+#   make trace          record short TRACE runs (bench/trace_runs.py), draw
+#                       the chapters' trace figures, regenerate FINDINGS.md
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
 # zset_ranges watermark poll_offload idle_line score_print big_values
-# redis_defaults types_memory trace_cost server_vs_redis_pinned), PINNED=1 (adds the pinned
+# redis_defaults types_memory trace_cost trace_runs server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so).
 # Benchmarks are not tests: nothing here is part of `make test`.
@@ -42,7 +44,7 @@ WIRE_CEILING := $(BENCH_BIN)/wire_ceiling
 # recursion, so its own tree's dependencies decide whether it is stale.
 NOTRACE_SERVER := build/notrace/soloist-server
 
-.PHONY: bench findings findings-only bench-build notrace-server
+.PHONY: bench findings findings-only bench-build notrace-server trace
 
 notrace-server: ## build build/notrace/soloist-server: the server with every trace point compiled out
 	@$(MAKE) --no-print-directory -s VARIANT=notrace server
@@ -108,3 +110,11 @@ findings: deps-check $(SERVER) $(WRITE_COST) $(QUEUES) $(PREFETCH_MICRO) $(MARK_
 
 findings-only: ## regenerate FINDINGS.md from the kept results in bench/results/ (no rerun)
 	@python3 tools/findings.py --plots && python3 tools/findings_refs.py readings --report
+
+# The traces: one benchmark, then the figures drawn from the traces it kept
+# into chapters/figures/ (so a figure and the rows its paragraph reads come
+# from one results directory), then FINDINGS.md as findings-only writes it.
+trace: deps-check $(SERVER) $(LOADGEN) ## record short TRACE runs into bench/results/ (bench/trace_runs.py), draw the chapters' trace figures (tools/trace.py), regenerate FINDINGS.md; under a minute
+	@dir=$$($(BENCH_RUN) --only trace_runs) || exit $$?; \
+	  python3 bench/trace_runs.py --draw "$$dir" chapters/figures || exit $$?; \
+	  python3 tools/findings.py && python3 tools/findings_refs.py readings --report

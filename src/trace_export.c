@@ -159,6 +159,10 @@ static void write_instant(writer *w, const trace_event *e) {
     case TRACE_JOB_TAKE:
         textbuf_printf(&w->o, "\"job\":\"%s\",", job_name(a));
         inbox_args(w, b);
+        /* The job word (the payload's address, its type in the low bits):
+         * a take names the submit it ran, so a reader can time the job's
+         * wait in its inbox (tools/trace.py's "queued"). */
+        textbuf_printf(&w->o, ",\"word\":%llu", c);
         break;
     case TRACE_RESULT_SEND: textbuf_printf(&w->o, "\"client\":%llu,\"job\":\"%s\"", a, job_name(b)); break;
     case TRACE_RESULT_TAKE:

@@ -122,7 +122,7 @@ static void test_export_one_request_across_three_threads(void **state) {
         j,
         "\"name\":\"write\",\"pid\":1,\"tid\":2,\"ts\":600.000,\"dur\":100.000,\"args\":{\"client\":5,\"bytes\":10}}");
     assert_has(j, "\"name\":\"submit\",\"pid\":1,\"tid\":0,\"ts\":510.000,\"s\":\"t\",\"args\":{\"job\":\"write\","
-                  "\"inbox\":\"shared\"}}");
+                  "\"inbox\":\"shared\",\"word\":4097}}");
     /* The arrow: client 5's request 1 is 5 * 2^24 + 1. */
     assert_has(j, "{\"ph\":\"s\",\"cat\":\"soloist\",\"name\":\"request\",\"pid\":1,\"tid\":1,\"ts\":100.000,"
                   "\"id\":83886081,\"args\":{\"client\":5,\"request\":1,\"commands\":2}}");
@@ -223,9 +223,9 @@ static void test_export_threads_and_decisions(void **state) {
     assert_has(j, "\"name\":\"epoll_wait\",\"pid\":1,\"tid\":0,\"ts\":1.000,\"dur\":1.000,\"args\":{\"events\":3}}");
     assert_has(j, "\"name\":\"ignition\",\"pid\":1,\"tid\":0,\"ts\":3.000,\"s\":\"t\",\"args\":{\"active_before\":1,"
                   "\"active_asked\":3,\"active_after\":3}}");
-    assert_has(j, "\"args\":{\"job\":\"poll\",\"inbox\":\"shared\"}}");
+    assert_has(j, "\"args\":{\"job\":\"poll\",\"inbox\":\"shared\",\"word\":8196}}");
     assert_has(j, "\"name\":\"refused\",\"pid\":1,\"tid\":0,\"ts\":6.000,\"s\":\"t\",\"args\":{\"job\":\"free_argv\","
-                  "\"inbox\":\"private\",\"worker\":2}}");
+                  "\"inbox\":\"private\",\"worker\":2,\"word\":12290}}");
     assert_has(j,
                "\"name\":\"sleep\",\"pid\":1,\"tid\":1,\"ts\":8.000,\"dur\":1.000,\"args\":{\"woken_by_main\":true}}");
     assert_has(j, "\"name\":\"parked\",\"pid\":1,\"tid\":2,\"ts\":10.000,\"dur\":1.000,\"args\":{}}");
