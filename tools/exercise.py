@@ -612,6 +612,16 @@ def sync_tree(root, tree):
                         os.remove(os.path.join(dp, f))
 
 
+
+def untree(text, tree):
+    """text with the grading tree's paths made relative to it. ccache may
+    give a tree an object compiled in another grading tree of the same
+    sources (CCACHE_NOHASHDIR), whose debug information names that other
+    tree, so any grading tree's prefix before src/ or tests/ goes too."""
+    if tree:
+        text = text.replace(tree + "/", "")
+    return re.sub(r"/[^\s:'\"]*?/tree/(?=(?:src|tests)/)", "", text)
+
 def build_cell(ex, cand, cell, bdir, jobs):
     """Build the server and the grader's test binaries against cand, in a
     copy of the project (bdir/tree) where the candidate's files replace the
@@ -636,7 +646,7 @@ def build_cell(ex, cand, cell, bdir, jobs):
         r = make_cmd(tree, args)
     except subprocess.TimeoutExpired:
         return False, "the build took more than 15 minutes", bins
-    log = (r.stdout + r.stderr).replace(tree + "/", "")
+    log = untree(r.stdout + r.stderr, tree)
     return r.returncode == 0, log, bins
 
 
@@ -720,7 +730,7 @@ def _frame(line, tree):
     """A sanitizer's stack frame, without its address and the build tree's path."""
     m = FRAME.match(line)
     text = m.group(2).strip() if m else line.strip()
-    return f"    #{m.group(1) if m else '?'} " + (text.replace(tree + "/", "") if tree else text)
+    return f"    #{m.group(1) if m else '?'} " + untree(text, tree)
 
 
 def _stack(lines, i, tree, limit=FRAMES_SHOWN):
@@ -763,7 +773,7 @@ def sanitizer_report(text, tree=None):
         return None
     if "LeakSanitizer" in lines[start]:
         return _leak_report(lines, start, tree)
-    head = lines[start].replace(tree + "/", "") if tree else lines[start]
+    head = untree(lines[start], tree)
     out = [re.sub(r" at pc 0x[0-9a-f]+ bp 0x[0-9a-f]+ sp 0x[0-9a-f]+", "", re.sub(r"^==\d+==(ERROR: )?", "", head)).strip()]
     i = start + 1
     while i < len(lines):
@@ -776,11 +786,11 @@ def sanitizer_report(text, tree=None):
             out += frames
             continue
         if line.strip():
-            out.append("  " + (line.replace(tree + "/", "") if tree else line).strip())
+            out.append("  " + untree(line, tree).strip())
         i += 1
     summary = next((l for l in lines[i:] if l.startswith("SUMMARY:")), None)
     if summary:
-        out.append(summary.replace(tree + "/", "") if tree else summary)
+        out.append(untree(summary, tree))
     return "\n".join(out[:40])
 
 
@@ -826,8 +836,7 @@ def crash_frames(binary, out, tree=None):
     shown = []
     for line in r.stdout.splitlines():
         line = line.replace(" (inlined by) ", "  inlined in ").strip()
-        if tree:
-            line = line.replace(tree + "/", "")
+        line = untree(line, tree)
         line = re.sub(r" \(discriminator \d+\)", "", line)
         if line.startswith("??"):
             continue

@@ -81,7 +81,9 @@ counted test case.
 
 import argparse
 import fnmatch
+import io
 import os
+import threading
 import re
 import sys
 import time
@@ -712,45 +714,70 @@ def load(paths):
 
 
 def run_transcripts(target_bin, oracle_bin, paths=None, log_dir=None,
-                    verbose=False, out=sys.stdout):
-    """Replay transcripts; returns (passed, failed, runner)."""
+                    verbose=False, out=sys.stdout, jobs=2):
+    """Replay transcripts, `jobs` at a time (each runner thread with
+    servers of its own: a transcript spends its time waiting on replies);
+    every transcript's output is written whole, in name order. Returns
+    (passed, failed, runners)."""
     paths = paths or sorted(
         os.path.join(TRANSCRIPTS, f) for f in os.listdir(TRANSCRIPTS)
         if f.endswith(".txt"))
     log_dir = log_dir or harness.log_dir()
     os.makedirs(log_dir, exist_ok=True)
     deliberate = Deliberate(DELIBERATE)
-    runner = Runner(target_bin, oracle_bin, deliberate, log_dir, verbose, out)
-    passed = failed = 0
-    try:
-        for p in paths:
+    runners = [Runner(target_bin, oracle_bin, deliberate, log_dir, verbose, out)
+               for _ in range(max(1, jobs))]
+    todo = list(enumerate(paths))
+    texts, oks = [""] * len(paths), [False] * len(paths)
+    lock = threading.Lock()
+
+    def work(runner):
+        while True:
+            with lock:
+                if not todo:
+                    return
+                i, p = todo.pop(0)
+            buf = io.StringIO()
+            runner.out = buf
             try:
                 tr = Transcript(p)
+                try:
+                    oks[i] = runner.run(tr)
+                except (OSError, RuntimeError, TranscriptError) as e:
+                    print("FAIL %s: %s" % (tr.name, e), file=buf)
             except TranscriptError as e:
-                print("FAIL %s: %s" % (os.path.basename(p), e), file=out)
-                failed += 1
-                continue
-            try:
-                ok = runner.run(tr)
-            except (OSError, RuntimeError, TranscriptError) as e:
-                print("FAIL %s: %s" % (tr.name, e), file=out)
-                ok = False
-            passed += ok
-            failed += not ok
+                print("FAIL %s: %s" % (os.path.basename(p), e), file=buf)
+            except Exception as e:  # counted, never lost with the thread
+                print("FAIL %s: %r" % (os.path.basename(p), e), file=buf)
+            texts[i] = buf.getvalue()
+
+    threads = [threading.Thread(target=work, args=(r,)) for r in runners]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
     finally:
-        runner.stop_all()
-    for path, rep in runner.sanitizer_reports:
-        print("FAIL sanitizer report in %s: %s" % (path, rep), file=out)
-        failed += 1
-    for c in runner.crashes:
-        print("FAIL %s" % c, file=out)
-        failed += 1
-    if runner.target_bin != runner.oracle_bin:
+        for r in runners:
+            r.out = out
+            r.stop_all()
+    for text in texts:
+        out.write(text)
+    passed = sum(oks)
+    failed = len(paths) - passed
+    for r in runners:
+        for path, rep in r.sanitizer_reports:
+            print("FAIL sanitizer report in %s: %s" % (path, rep), file=out)
+            failed += 1
+        for c in r.crashes:
+            print("FAIL %s" % c, file=out)
+            failed += 1
+    if target_bin != oracle_bin:
         for e in deliberate.entries:
             if not e["used"]:
                 print("note: deliberate_differences.txt line %d not needed "
                       "this run: %s" % (e["line"], e["reason"][:100]), file=out)
-    return passed, failed, runner
+    return passed, failed, runners
 
 
 def main():

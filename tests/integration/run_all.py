@@ -11,8 +11,10 @@ neither way and is listed), each cmocka test of the C client is one, and
 with --sanitizer each server log holding a sanitizer report is one more
 failure.
 
-The transcripts run in a thread beside the unittests (both mostly wait
-on their servers); each part's output is printed whole, transcripts first.
+The transcripts run two at a time in threads beside the unittests, whose
+modules run two at a time too but for those that time the server (all of
+them mostly wait on their servers); each part's output is printed whole,
+transcripts first.
 
 Owns: build/integration-logs/<name>/ (server logs of this run, emptied at
 start). Valkey anchor: none — this is the test plumbing.
@@ -36,18 +38,77 @@ sys.path.insert(0, HERE)
 import harness  # noqa: E402
 
 
-def run_unittests(out, pattern):
+# The modules that take longest, started first so that the two runners
+# end together; the rest follow in name order.
+SLOW_FIRST = ["test_big_values", "test_top", "test_redis_py", "test_tools"]
+# The modules that time the server (timeouts answered within a bound,
+# idle connections closed after a second): they run after the others,
+# alone, since the runners are threads of one process and a neighbour's
+# Python loop can hold this one's thread past the bound.
+ALONE = ["test_blocking", "test_lifecycle", "test_list_blocking"]
+
+
+def run_unittests(out, pattern, jobs=2):
+    """Runs the test modules `jobs` at a time, in threads of this process
+    (each module owns its servers, on ports of their own, and spends its
+    time waiting on them; harness.STARTED keeps every server for the
+    sanitizer check), then the ALONE ones one at a time; each module's
+    output is written whole, in name order."""
     loader = unittest.TestLoader()
-    suite = loader.discover(HERE, pattern=pattern, top_level_dir=HERE)
-    stream = io.StringIO()
-    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
-    out.write(stream.getvalue())
-    # a test that errors and then fails in tearDown is one failed case
-    bad = len({id(t) for t, _ in result.failures + result.errors} |
-              {id(t) for t in result.unexpectedSuccesses})
-    skipped = len(result.skipped)
-    good = result.testsRun - bad - skipped
+    modules = list(loader.discover(HERE, pattern=pattern, top_level_dir=HERE))
+
+    def name(suite):
+        for t in _tests(suite):
+            return t.id().split(".")[0]
+        return ""
+
+    def rank(i):
+        n = name(modules[i])
+        return (SLOW_FIRST.index(n) if n in SLOW_FIRST else len(SLOW_FIRST), i)
+
+    shared = sorted((i for i in range(len(modules)) if name(modules[i]) not in ALONE), key=rank)
+    alone = [i for i in range(len(modules)) if name(modules[i]) in ALONE]
+    streams, results = [None] * len(modules), [None] * len(modules)
+    lock = threading.Lock()
+
+    def run(i):
+        streams[i] = io.StringIO()
+        results[i] = unittest.TextTestRunner(stream=streams[i], verbosity=2).run(modules[i])
+
+    def runner():
+        while True:
+            with lock:
+                if not shared:
+                    return
+                i = shared.pop(0)
+            run(i)
+
+    threads = [threading.Thread(target=runner) for _ in range(max(1, jobs))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for i in alone:
+        run(i)
+    good = bad = skipped = 0
+    for stream, result in zip(streams, results):
+        out.write(stream.getvalue())
+        # a test that errors and then fails in tearDown is one failed case
+        b = len({id(t) for t, _ in result.failures + result.errors} |
+                {id(t) for t in result.unexpectedSuccesses})
+        sk = len(result.skipped)
+        bad += b
+        skipped += sk
+        good += result.testsRun - b - sk
     return good, bad, skipped
+
+
+def _tests(suite):
+    for t in suite:
+        if isinstance(t, unittest.TestSuite):
+            yield from _tests(t)
+        else:
+            yield t
 
 
 def run_c_client(binary, out, slow):

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Suite 36: fuzzing and stress (tests/stress/README.md).
-#   1. the RESP parser's libFuzzer target for SOLOIST_FUZZ_SECONDS (20 s):
+#   1. the RESP parser's libFuzzer target for SOLOIST_FUZZ_SECONDS (12 s):
 #      one count; a crash, leak or invariant failure prints the input in hex;
 #   2. every reproducer in tests/stress/repro/ (one count each): a server
 #      bug found here stays a failing check until src/ is fixed;
 #   3. stress.py against the ASan+UBSan server: random pipelines, garbage,
-#      slow readers and vanishing clients for at most 40 rounds / 25 s with
+#      slow readers and vanishing clients for at most 40 rounds / 15 s with
 #      a printed seed (SOLOIST_STRESS_SEED replays one), then PING, SIGTERM
 #      exit 0 and no sanitizer report: one count per check it prints;
 #   4. blocking_chaos.py against the ASan+UBSan server for 8 s beside 2
@@ -17,8 +17,8 @@
 # mostly wait on sockets, so 1 runs beside 2 and 3; its output is printed
 # after theirs.
 # `make test` runs the lengths above: every phase of stress.py, the
-# unauthenticated one included, within the first three rounds, so 25 s
-# runs each several times. The long run (SOLOIST_LONG=1, `make
+# unauthenticated one included, within the first three rounds, so 15 s
+# runs each at least once and most several times. The long run (SOLOIST_LONG=1, `make
 # check-long`) is the same at length: 120 s of fuzzing and 40 rounds of
 # stress in up to 240 s, where rarer inputs and interleavings turn up.
 # Skipped (nothing counted) with SOLOIST_FAST=1.
@@ -26,7 +26,7 @@ cd "$(dirname "$0")/../.."
 if [ "${SOLOIST_FAST:-0}" = 1 ]; then
   echo "SOLOIST_FAST=1: fuzzing and stress skipped"; echo "0 passed, 0 failed"; exit 0
 fi
-fuzz_s=${SOLOIST_FUZZ_SECONDS:-20}; budget=25
+fuzz_s=${SOLOIST_FUZZ_SECONDS:-12}; budget=15
 if [ "${SOLOIST_LONG:-0}" = 1 ]; then fuzz_s=${SOLOIST_FUZZ_SECONDS:-120}; budget=240; fi
 J=-j${SOLOIST_JOBS:-$(nproc)}
 p=0; f=0

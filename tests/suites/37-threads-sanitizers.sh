@@ -2,7 +2,8 @@
 # Steps 4 and 5 under the sanitizers, with the threads forced on:
 #   1. suite 30's end-to-end run against the ThreadSanitizer server at
 #      io-threads 3 (any report in a server's log fails it);
-#   2. the same against the ASan+UBSan server at io-threads 4;
+#   2. the same against the ASan+UBSan server at io-threads 4 (in the
+#      long run only);
 #   3. the chaos run: stress.py (pipelines, garbage, big replies to slow
 #      readers, clients vanishing mid-read and mid-write while a worker owns
 #      them, CLIENT KILL, output limits, idle timeouts, connection storms)
@@ -10,14 +11,14 @@
 #      against the TSan server and the ASan server, with a printed seed;
 #   4. beside 3, the blocking pops' chaos (tests/stress/blocking_chaos.py,
 #      lists and sorted sets) against the TSan server: 6 s, 60 s long.
-# 1 and 2 run side by side, then the two chaos runs side by side: each
+# 1 (or 2) runs first, then the two chaos runs side by side: each
 # spends most of its time waiting on sockets and timers, against servers
 # of its own on ports of their own; each one's output is printed whole
 # once both are done.
 # `make test` runs the chaos for 3 rounds (rounds 0-2 between them run
 # every phase, the unauthenticated one and the SCAN walk included);
-# the long run (SOLOIST_LONG=1, `make check-long`) is the chaos alone at
-# length, 40 rounds in up to 300 s under each sanitizer. `make
+# the long run (SOLOIST_LONG=1, `make check-long`) is 2, then the chaos
+# at length, 40 rounds in up to 300 s under each sanitizer. `make
 # stress-threads` runs it longer still.
 # Skipped (nothing counted) with SOLOIST_FAST=1.
 cd "$(dirname "$0")/../.."
@@ -43,21 +44,19 @@ count() { # adds a "N passed, M failed" line to the totals
   p=$((p + $(sed -E 's/^[^0-9]*([0-9]+) passed.*/\1/' <<<"$1"))); f=$((f + $(sed -E 's/.* ([0-9]+) failed.*/\1/' <<<"$1")))
 }
 
-if [ "${SOLOIST_LONG:-0}" != 1 ]; then
-  for run in "tsan 3" "asan 4"; do
-    set -- $run
-    SOLOIST_SERVER_ARGS="--io-threads $2 --io-threads-always-active yes" timeout 600 python3 tests/integration/run_all.py \
-      --name "$1-threads" --sanitizer --target "build/$1/soloist-server" --c-client build/tests-integration/c_client \
-      >"$out/integration-$1.log" 2>&1 &
-  done
-  wait
-  for run in "tsan 3" "asan 4"; do
-    set -- $run
-    echo "== integration, build/$1/soloist-server --io-threads $2 --io-threads-always-active yes ($out/integration-$1.log)"
-    grep -E '^(FAIL|ERROR)|MISMATCH|sanitizer:' "$out/integration-$1.log" | head -40
-    count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/integration-$1.log" | tail -1)"
-  done
-fi
+# make test runs the integration suite against the TSan server; the long
+# run against the ASan server (suite 35 runs it under ASan with one
+# thread, and the chaos below runs the ASan server with its threads).
+runs=("tsan 3"); [ "${SOLOIST_LONG:-0}" = 1 ] && runs=("asan 4")
+for run in "${runs[@]}"; do
+  set -- $run
+  SOLOIST_SERVER_ARGS="--io-threads $2 --io-threads-always-active yes" timeout 600 python3 tests/integration/run_all.py \
+    --name "$1-threads" --sanitizer --target "build/$1/soloist-server" --c-client build/tests-integration/c_client \
+    >"$out/integration-$1.log" 2>&1
+  echo "== integration, build/$1/soloist-server --io-threads $2 --io-threads-always-active yes ($out/integration-$1.log)"
+  grep -E '^(FAIL|ERROR)|MISMATCH|sanitizer:' "$out/integration-$1.log" | head -40
+  count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/integration-$1.log" | tail -1)"
+done
 
 for v in tsan asan; do
   timeout $((budget + 300)) python3 tests/stress/stress.py --server "build/$v/soloist-server" --rounds $rounds \

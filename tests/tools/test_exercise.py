@@ -357,6 +357,7 @@ class Grading(Fixture):
         self.assertIn("scores 7/7: NOT caught by test_sum, the test named to catch it; NOT caught by any test", out)
         self.assertIn("stale.mutant: the text to replace occurs 0 times", out)
 
+    @long_run("grades a fixture in the full matrix; suite 80 grades every exercise's starter and reference at -O2")
     def test_grade_starter_partial_and_reference(self):
         self.assertEqual(self.tool("start", "0")[0], 0)
         rc, out = self.tool("grade", "0", "--seed", "42")
@@ -601,6 +602,7 @@ class SeveralModules(Fixture):
         self.assertEqual(self.tool("manifest", "1", "--write")[0], 0)
         self.assertEqual(self.tool("points", "1", "--write")[0], 0)
 
+    @long_run("grades a fixture in the full matrix, TSan included; suite 80 grades every exercise's starter and reference at -O2")
     def test_start_writes_every_module(self):
         rc, out = self.tool("start", "1")
         self.assertEqual(rc, 0, out)
@@ -695,6 +697,14 @@ class Reasons(Fixture):
     """A failed test says why: cmocka's assertion, a stub's message and
     whose region it is (a crash's signal and place, a sanitizer's report
     and a leak are CrashesAndLeaks')."""
+
+    def test_a_place_names_the_file_in_the_tree_whatever_tree_compiled_it(self):
+        # an object from ccache may carry another grading tree's paths
+        other = "/tmp/soloist-exercise-x1/build/grade/00/t/o0/tree"
+        self.assertEqual(exercise.untree("demo_count at %s/src/demo.c:24" % other, "/tmp/mine/tree"),
+                         "demo_count at src/demo.c:24")
+        self.assertEqual(exercise.untree("#0 0x4 in f /tmp/mine/tree/tests/unit/t.c:3", "/tmp/mine/tree"),
+                         "#0 0x4 in f tests/unit/t.c:3")
 
     def test_an_assertion_shows_its_file_line_and_values(self):
         write(self.path("wrong.c"), DEMO_C.replace("i < n; i++) m = demo_bigger", "i + 1 < n; i++) m = demo_bigger"))
