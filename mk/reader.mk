@@ -48,8 +48,8 @@ grade: ## grade step STEP (SUBMISSION=file, or a directory for a step with sever
 	  $(if $(SEED),--seed $(SEED)) $(if $(REPEAT),--repeat $(REPEAT)) $(if $(FAST),--fast) \
 	  $(if $(RESULTS),--results $(RESULTS)) $(if $(filter-out 0,$(INTEGRATION)),--integration)
 
-check-exercises: ## prove for every step: starter fails, reference passes, every mutant is caught (FAST=1: -O2 once; SAMPLE=1: one mutant per part)
-	@$(PYTHON) tools/exercise.py check $(if $(FAST),--fast) $(if $(filter-out 0,$(SAMPLE)),--sample) $(if $(STEP),--step $(STEP))
+check-exercises: ## prove for every step: starter fails, reference passes, every mutant is caught (FAST=1: -O2 once; SAMPLE=1: one mutant per part; MUTANTS=0: none)
+	@$(PYTHON) tools/exercise.py check $(if $(FAST),--fast) $(if $(filter-out 0,$(SAMPLE)),--sample) $(if $(filter 0,$(MUTANTS)),--no-mutants) $(if $(STEP),--step $(STEP))
 
 check-handouts: ## prove each step's handout grades that step on its own (structure for every step; E2E=1: grade starter and reference in every handout; STEP=N one step)
 	@$(PYTHON) tools/exercise.py check-handouts $(if $(filter-out 0,$(E2E)),--e2e) $(if $(STEP),--step $(STEP) --e2e)

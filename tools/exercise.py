@@ -1540,7 +1540,7 @@ def grade_candidates(ex, cands, verdict, fast, jobs, log):
     return rows
 
 
-def check_one(ex, fast, jobs, log=print, sample=False):
+def check_one(ex, fast, jobs, log=print, sample=False, mutants=True):
     """-> (passed, failed, rows) for one exercise. sample: only
     sample_mutants(ex), and the README's mutant table is not compared (a
     sample cannot say the whole table is this run's)."""
@@ -1549,13 +1549,19 @@ def check_one(ex, fast, jobs, log=print, sample=False):
     names = check_static(ex, verdict)
     work = tempfile.mkdtemp(prefix="soloist-check-")
     try:
-        cands = base_candidates(ex, verdict, work, sample) + mutant_candidates(ex, verdict, work, fast, sample, names)
+        cands = base_candidates(ex, verdict, work, sample)
+        if mutants:
+            cands += mutant_candidates(ex, verdict, work, fast, sample, names)
         rows = grade_candidates(ex, cands, verdict, fast, jobs, log)
         if not sample:
             rerun_differing_rows(ex, rows, {label: (cand, head) for label, cand, _, head in cands},
                                  check_seed(ex), jobs, log)
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if sample and not mutants:
+        log(f"  (no mutant run: `make check-exercises` runs all {len(ex.mutants())}, compares the README's mutant "
+            "table" + (" and grades the suggested order's first group alone)" if ex.order else ")"))
+        return verdict.passed, verdict.failed, rows
     if sample:
         log(f"  (a sample: {len(sample_mutants(ex))} of {len(ex.mutants())} mutants, one per part; "
             "`make check-exercises` runs them all, compares the README's mutant table"
@@ -1859,10 +1865,11 @@ def cmd_check(root, args):
     t0 = time.time()
     passed = failed = 0
     for ex in exs:
-        p, f, _ = check_one(ex, args.fast, args.jobs, sample=args.sample)
+        p, f, _ = check_one(ex, args.fast, args.jobs, sample=args.sample or args.no_mutants,
+                            mutants=not args.no_mutants)
         passed += p
         failed += f
-    mode = ("fast: -O2, one run" if args.fast else "full matrix") + (", one mutant per part" if args.sample else "")
+    mode = ("fast: -O2, one run" if args.fast else "full matrix") + (", no mutants" if args.no_mutants else ", one mutant per part" if args.sample else "")
     print(f"check-exercises: {len(exs)} exercise(s), {mode}, {time.time() - t0:.0f}s")
     print(f"check-exercises: {passed} passed, {failed} failed")
     return 1 if failed else 0
@@ -2280,7 +2287,9 @@ def main(argv=None):
     s = sub.add_parser("check", help="starter fails, reference passes, mutants caught")
     s.add_argument("--step")
     s.add_argument("--fast", action="store_true")
-    s.add_argument("--sample", action="store_true", help="one mutant per part (make test); the README's mutant "
+    s.add_argument("--no-mutants", action="store_true", help="the checks without the mutants (make test): "
+                   "the static checks, the starter and the reference")
+    s.add_argument("--sample", action="store_true", help="one mutant per part; the README's mutant "
                    "table is not compared")
     s.add_argument("--jobs", type=int, default=max(2, os.cpu_count() or 2))
     s.set_defaults(fn=cmd_check)

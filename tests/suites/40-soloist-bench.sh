@@ -12,6 +12,9 @@
 #      omission corrected) but not in the closed-loop p99;
 #   3. the same runs against build/soloist-server when it exists and
 #      answers PING; otherwise a note, counted neither way.
+# The long run (SOLOIST_LONG=1, `make check-long`) also builds the
+# generator under ASan+UBSan and under TSan and runs its unit tests and a
+# few checked runs with each.
 # Every run is bounded (-d or --count, plus `timeout`); loopback only.
 set -u
 cd "$(dirname "$0")/../.."
@@ -184,8 +187,8 @@ err=$(timeout 10 "$BENCH" -q -p "$CP" -d 1s 2>&1); rc=$?
 [ $rc = 1 ] && grep -q 'connect' <<<"$err" && ok "refused connection: exit 1 with the reason" \
   || bad "refused connection (rc $rc: $err)"
 
-# --- ASan+UBSan: the unit tests and checked runs (skipped with SOLOIST_FAST) --
-if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
+# --- ASan+UBSan: the unit tests and checked runs (the long run only) -------
+if [ "${SOLOIST_LONG:-0}" = 1 ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
   if make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" VARIANT=asan build/asan/soloist-bench soloist-bench-tests >/dev/null 2>build/test-logs/40-asan-build.err; then
     out=$(tests/cmocka-run.sh build/asan/tests-bench/test_*)
     line=$(tail -1 <<<"$out")
@@ -216,7 +219,7 @@ fi
 # --- ThreadSanitizer: the generator is threaded (-t); its threads share only
 # the run's start/stop flags and the per-thread results merged at the end.
 # A multi-threaded closed run and a mixed open-loop run must be race-free.
-if [ -z "${SOLOIST_FAST:-}" ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
+if [ "${SOLOIST_LONG:-0}" = 1 ] && [ -n "${RPID:-}" ] && kill -0 "$RPID" 2>/dev/null; then
   if make --no-print-directory -s -j"${SOLOIST_JOBS:-$(nproc)}" VARIANT=tsan build/tsan/soloist-bench >/dev/null 2>build/test-logs/40-tsan-build.err; then
     TSAN_ERR=build/test-logs/40-tsan-runs.err; : >"$TSAN_ERR"
     export TSAN_OPTIONS="halt_on_error=1 exitcode=66"
