@@ -546,11 +546,7 @@ static void memory_usage(client *c) {
 
 /* MEMORY STATS: Redis 7.0's map, in its order, with the entries soloist
  * can fill (memory_report); no allocator internals, no scripts. */
-/* One field of a map reply: its name, then its value. */
-static void field_ll(client *c, const char *name, long long v) {
-    reply_bulk_cstr(c, name);
-    reply_long_long(c, v);
-}
+/* One map entry whose value is a double (integers: reply_map_ll). */
 static void field_double(client *c, const char *name, double v) {
     reply_bulk_cstr(c, name);
     reply_double(c, v);
@@ -559,25 +555,25 @@ static void field_double(client *c, const char *name, double v) {
 static void memory_stats(client *c) {
     mem_report m = memory_report();
     reply_map_len(c, 16);
-    field_ll(c, "peak.allocated", (long long)m.peak);
-    field_ll(c, "total.allocated", (long long)m.used);
-    field_ll(c, "startup.allocated", (long long)m.startup);
-    field_ll(c, "replication.backlog", 0);
-    field_ll(c, "clients.slaves", 0);
-    field_ll(c, "clients.normal", (long long)m.clients);
-    field_ll(c, "aof.buffer", 0);
+    reply_map_ll(c, "peak.allocated", (long long)m.peak);
+    reply_map_ll(c, "total.allocated", (long long)m.used);
+    reply_map_ll(c, "startup.allocated", (long long)m.startup);
+    reply_map_ll(c, "replication.backlog", 0);
+    reply_map_ll(c, "clients.slaves", 0);
+    reply_map_ll(c, "clients.normal", (long long)m.clients);
+    reply_map_ll(c, "aof.buffer", 0);
     reply_bulk_cstr(c, "db.0");
     reply_map_len(c, 2);
-    field_ll(c, "overhead.hashtable.main", (long long)m.db_main);
-    field_ll(c, "overhead.hashtable.expires", (long long)m.db_expires);
-    field_ll(c, "overhead.total", (long long)m.overhead);
-    field_ll(c, "keys.count", (long long)m.keys);
-    field_ll(c, "keys.bytes-per-key", (long long)m.bytes_per_key);
-    field_ll(c, "dataset.bytes", (long long)m.dataset);
+    reply_map_ll(c, "overhead.hashtable.main", (long long)m.db_main);
+    reply_map_ll(c, "overhead.hashtable.expires", (long long)m.db_expires);
+    reply_map_ll(c, "overhead.total", (long long)m.overhead);
+    reply_map_ll(c, "keys.count", (long long)m.keys);
+    reply_map_ll(c, "keys.bytes-per-key", (long long)m.bytes_per_key);
+    reply_map_ll(c, "dataset.bytes", (long long)m.dataset);
     field_double(c, "dataset.percentage", m.dataset_perc);
     field_double(c, "peak.percentage", m.peak_perc);
     field_double(c, "fragmentation", m.frag);
-    field_ll(c, "fragmentation.bytes", m.frag_bytes);
+    reply_map_ll(c, "fragmentation.bytes", m.frag_bytes);
 }
 
 /* Valkey's MEMORY HELP lines for the subcommands soloist has (no DOCTOR). */

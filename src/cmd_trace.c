@@ -84,22 +84,14 @@ static void trace_status_command(client *c) {
     trace_status st;
     trace_get_status(&st);
     reply_map_len(c, 8);
-    reply_bulk_cstr(c, "recording");
-    reply_long_long(c, st.on);
-    reply_bulk_cstr(c, "remaining_ms");
-    reply_long_long(c, (long long)st.remaining_ms);
-    reply_bulk_cstr(c, "duration_ms");
-    reply_long_long(c, (long long)st.duration_ms);
-    reply_bulk_cstr(c, "threads");
-    reply_long_long(c, st.threads);
-    reply_bulk_cstr(c, "buffer_events");
-    reply_long_long(c, st.events_max);
-    reply_bulk_cstr(c, "events");
-    reply_long_long(c, (long long)st.recorded);
-    reply_bulk_cstr(c, "dropped");
-    reply_long_long(c, (long long)st.dropped);
-    reply_bulk_cstr(c, "no_ring");
-    reply_long_long(c, (long long)st.no_ring);
+    reply_map_ll(c, "recording", st.on);
+    reply_map_ll(c, "remaining_ms", (long long)st.remaining_ms);
+    reply_map_ll(c, "duration_ms", (long long)st.duration_ms);
+    reply_map_ll(c, "threads", st.threads);
+    reply_map_ll(c, "buffer_events", st.events_max);
+    reply_map_ll(c, "events", (long long)st.recorded);
+    reply_map_ll(c, "dropped", (long long)st.dropped);
+    reply_map_ll(c, "no_ring", (long long)st.no_ring);
 }
 
 /* The container's proc: the dispatcher has found the subcommand and

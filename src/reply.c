@@ -460,6 +460,11 @@ void reply_array_len(client *c, long n) { reply_header(c, '*', n); }
 void reply_map_len(client *c, long n) { reply_header(c, c->resp == 3 ? '%' : '*', c->resp == 3 ? n : 2 * n); }
 void reply_set_len(client *c, long n) { reply_header(c, c->resp == 3 ? '~' : '*', n); }
 
+void reply_map_ll(client *c, const char *name, long long v) {
+    reply_bulk_cstr(c, name);
+    reply_long_long(c, v);
+}
+
 void reply_double(client *c, double d) {
     char buf[128];
     size_t n = util_d_to_string(buf, sizeof(buf), d);

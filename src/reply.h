@@ -49,6 +49,9 @@ void reply_map_len(struct client *c, long n);          /* RESP3 %n, RESP2 *2n */
 void reply_set_len(struct client *c, long n);          /* RESP3 ~n, RESP2 *n */
 void reply_double(struct client *c, double d);         /* RESP3 ,d  RESP2 bulk */
 void reply_bool(struct client *c, int b);              /* RESP3 #t, RESP2 :1/:0 */
+/* One map entry whose value is an integer: the name as a bulk string, then
+ * :v (MEMORY STATS, TRACE STATUS). */
+void reply_map_ll(struct client *c, const char *name, long long v);
 /* RESP3 verbatim string (=len\r\ntxt:...), RESP2 bulk; ext is 3 chars. */
 void reply_verbatim(struct client *c, const char *s, size_t len, const char *ext);
 /* RESP3 attributes are not used. Human-readable long double, as INCRBYFLOAT
