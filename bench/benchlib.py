@@ -172,6 +172,18 @@ class Server:
     def cpu_s(self):
         return _proc_cpu_s(self.proc.pid)
 
+    def config_get(self, name):
+        """CONFIG GET name's value as text, or None (a RESP2 pair)."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5.0) as s:
+            s.sendall(resp([b"CONFIG", b"GET", name.encode()]))
+            f = s.makefile("rb")
+            if not f.readline().startswith(b"*2"):
+                return None
+            for _ in range(2):
+                n = int(f.readline()[1:])
+                v = f.read(n + 2)[:-2]
+            return v.decode()
+
     def pause(self):
         """SIGSTOP: a server waiting its turn in an alternation takes no
         CPU from the one being measured (idle I/O threads may spin)."""
@@ -247,6 +259,15 @@ def read_reply(s):
             break
         buf += chunk
     return buf[head:head + max(n, 0)]
+
+
+def server_version(binary):
+    """A server binary's --version line (which build a row measured)."""
+    try:
+        return subprocess.run([binary, "--version"], stdout=subprocess.PIPE, text=True,
+                              timeout=10).stdout.strip()
+    except (OSError, subprocess.TimeoutExpired):
+        return None
 
 
 def populate(server, keyspace, value_size):

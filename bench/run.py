@@ -18,7 +18,10 @@ these files by tools/findings.py; nothing here summarises.
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
             poll_offload, idle_line, score_print, redis_defaults, types_memory,
-            trace_cost, trace_runs, server_vs_redis_pinned
+            trace_cost, trace_runs, beside_valkey, server_vs_redis_pinned
+            (beside_valkey measures Valkey too: VALKEY_SERVER names its
+            binary, built from source; without it the benchmark prints
+            that it skipped)
 --pinned    also run server_vs_redis with server on cpu0, client on cpu1
 --standin   if build/soloist-server is missing or does not answer PING,
             measure Debian's redis-server on both sides (every line then
@@ -50,7 +53,7 @@ ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
        "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_line", "score_print",
-       "redis_defaults", "types_memory", "trace_cost", "trace_runs"]
+       "redis_defaults", "types_memory", "trace_cost", "trace_runs", "beside_valkey"]
 
 
 def sh(argv, default=""):
@@ -190,6 +193,9 @@ def main():
         },
         "peer": {"binary": redis_bin, "version": sh([redis_bin, "--version"]),
                  "flags": "--port <free> " + " ".join(x if x else "''" for x in bl.SERVER_FLAGS)},
+        "valkey": ({"binary": os.environ["VALKEY_SERVER"], "version": sh([os.environ["VALKEY_SERVER"], "--version"]),
+                    "sha256": sha256(os.environ["VALKEY_SERVER"])}
+                   if os.access(os.environ.get("VALKEY_SERVER", ""), os.X_OK) else None),
         "load_generator": sh(["redis-benchmark", "--version"]),
         "python": platform.python_version(),
         "command": "bench/run.py " + " ".join(sys.argv[1:]),
@@ -276,6 +282,11 @@ def command_for(n, a):
         return ([os.path.join(HERE, "big_values.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin,
                                                          "WIRE_CEILING_BIN": a.wire_ceiling_bin},
                 120 if q else 420)
+    if n == "beside_valkey":
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        return ([os.path.join(HERE, "beside_valkey.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
+                200 if q else 960)
     if n == "zset_ranges":
         return [os.path.join(HERE, "zset_ranges.py")], {}, 150 if q else 420
     if n == "watermark":

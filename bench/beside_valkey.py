@@ -1,0 +1,378 @@
+#!/usr/bin/env python3
+"""beside_valkey.py — soloist beside Valkey itself, thread by thread.
+
+Steps 4-7 benchmark. Every other serving benchmark compares soloist with
+Debian's redis-server 7.0, whose I/O threads are another design (a
+fan-out and wait per event-loop turn). This one puts it beside the
+design it re-implements: Valkey, built from source (the binary's path in
+VALKEY_SERVER; a run without it says it skipped the peer and measures
+nothing). Three parts, one run:
+
+(a) Throughput, io-threads 1: redis-benchmark, 50 clients, GET and SET
+    of 3 and 512 bytes at pipeline 1 and 16 over KEYS keys (loaded in
+    full first, so every GET hits), the three servers alternated
+    (soloist, Valkey, redis-server) RUNS times; a cell's medians and the
+    ratios soloist/Valkey and soloist/redis-server. redis-benchmark's
+    own CPU is kept on each run: at depth 16 it is the bottleneck, so a
+    ratio there says which server leaves it more to do per request.
+(b) Large values, io-threads 1: four clients GETting (and SETting) one
+    1 MB key, redis-benchmark's p50 and p99 beside its rps, the three
+    servers alternated. Four clients each owed 1 MB is where a server's
+    write fairness shows: soloist writes 64 KB a turn on main while
+    other clients wait (io-write-alone-max's chunks only when none does).
+(c) The main thread's CPU per request at one offered rate, every thread
+    read from /proc/PID/task/TID/schedstat (the scheduler's run time,
+    ns): soloist and Valkey at io-threads 1, 2 and 4, threads forced on
+    (soloist: --io-threads-always-active yes; Valkey: --events-per-io-thread
+    0, its test switch that hands every event loop's work to the threads,
+    valkey src/io_threads.c adjustIOThreadsByEventLoad at the 2024 tree).
+    Cells: the eight of (a) driven by soloist-bench in open loop at a
+    third of the slower io-threads-1 server's closed-loop rate (both
+    servers see the same offered load), and 1 MB GETs on four
+    connections. Per run: commands executed (INFO), main's CPU, the I/O
+    threads' CPU (threads named io_thd_N in both servers), the process's.
+    Each is per request; the I/O threads' figure includes what they spin
+    while idle (both servers' threads poll their queue a while before
+    they sleep), so it is an upper bound on a job's cost.
+
+Prints JSON lines: kind=skipped, kind=run (a), kind=cell (a) and (b),
+kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
+QUICK=1 (about 2 min), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
+
+Valkey anchors: the offload functions of valkey src/io_threads.c
+(trySendReadToIOThreads, trySendWriteToIOThreads) at the 2024 tree,
+measured, not mirrored.
+"""
+
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+
+CLIENTS = 50
+KEYS = 100000
+BIG = 1 << 20
+BIG_CLIENTS = 4
+THREADS = [1, 2, 4]
+ORDER = ["soloist", "valkey", "redis"]
+NAMES = {"soloist": "soloist", "valkey": "Valkey", "redis": "redis-server 7.0"}
+SEEN = []  # every line emitted, for the rows at the end
+
+
+def emit(obj):
+    SEEN.append(obj)
+    bl.emit(obj)
+
+
+def valkey_binary():
+    """VALKEY_SERVER's path, or None when unset or not runnable."""
+    b = os.environ.get("VALKEY_SERVER", "")
+    return b if b and os.access(b, os.X_OK) else None
+
+
+def start(name, threads):
+    """One server at `threads` I/O threads (main counted), forced on."""
+    label, binary = name, None
+    if name == "soloist":
+        binary, extra = bl.servers()[0][1], ["--io-threads-always-active", "yes"]
+    elif name == "valkey":
+        binary, extra = valkey_binary(), ["--events-per-io-thread", "0"]
+    else:
+        binary, extra = bl.servers()[1][1], []
+    args = ["--io-threads", str(threads)] + (extra if threads > 1 else [])
+    really = {"soloist": bl.servers()[0][2], "valkey": "valkey-server"}.get(name, "redis-server")
+    srv = bl.Server("%s-t%d" % (label, threads), binary, really, args)
+    got = srv.config_get("io-threads")
+    if got != str(threads):
+        srv.stop()
+        raise RuntimeError("%s: io-threads is %s after --io-threads %d" % (name, got, threads))
+    return srv
+
+
+def thread_cpu(pid):
+    """(main, io threads, process) scheduler run time in seconds."""
+    t = bl.threads_cpu_s(pid)
+    main = t.get(pid, ("", 0.0))[1]
+    io = sum(s for tid, (comm, s) in t.items() if tid != pid and comm.startswith("io_thd"))
+    return main, io, sum(s for _, s in t.values())
+
+
+def commands(srv):
+    v = srv.info("stats").get(("stats", "total_commands_processed"))
+    return int(v) if v is not None else None
+
+
+# ------------------------------------------------------------ (a) and (b)
+
+def throughput(srv, base, runs, budget):
+    """Part (a): the eight cells at io-threads 1, servers alternated."""
+    for size in bl.SIZES:
+        for s in srv.values():
+            with s.turn():
+                bl.populate(s, KEYS, size)
+        for test in bl.TESTS:
+            for p in bl.PIPELINES:
+                cfg = dict(base, part="a", test=test, pipeline=p, value_size=size, clients=CLIENTS, keys=KEYS)
+                if budget.out():
+                    bl.emit(dict(cfg, kind="skipped", why="time budget spent"))
+                    continue
+                n = bl.calibrate_requests(40000 if p == 1 else 160000, 1.0 if not bl.quick() else 0.3,
+                                          CLIENTS, p)
+                alternate(srv, cfg, runs, lambda s: bl.redis_benchmark(s, test.lower(), CLIENTS, n, p, size, KEYS))
+
+
+def big_values(srv, base, runs):
+    """Part (b): four clients, one 1 MB key, SET then GET."""
+    n = 200 if bl.quick() else 800
+    for test in ["SET", "GET"]:
+        cfg = dict(base, part="b", test=test, pipeline=1, value_size=BIG, clients=BIG_CLIENTS, keys=1)
+        alternate(srv, cfg, runs, lambda s: bl.redis_benchmark(s, test.lower(), BIG_CLIENTS, n, 1, BIG))
+
+
+def alternate(srv, cfg, runs, one):
+    """Runs `one(server)` for each server in turn, `runs` times; one cell line."""
+    got = {name: [] for name in srv}
+    for i in range(runs):
+        for name, s in srv.items():
+            with s.turn():
+                r = one(s)
+            got[name].append(r)
+            emit(dict(cfg, kind="run", server=name, server_is=s.really, run=i + 1, **r))
+    cell = dict(cfg, kind="cell", runs=runs)
+    for name, rs in got.items():
+        cell[name] = {k: bl.median([r[k] for r in rs]) for k in ("rps", "p50_latency_ms", "p99_latency_ms",
+                                                                 "client_cpu_s")}
+        cell[name]["rps_runs"] = [r["rps"] for r in rs]
+        cell[name]["p99_runs"] = [r["p99_latency_ms"] for r in rs]
+    for peer in ("valkey", "redis"):
+        if peer in got and cell[peer]["rps"]:
+            cell["ratio_" + peer] = round(cell["soloist"]["rps"] / cell[peer]["rps"], 4)
+    emit(cell)
+    bl.log("%s %s %dB P=%d: %s" % (cfg["part"], cfg["test"], cfg["value_size"], cfg["pipeline"],
+                                   " ".join("%s %.0f" % (k, cell[k]["rps"]) for k in got)))
+
+
+# ------------------------------------------------------------------- (c)
+
+def cpu_run(s, args, rate, times):
+    """One open-loop run at `rate`: per-request CPU of main, I/O threads, process."""
+    warmup, duration = times
+    c0, m0 = commands(s), thread_cpu(s.proc.pid)
+    rep, argv = bl.soloist_bench(s.port, list(args) + [
+        "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
+    c1, m1 = commands(s), thread_cpu(s.proc.pid)
+    cmds = (c1 - c0) if None not in (c0, c1) else None
+    cls = rep["classes"][0]
+    d = [b - a for a, b in zip(m0, m1)]
+    return {"rate": rate, "rps": cls["rps"], "requests": cls["requests"], "errors": cls.get("errors", 0),
+            "unsent": cls.get("unsent", 0),
+            "latency_us": {k: cls["latency_us"][k] for k in ("p50", "p99", "p99.9")},
+            "server_commands": cmds, "main_cpu_s": round(d[0], 6), "io_cpu_s": round(d[1], 6),
+            "process_cpu_s": round(d[2], 6),
+            "main_us_per_request": bl.per_req_us(d[0], cmds),
+            "io_us_per_request": bl.per_req_us(d[1], cmds),
+            "process_us_per_request": bl.per_req_us(d[2], cmds),
+            "generator_cpu_s": rep.get("generator", {}).get("cpu_s"), "argv": argv}
+
+
+def cpu_cells(base, runs, budget):
+    """Part (c): every (server, threads) setting started once, paused when
+    not measured; each cell at one rate for all of them."""
+    q = bl.quick()
+    times = (0.3, 0.8) if q else (0.5, 2.0)
+    settings = {}
+    try:
+        for name in ("soloist", "valkey"):
+            for n in THREADS:
+                s = start(name, n)
+                s.pause()
+                settings[(name, n)] = s
+        cells = [(t, p, sz, CLIENTS, KEYS) for sz in bl.SIZES for t in bl.TESTS for p in bl.PIPELINES]
+        cells.append(("GET", 1, BIG, BIG_CLIENTS, 4))
+        loaded = None
+        for test, p, size, conns, keys in cells:
+            cfg = dict(base, part="c", test=test, pipeline=p, value_size=size, clients=conns, keys=keys)
+            if budget.out():
+                bl.emit(dict(cfg, kind="skipped", why="time budget spent"))
+                continue
+            if loaded != (size, keys):
+                for s in settings.values():
+                    with s.turn():
+                        bl.sb_prefill(s, keys, size)
+                loaded = (size, keys)
+            args = bl.open_loop_args(test, p, size, conns, keys)
+            closed = {}
+            for name in ("soloist", "valkey"):
+                with settings[(name, 1)].turn():
+                    closed[name] = bl.closed_loop_rps(settings[(name, 1)], args, 0.3 if q else 0.8)
+            slow = min(closed.values())
+            rate = max(20, int(slow / 3)) if size == BIG else max(1000, int(slow / 3 // 1000 * 1000))
+            bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed,
+                         why="a third of the slower io-threads 1 server's closed-loop rps"))
+            for i in range(runs):
+                for (name, n), s in settings.items():
+                    with s.turn():
+                        r = cpu_run(s, args, rate, times)
+                    emit(dict(cfg, kind="cpu", server=name, server_is=s.really, io_threads=n,
+                                 forced=n > 1, run=i + 1, **r))
+                    bl.log("c %s %dB P=%d %s t%d: %.0f rps main %.3f io %.3f us/req"
+                           % (test, size, p, name, n, r["rps"], r["main_us_per_request"] or -1,
+                              r["io_us_per_request"] or -1))
+    finally:
+        for s in settings.values():
+            s.stop()
+
+
+# ------------------------------------------------------------------ rows
+
+def lo_hi(xs, fmt):
+    return (fmt % min(xs)) + "–" + (fmt % max(xs)) if len(xs) > 1 else fmt % xs[0]
+
+
+def separate(a, b, names, lower=False):
+    """'<names[i]> faster|lower in every run' or 'run ranges overlap'."""
+    if len(a) < 2 or len(b) < 2:
+        return "one run"
+    word = "lower" if lower else "faster"
+    a_wins = max(a) < min(b) if lower else min(a) > max(b)
+    b_wins = max(b) < min(a) if lower else min(b) > max(a)
+    if a_wins:
+        return "%s %s in every run" % (names[0], word)
+    if b_wins:
+        return "%s %s in every run" % (names[1], word)
+    return "run ranges overlap"
+
+
+def findings(base):
+    """The rows, computed from this run's lines alone."""
+    cmd = "make findings BENCH=beside_valkey" + (" QUICK=1" if base["quick"] else "")
+    vk = base.get("valkey_version") or "valkey-server"
+
+    def row(rid, claim, figure, **cfg):
+        bl.emit({"finding": True, "id": rid, "claim": claim, "figure": figure, "command": cmd,
+                 "config": dict({"peer": "Valkey built from source (%s)" % vk, "quick": base["quick"],
+                                 "placement": base.get("placement_note")}, **cfg)})
+
+    cells = [ln for ln in SEEN if ln.get("kind") == "cell"]
+    deep = []
+    for i, c in enumerate(ln for ln in cells if ln["part"] == "a"):
+        s, v, r = (c[k]["rps_runs"] for k in ORDER)
+        deep += [c["ratio_valkey"]] if c["pipeline"] == 16 else []
+        row("F0.%d" % (60 + i), "%s %d B, P=%d, 50 clients, io-threads 1: soloist / Valkey and / redis-server 7.0"
+            % (c["test"], c["value_size"], c["pipeline"]),
+            "soloist %.0f rps, Valkey %.0f, redis-server %.0f → **%.2f×** Valkey (%s), **%.2f×** redis-server "
+            "(%s); runs soloist %s, Valkey %s, redis-server %s; redis-benchmark's CPU %.2f / %.2f / %.2f s a run"
+            % (c["soloist"]["rps"], c["valkey"]["rps"], c["redis"]["rps"], c["ratio_valkey"],
+               separate(s, v, ("soloist", "Valkey")), c["ratio_redis"], separate(s, r, ("soloist", "redis-server")),
+               lo_hi(s, "%.0f"), lo_hi(v, "%.0f"), lo_hi(r, "%.0f"), c["soloist"]["client_cpu_s"],
+               c["valkey"]["client_cpu_s"], c["redis"]["client_cpu_s"]),
+            test=c["test"], value_size=c["value_size"], pipeline=c["pipeline"], runs=c["runs"], keys=KEYS,
+            tool="redis-benchmark, servers alternated")
+    if deep:
+        row("F0.68", "target: at depth 16, soloist ≥ 1.2× Valkey in every cell, io-threads 1",
+            "%s: %d of %d cells ≥ 1.2× (lowest %.2f×)" % ("met" if min(deep) >= 1.2 else "not met",
+                                                          sum(1 for x in deep if x >= 1.2), len(deep), min(deep)))
+    big = [ln for ln in cells if ln["part"] == "b"]
+    for i, c in enumerate(big):
+        p99 = {k: c[k]["p99_runs"] for k in ORDER}
+        row("F7.%d" % (50 + i), "%s of one 1 MB value, 4 clients, io-threads 1: soloist / Valkey and / "
+            "redis-server 7.0, and each one's latency" % c["test"],
+            "**%.2f×** Valkey, **%.2f×** redis-server (%s; %s); p50 %.2f / %.2f / %.2f ms, p99 %.2f / %.2f / "
+            "%.2f ms (soloist / Valkey / redis-server; p99 runs %s, %s, %s)"
+            % (c["ratio_valkey"], c["ratio_redis"],
+               separate(c["soloist"]["rps_runs"], c["valkey"]["rps_runs"], ("soloist", "Valkey")),
+               separate(c["soloist"]["rps_runs"], c["redis"]["rps_runs"], ("soloist", "redis-server")),
+               c["soloist"]["p50_latency_ms"], c["valkey"]["p50_latency_ms"], c["redis"]["p50_latency_ms"],
+               c["soloist"]["p99_latency_ms"], c["valkey"]["p99_latency_ms"], c["redis"]["p99_latency_ms"],
+               lo_hi(p99["soloist"], "%.2f"), lo_hi(p99["valkey"], "%.2f"), lo_hi(p99["redis"], "%.2f")),
+            test=c["test"], value_size=BIG, clients=BIG_CLIENTS, runs=c["runs"], tool="redis-benchmark")
+    g = next((c for c in big if c["test"] == "GET"), None)
+    if g:
+        ok = (g["ratio_valkey"] >= 1.0 and g["ratio_redis"] >= 1.0 and
+              g["soloist"]["p99_latency_ms"] <= min(g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"]))
+        row("F7.53", "target: 1 MB GET, 4 clients: soloist ≥ 1.0× Valkey and redis-server 7.0, its p99 no worse",
+            "%s (%.2f× and %.2f×; p99 %.2f ms against %.2f and %.2f)"
+            % ("met" if ok else "not met", g["ratio_valkey"], g["ratio_redis"], g["soloist"]["p99_latency_ms"],
+               g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"]))
+    cpu_rows(row)
+
+
+def cpu_rows(row):
+    """F4.90-: main's CPU per request, soloist beside Valkey, per cell."""
+    cpu = [ln for ln in SEEN if ln.get("kind") == "cpu"]
+    keys = []
+    for ln in cpu:
+        k = (ln["test"], ln["value_size"], ln["pipeline"])
+        if k not in keys:
+            keys.append(k)
+    worse = []
+    for i, k in enumerate(keys):
+        parts, io = [], []
+        for n in THREADS:
+            side = {name: [ln["main_us_per_request"] for ln in cpu if (ln["test"], ln["value_size"], ln["pipeline"])
+                           == k and ln["io_threads"] == n and ln["server"] == name
+                           and ln["main_us_per_request"] is not None] for name in ("soloist", "valkey")}
+            if not side["soloist"] or not side["valkey"]:
+                continue
+            ms, mv = bl.median(side["soloist"]), bl.median(side["valkey"])
+            if ms > mv:
+                worse.append("%s %s P=%d t%d" % (k[0], size_name(k[1]), k[2], n))
+            parts.append("t%d %.2f vs %.2f µs (%.2f×; %s)" % (n, ms, mv, ms / mv,
+                                                              separate(side["soloist"], side["valkey"],
+                                                                       ("soloist", "Valkey"), lower=True)))
+            if n > 1:
+                w = {name: bl.median([ln["io_us_per_request"] for ln in cpu
+                                      if (ln["test"], ln["value_size"], ln["pipeline"]) == k
+                                      and ln["io_threads"] == n and ln["server"] == name]) for name in
+                     ("soloist", "valkey")}
+                io.append("t%d %.2f vs %.2f" % (n, w["soloist"], w["valkey"]))
+        rate = next(ln["rate"] for ln in cpu if (ln["test"], ln["value_size"], ln["pipeline"]) == k)
+        row("F4.%d" % (90 + i), "main thread's CPU per request, %s %s P=%d at %d requests/s offered: soloist vs "
+            "Valkey at io-threads 1, 2 and 4 (threads forced on)" % (k[0], size_name(k[1]), k[2], rate),
+            "; ".join(parts) + "; the I/O threads' CPU per request (spin included) " + ", ".join(io) + " µs",
+            test=k[0], value_size=k[1], pipeline=k[2], rate=rate, clock="schedstat of each thread",
+            tool="soloist-bench open loop, Poisson arrivals")
+    if keys:
+        row("F4.99", "target: soloist's main thread uses no more CPU per request than Valkey's, every cell, "
+            "io-threads 1, 2 and 4", "met" if not worse else "not met: above Valkey in " + ", ".join(worse))
+
+
+def size_name(n):
+    return "1 MB" if n == BIG else "%d B" % n
+
+
+def main():
+    bl.install_cleanup()
+    q = bl.quick()
+    runs = max(2, int(os.environ.get("BENCH_RUNS", "2" if q else "3")))
+    budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", "150" if q else "900")))
+    base = {"bench": "beside_valkey", "cores": os.cpu_count(), "quick": q}
+    base.update(bl.placement())
+    vk = valkey_binary()
+    if vk is None:
+        bl.emit(dict(base, kind="skipped", why="VALKEY_SERVER is not set to a runnable valkey-server: "
+                     "build Valkey from source (bench/README.md) and point VALKEY_SERVER at it"))
+        bl.log("beside_valkey: skipped, VALKEY_SERVER not set")
+        return
+    base["valkey_version"] = bl.server_version(vk)
+    if not os.access(bl.sb_binary(), os.X_OK):
+        bl.emit(dict(base, kind="unavailable", why="%s not built (make)" % bl.sb_binary()))
+        return
+    t0 = time.monotonic()
+    try:
+        srv = {name: start(name, 1) for name in ORDER}
+        for s in srv.values():
+            s.pause()
+        throughput(srv, base, runs, budget)
+        big_values(srv, base, runs)
+    finally:
+        bl.stop_all()
+    cpu_cells(base, runs, budget)
+    findings(base)
+    bl.emit(dict(base, kind="done", elapsed_s=round(time.monotonic() - t0, 1)))
+
+
+if __name__ == "__main__":
+    main()
