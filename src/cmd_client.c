@@ -15,6 +15,7 @@
 #include "blocked.h"
 #include "client.h"
 #include "commands.h"
+#include "io_offload.h"
 #include "networking.h"
 #include "reply.h"
 #include "server.h"
@@ -129,6 +130,10 @@ static void client_kill(client *c) {
     long long killed = 0, now = util_mstime();
     int kill_self = 0;
     for (client *x = server.clients; x && !f.none; x = x->next) {
+        /* A client joins server.clients before its ACCEPT job runs, and
+         * the worker writes addr and laddr there (client_io_accept): wait
+         * for it before reading them, as CLIENT LIST does. */
+        if ((f.addr || f.laddr) && x->io_accepting) io_offload_wait_read(x);
         if ((f.id && (long long)x->id != f.id) || (f.addr && strcmp(x->addr, f.addr)) ||
             (f.laddr && strcmp(x->laddr, f.laddr)) || (x == c && f.skipme) ||
             (f.max_age && (now - x->ctime) / 1000 < f.max_age))

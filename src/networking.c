@@ -104,7 +104,8 @@
  * (server.current_client) or a worker owns either direction; then it is
  * only flagged CLOSE_ASAP and freed in before_sleep, once it is back.
  * CLIENT LIST waits for a worker's read to finish before reading the
- * input fields (io_offload_wait_read); the cron leaves the reply buffer
+ * input fields (io_offload_wait_read), and CLIENT KILL for an ACCEPT job
+ * before it reads addr and laddr, which that job writes; the cron leaves the reply buffer
  * of a client being written alone.
  */
 #include "networking.h"

@@ -9,6 +9,7 @@
  * (tests/integration/transcripts/17-client-reply-time.txt) checks the
  * same against a real connection.
  */
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "client.h"
 #include "reply_capture.h"
@@ -505,6 +507,41 @@ static void test_help_texts(void **state) {
     zfree(got);
 }
 
+/* CLIENT KILL ADDR reads a client's addr, which the worker running its
+ * ACCEPT job writes (client_io_accept) after the client is already on
+ * server.clients: the kill must wait for that job, as CLIENT LIST does.
+ * A thread stands in for the worker: it writes the address 50 ms later
+ * and then hands the read direction back; a kill that compared at once
+ * would find no such client (and ThreadSanitizer a race). */
+static client accepting;
+
+static void *accept_job(void *arg) {
+    (void)arg;
+    struct timespec ts = {0, 50 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    snprintf(accepting.addr, sizeof(accepting.addr), "10.0.0.9:4242");
+    atomic_store_explicit(&accepting.io_read_state, CLIENT_IO_IDLE, memory_order_release);
+    return NULL;
+}
+
+static void test_client_kill_waits_for_accept(void **state) {
+    (void)state;
+    memset(&accepting, 0, sizeof(accepting));
+    accepting.fd = -1;
+    accepting.io_accepting = 1;
+    atomic_store_explicit(&accepting.io_read_state, CLIENT_IO_PENDING, memory_order_relaxed);
+    client *saved = server.clients;
+    accepting.next = saved;
+    server.clients = &accepting;
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, accept_job, NULL), 0);
+    EXPECT(":1\r\n", "CLIENT KILL ADDR 10.0.0.9:4242");
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_true(accepting.flags & CLIENT_CLOSE_ASAP);
+    server.clients = saved;
+    server.clients_to_close_len = 0;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_client_reply_off_on, setup, teardown),
@@ -522,6 +559,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_memory_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_info_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_help_texts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_client_kill_waits_for_accept, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
