@@ -1,6 +1,6 @@
 /* client.h — one connection's state.
  *
- * Step 0 (client layer, below the worker-io layer that reads and writes
+ * Step 0 (connection layer, below the worker-io layer that reads and writes
  * it); steps 4 and 5 add the I/O-thread fields. Owns the query buffer,
  * the parser's partial state, the queue of parsed commands, the reply
  * buffer and reply block list, and the client's identity (id, name,

@@ -1,6 +1,6 @@
 /* io_offload.c — what the I/O threads do for the server, and when.
  *
- * Steps 4 and 5 (clients layer, below networking.c, which it calls back
+ * Steps 4 and 5 (main-io layer, below networking.c, which it calls back
  * only through the main halves it registered: io_offload.h says why).
  * io_offload.h lists what it owns.
  * Threads: main only, except the six job handlers (worker_read,

@@ -1,6 +1,6 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients layer, its top); steps 4 and 5 cut its handlers in
+ * Step 0 (main-io layer, its top); steps 4 and 5 cut its handlers in
  * two. Owns the client lifecycle, the main thread's half of the flow
  * of bytes between a socket and the command dispatcher, and the MONITOR
  * feed (its rules are at the section "monitor"); client_io.c owns
