@@ -2,8 +2,8 @@
  * rehash, stateless scan and a resumable (prefetchable) find.
  *
  * Step 0 (keyspace layer); its resumable find is what step 6's batch
- * prefetcher interleaves. Owns: the buckets and the two tables; never the entries,
- * which are caller-owned pointers the table only stores (the type's
+ * prefetcher interleaves. Owns: the buckets and the two tables; never the
+ * entries, which are caller-owned pointers the table only stores (the type's
  * entry_destructor, when set, is called by release/empty/delete).
  * Threads: MAIN THREAD ONLY. The keyspace is the soloist's; no function
  * here takes a lock or is safe to call from an I/O thread, and even a find

@@ -1,6 +1,6 @@
 /* io_threads.c — the I/O thread pool.
  *
- * Step 3 (threads layer). Main thread = thread 0; workers 1 .. num - 1.
+ * Step 2 (threads layer). Main thread = thread 0; workers 1 .. num - 1.
  * See io_threads.h for who may call what.
  * Valkey: the functions io_threads.h names, and the mutex handling of
  * src/io_threads.c's scaling code.

@@ -1,6 +1,6 @@
 /* io_threads.h — the pool of I/O threads: workers, inboxes, the outbox.
  *
- * Step 3 (threads layer). Owns: the worker threads and their loop, the
+ * Step 2 (threads layer). Owns: the worker threads and their loop, the
  * three kinds of queue between them and main (one shared inbox, one
  * private inbox per worker, one shared outbox), the mutex each worker
  * parks on, the submitted/finished counters, and the table of job

@@ -1,6 +1,6 @@
 /* multi.c — transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
  *
- * Transactions (commands layer). Owns: multi_commands[]; each client's
+ * Step 9 (commands layer): transactions. Owns: multi_commands[]; each client's
  * multi_state (the commands queued since MULTI, the keys it watches); the
  * registry from a watched key to the clients watching it (Valkey's
  * db->watched_keys); the listener the keyspace calls when a key changes.

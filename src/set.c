@@ -1,10 +1,11 @@
-/* set.c — the set type (keyspace layer): one of three encodings per set.
+/* set.c — the set type: one of three encodings per set.
  *
- * Owns every set value's structure and its member bytes. Threads: main
- * thread only. Valkey: src/t_set.c (setTypeCreate, setTypeAddAux,
- * setTypeRemoveAux, setTypeIsMemberAux, setTypeConvertAndExpand,
- * maybeConvertIntset, setTypeNext, setTypeRandomElement, setTypeDup);
- * the encodings and their conversions are Valkey 8's, written again.
+ * Not a step (keyspace layer). Owns every set value's structure and its
+ * member bytes. Threads: main thread only. Valkey: src/t_set.c
+ * (setTypeCreate, setTypeAddAux, setTypeRemoveAux, setTypeIsMemberAux,
+ * setTypeConvertAndExpand, maybeConvertIntset, setTypeNext,
+ * setTypeRandomElement, setTypeDup); the encodings and their conversions are
+ * Valkey 8's, written again.
  *
  * HOW IT WORKS
  *
