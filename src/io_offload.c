@@ -475,7 +475,6 @@ static void wait_for_workers(int timeout_ms) { ae_wait(io_threads_main_wake_fd()
 static int poll_custom(ae_loop *el, int timeout_ms) {
     if (io.poll_may_block) wait_for_workers(timeout_ms);
     /*@ exercise: poll-take */
-    (void)timeout_ms;
     if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_DONE) return 0;
     int n = atomic_load_explicit(&poll_fired, memory_order_relaxed);
     atomic_store_explicit(&poll_state, IO_POLL_NONE, memory_order_relaxed);
