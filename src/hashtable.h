@@ -147,9 +147,10 @@ void hashtable_reset_iterator(hashtable_iterator *it);
 /* --- Resumable find (Valkey: hashtableIncrementalFind*) -------------------
  * Init hashes the key (so the key's bytes should already be in cache); each
  * step touches memory prefetched by the previous step, issues at most one
- * prefetch (PREFETCH, hashtable_prefetch.h) and returns 1 ("call again") or 0 (done). Interleaving
- * the steps of many finds overlaps their cache misses (step 6). It never
- * rehashes, and the table must not change between init and get_result. */
+ * prefetch (PREFETCH, hashtable_prefetch.h) and returns 1 ("call again") or 0
+ * (done). Interleaving the steps of many finds overlaps their cache misses
+ * (step 6). It never rehashes, and the table must not change between init and
+ * get_result. */
 typedef struct hashtable_incremental_find_state {
     uint64_t opaque[5];
 } hashtable_incremental_find_state;

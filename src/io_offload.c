@@ -70,12 +70,12 @@
  * An argument vector parsed by worker t was allocated from t's allocator
  * arena. Freed on main, each chunk would still go back to t's arena (glibc
  * and jemalloc return a chunk to its own arena, past a small per-thread
- * cache), but main would take t's arena lock and touch cold lines to do
- * it; freed on t, both stay on t's core. After a command, each argument the keyspace kept (its
- * refcount above 1) is released on main, and the rest go to t's private
- * inbox in one job, unpublished until the loop's commit. The job carries
- * no length: the last object to free has its refcount set to 0 as the
- * end mark (Valkey's trick), and the other slots are NULL.
+ * cache), but main would take t's arena lock and touch cold lines to do it;
+ * freed on t, both stay on t's core. After a command, each argument the
+ * keyspace kept (its refcount above 1) is released on main, and the rest go
+ * to t's private inbox in one job, unpublished until the loop's commit. The
+ * job carries no length: the last object to free has its refcount set to 0 as
+ * the end mark (Valkey's trick), and the other slots are NULL.
  */
 #include "io_offload.h"
 
