@@ -1,4 +1,5 @@
-/* ae.c — the event loop (step 0, plumbing). See ae.h for who may call what.
+/* ae.c — the event loop (step 0, plumbing layer). See ae.h for who may call
+ * what.
  *
  * Valkey: src/ae.c and src/ae_epoll.c. The shape is Valkey's: a table of
  * file events indexed by fd, a fired[] array the poll fills, an unsorted

@@ -1,9 +1,10 @@
 /* ae.h — the event loop: file events on epoll, timers on a monotonic clock.
  *
- * Step 0 (plumbing). Owns: the epoll instance, the table of registered file
- * events (indexed by fd, one slot per fd below setsize), the fired-events
- * array the last poll filled, the timer list, and the before/after-sleep
- * hooks. It knows no client: a handler is a function pointer and a void *.
+ * Step 0 (plumbing layer). Owns: the epoll instance, the table of registered
+ * file events (indexed by fd, one slot per fd below setsize), the
+ * fired-events array the last poll filled, the timer list, and the
+ * before/after-sleep hooks. It knows no client: a handler is a function
+ * pointer and a void *.
  *
  * Threads (the poll offload of step 4 is why this is spelled out):
  *   - the main thread calls everything, except as below;

@@ -1,4 +1,4 @@
-/* anet.c — TCP socket helpers (step 0, plumbing). See anet.h.
+/* anet.c — TCP socket helpers (step 0, plumbing layer). See anet.h.
  *
  * Valkey: src/anet.c. Every error path saves errno before formatting the
  * message and restores it after, so the caller sees the system call's

@@ -1,10 +1,10 @@
 /* anet.h — small TCP socket helpers: listen, accept, connect, socket options.
  *
- * Step 0 (plumbing). Owns nothing but the error convention: every function
- * that can fail returns ANET_ERR and, when given an `err` buffer of
- * ANET_ERR_LEN bytes, writes a one-line reason into it; errno is left as
- * the failing system call set it (so a caller tells EAGAIN from a real
- * error after anet_accept).
+ * Step 0 (plumbing layer). Owns nothing but the error convention: every
+ * function that can fail returns ANET_ERR and, when given an `err` buffer of
+ * ANET_ERR_LEN bytes, writes a one-line reason into it; errno is left as the
+ * failing system call set it (so a caller tells EAGAIN from a real error
+ * after anet_accept).
  *
  * Threads: any thread may call any function; they touch only the fds and
  * buffers they are given. (soloist's ACCEPT job runs anet_accept on an I/O

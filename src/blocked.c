@@ -1,10 +1,10 @@
 /* blocked.c — clients that wait: the registry of blocked clients by key,
  * the keys made ready, the deadline heap, and the return to work.
  *
- * Commands layer (beside the commands that block: cmd_list.c, cmd_zset.c). Owns every
- * blocked client's struct blocked_state (client.h's bstate), the registry
- * key -> FIFO of waiters, the ready-keys list, the deadline heap and the
- * list of clients unblocked but not yet resumed.
+ * Step 9 (commands layer, beside the commands that block: cmd_list.c,
+ * cmd_zset.c). Owns every blocked client's struct blocked_state (client.h's
+ * bstate), the registry key -> FIFO of waiters, the ready-keys list, the
+ * deadline heap and the list of clients unblocked but not yet resumed.
  * Threads: main thread only, like the keyspace it watches.
  * Valkey: src/blocked.c (blockForKeys, signalKeyAsReady,
  * handleClientsBlockedOnKeys, handleClientsBlockedOnKey,

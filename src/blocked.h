@@ -1,9 +1,9 @@
 /* blocked.h — clients that wait: blocking pops, their keys and their timeouts.
  *
- * Commands layer, beside the commands that block (cmd_zset.c: BZPOPMIN,
- * BZPOPMAX, BZMPOP). Owns: the registry of blocked clients by key, the
- * keys made ready, the deadline heap, the list of clients unblocked but not
- * yet resumed, and CLIENT UNBLOCK's mechanism. blocked.c opens with the
+ * Step 9 (commands layer), beside the commands that block (cmd_zset.c:
+ * BZPOPMIN, BZPOPMAX, BZMPOP). Owns: the registry of blocked clients by key,
+ * the keys made ready, the deadline heap, the list of clients unblocked but
+ * not yet resumed, and CLIENT UNBLOCK's mechanism. blocked.c opens with the
  * design (who may touch a blocked client, and why its reads stay on main).
  * Threads: main thread only.
  * Valkey: src/blocked.c (blockForKeys, signalKeyAsReady,

@@ -1,6 +1,6 @@
 /* client.h — one connection's state.
  *
- * Step 0 (client layer, below the worker-io layer that reads and writes
+ * Step 0 (connection layer, below the worker-io layer that reads and writes
  * it); steps 4 and 5 add the I/O-thread fields. Owns the query buffer,
  * the parser's partial state, the queue of parsed commands, the reply
  * buffer and reply block list, and the client's identity (id, name,
@@ -185,12 +185,28 @@ typedef struct client {
 
     /* Steps 4 and 5: the I/O hand-off (client_io.c does the I/O; io_offload.c
      * decides who does it). The two states are the ownership tokens, one
-     * per direction: while a direction's state is not IDLE, main touches
-     * none of the fields that direction's job uses (read: the query
-     * buffer, parser, command queue and io_read_*; write: buf up to the
-     * watermark, the blocks up to it, sentlen and io_write_*). The two
-     * directions use disjoint fields, so one read and one write job may
-     * run for the same client at once. */
+     * per direction: main sets a job's inputs before the hand-off, and
+     * while a direction's state is not IDLE it writes none of the fields
+     * that direction's job reads and touches none that the job writes.
+     * The fields, by direction:
+     *   read (a READ job, or an ACCEPT, which goes as a read): writes
+     *     querybuf, qb_len, qb_cap, qb_pos, querybuf_peak, parser, the
+     *     command queue (cmdq*), cur_tid, io_nread, io_read_errno,
+     *     io_read_flags, io_parse_err and io_parse_err_len, and for an
+     *     ACCEPT addr and laddr; reads io_proto_max_bulk_len, io_qb_limit
+     *     and authenticated, and for an ACCEPT io_keepalive;
+     *   write: writes io_nwritten, io_write_calls, io_write_errno and
+     *     io_write_flags; reads buf up to the watermark, the blocks from
+     *     reply_head up to it (bufpos only once a block is marked: until
+     *     then buf may grow under main), sentlen, io_last_reply_block,
+     *     io_last_bufpos and io_write_max;
+     *   both: read fd and id, which main sets when it creates the client
+     *     and never changes while the client lives.
+     * authenticated changes only in a command of this client (AUTH,
+     * HELLO, RESET), which main runs only while the read direction is
+     * IDLE (the command queue is the read direction's). So the directions
+     * write disjoint fields and neither writes what the other reads: one
+     * read and one write job may run for the same client at once. */
     _Atomic uint8_t io_read_state, io_write_state;
     int cur_tid;      /* the worker whose read allocated the queued argvs (0: main) */
     int io_accepting; /* main's: the read job in flight is the ACCEPT's (set and cleared by main) */

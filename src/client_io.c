@@ -40,19 +40,18 @@
  *
  * REFERENCES AND THE LIMIT PER TURN (step 7)
  *
- * A reference block's output is its header, then a stored value's own
- * bytes, then CRLF (client.h); reply_block_iov (reply_block.c) turns any byte
- * range of it into up to three iovecs, so writev sends the value
- * straight from the keyspace's allocation and a partial write resumes
- * mid-value from sentlen like any other. The worker may read the value because main
- * raised its count before the hand-off and drops it only after the job
- * is back, and because a string whose count is above one is never
- * changed in place (db_unshare_string copies it first). A write on main
- * sends at most io_write_max bytes (NET_MAX_WRITES_PER_EVENT, or
- * io-write-alone-max while nobody waits: networking.c), clipping even a
- * single 10 MB reference, so one large reply cannot hold main up while
- * other clients wait; a worker has no such limit (io_write_max 0) and
- * writes until the socket is full.
+ * A reference block's output is its header, then a stored value's own bytes,
+ * then CRLF (client.h); reply_block_iov (reply_block.c) turns any byte range
+ * of it into up to three iovecs, so writev sends the value straight from the
+ * keyspace's allocation and a partial write resumes mid-value from sentlen
+ * like any other. The worker may read the value because main raised its count
+ * before the hand-off and drops it only after the job is back, and because a
+ * string whose count is above one is never changed in place
+ * (db_unshare_string copies it first). A write on main sends at most
+ * io_write_max bytes (NET_MAX_WRITES_PER_EVENT, or io-write-alone-max while
+ * nobody waits: networking.c), clipping even a single 10 MB reference, so one
+ * large reply cannot hold main up while other clients wait; a worker has no
+ * such limit (io_write_max 0) and writes until the socket is full.
  */
 #include "client_io.h"
 #include "client_io_test.h"

@@ -1,7 +1,7 @@
 /* cmd_hash.c — the hash commands.
  *
- * Commands layer. Owns: hash_commands[] — HSET HSETNX HGET HMGET HMSET
- * HDEL HLEN HSTRLEN HEXISTS HKEYS HVALS HGETALL HINCRBY HINCRBYFLOAT
+ * Not a step (commands layer). Owns: hash_commands[] — HSET HSETNX HGET HMGET
+ * HMSET HDEL HLEN HSTRLEN HEXISTS HKEYS HVALS HGETALL HINCRBY HINCRBYFLOAT
  * HRANDFIELD HSCAN — their argument parsing and their replies. The data
  * structure and its two encodings are src/hash.c; this file never looks
  * inside a listpack or a table entry.

@@ -339,7 +339,8 @@ static void renamenx_command(client *c) { rename_generic(c, 1); }
 /* COPY source destination [DB index] [REPLACE]. soloist serves database 0
  * alone, so DB accepts 0 and answers any other index as SELECT does, with
  * Valkey's error for a database the server does not have. The copy is a
- * new object (a string's bytes or a sorted set, duplicated), with the source's TTL.
+ * new object (a string's bytes or a sorted set, duplicated), with the
+ * source's TTL.
  * Valkey: copyCommand. */
 static void copy_command(client *c) {
     int replace = 0;

@@ -1,11 +1,11 @@
 /* cmd_list.c — the list commands.
  *
- * Commands layer. Owns: list_commands[] — LPUSH RPUSH LPUSHX RPUSHX LPOP
- * RPOP LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS LMOVE RPOPLPUSH
- * LMPOP and the blocking BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP — their
- * argument parsing and their replies. The structure is src/list.c; this
- * file never touches a node or a listpack. The blocking pops block
- * through blocked.c, which runs the command again when a list appears.
+ * Not a step (commands layer). Owns: list_commands[] — LPUSH RPUSH LPUSHX
+ * RPUSHX LPOP RPOP LLEN LRANGE LINDEX LSET LINSERT LREM LTRIM LPOS LMOVE
+ * RPOPLPUSH LMPOP and the blocking BLPOP BRPOP BLMOVE BRPOPLPUSH BLMPOP —
+ * their argument parsing and their replies. The structure is src/list.c; this
+ * file never touches a node or a listpack. The blocking pops block through
+ * blocked.c, which runs the command again when a list appears.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/t_list.c (pushGenericCommand, linsertCommand, lindexCommand,
  * lsetCommand, popGenericCommand, mpopGenericCommand, addListRangeReply,

@@ -1,10 +1,10 @@
 /* cmd_set.c — the set commands.
  *
- * Commands layer. Owns: set_commands[] — SADD SREM SMEMBERS SISMEMBER
- * SMISMEMBER SCARD SPOP SRANDMEMBER SMOVE SINTER SINTERCARD SUNION SDIFF
- * SINTERSTORE SUNIONSTORE SDIFFSTORE SSCAN — their arguments, the set
- * algebra and the replies. The structure is src/set.c; this file reaches
- * it through set.h alone and never sees an encoding.
+ * Not a step (commands layer). Owns: set_commands[] — SADD SREM SMEMBERS
+ * SISMEMBER SMISMEMBER SCARD SPOP SRANDMEMBER SMOVE SINTER SINTERCARD SUNION
+ * SDIFF SINTERSTORE SUNIONSTORE SDIFFSTORE SSCAN — their arguments, the set
+ * algebra and the replies. The structure is src/set.c; this file reaches it
+ * through set.h alone and never sees an encoding.
  * Threads: main thread only (commands run on the soloist).
  * Valkey: src/t_set.c (saddCommand, sremCommand, smoveCommand,
  * sismemberCommand, smismemberCommand, scardCommand, spopCommand,

@@ -1,8 +1,8 @@
 /* cmd_trace.c — TRACE, soloist's own command: record what each thread
  * does, and hand the recording out as a trace a viewer draws.
  *
- * Server layer (it reads the configuration and the pool's size, and
- * drives trace.h and trace_export.h). Owns: TRACE START [ms], STOP, DUMP,
+ * Step 4 (server layer: it reads the configuration and the pool's size,
+ * and drives trace.h and trace_export.h). Owns: TRACE START [ms], STOP, DUMP,
  * STATUS and HELP.
  *   TRACE START [ms]  records for ms milliseconds (TRACE_MS_DEFAULT,
  *                     at most TRACE_MS_MAX), every thread of the pool

@@ -493,9 +493,9 @@ static void zrange_generic(client *c, enum range_type type, int direction) {
 /*@ zrangestore */
 /* ZRANGESTORE dst src min max [BYSCORE|BYLEX] [REV] [LIMIT offset count]
  * (Valkey: zrangestoreCommand, with zrange_result_handler's store sink):
- * ZRANGE's walk into a new set, which replaces dst's value and drops its
- * TTL; an empty range (or a missing src) deletes dst instead. Either way the reply is
- * the new set's size. dst may be src: the new set is whole before the old
+ * ZRANGE's walk into a new set, which replaces dst's value and drops its TTL;
+ * an empty range (or a missing src) deletes dst instead. Either way the reply
+ * is the new set's size. dst may be src: the new set is whole before the old
  * one is let go. */
 static void zrangestore_command(client *c) {
     range_args a;

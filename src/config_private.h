@@ -1,5 +1,5 @@
 /* config_private.h — the option table's types and what the config files
- * share among themselves.
+ * share among themselves (step 0, server layer).
  *
  * PRIVATE: include it from src/config*.c only. Everyone else uses
  * config.h, where an option is just a name and a value. This header exists
@@ -9,7 +9,7 @@
  * (config_load.c), CONFIG REWRITE (config_rewrite.c), CONFIG SET/GET and
  * the command (cmd_config.c) — and they all read the same table.
  *
- * Step 0 (server layer). Threads: main thread only, like all of config.h.
+ * Threads: main thread only, like all of config.h.
  * Valkey: src/config.c — standardConfig and its typeInterface, the
  * configs dict (here a table searched by name); src/sds.c for the growing
  * strings (sds) that sbuf stands in for.

@@ -1,6 +1,6 @@
 /* db.h — the keyspace: keys to values, with expiry.
  *
- * Step 0 (keyspace), on the step-6 hashtable. Owns: every key and value
+ * Step 0 (keyspace layer), on hashtable.h's table. Owns: every key and value
  * in the server, the expires index, lazy expiry on lookup and the active
  * expiry cycle run from cron. Knows no socket and no client: commands pass
  * a db and key objects, never a connection.

@@ -1,10 +1,11 @@
 /* hash.c — the hash type: field → value, in a listpack or a hashtable.
  *
- * Keyspace layer. Owns every hash value: its listpack, or its table and
- * the entries in it. Threads: main thread only. Valkey: src/t_hash.c
- * (hashTypeSet, hashTypeGetValue, hashTypeDelete, hashTypeConvertListpack,
- * hashTypeTryConversion, hashTypeNext, hashTypeRandomElement, and the
- * sampling of hrandfieldWithCountCommand), written again from the ideas.
+ * Not a step (keyspace layer). Owns every hash value: its listpack, or its
+ * table and the entries in it. Threads: main thread only. Valkey:
+ * src/t_hash.c (hashTypeSet, hashTypeGetValue, hashTypeDelete,
+ * hashTypeConvertListpack, hashTypeTryConversion, hashTypeNext,
+ * hashTypeRandomElement, and the sampling of hrandfieldWithCountCommand),
+ * written again from the ideas.
  *
  * HOW IT WORKS
  *

@@ -1,9 +1,9 @@
 /* hash.h — the hash type: a small hash in one listpack (field, value,
  * field, value ...), a large one on soloist's hashtable.
  *
- * Keyspace layer. Owns every hash value's structure. Knows no client and
- * no reply: cmd_hash.c turns commands into calls here. hash.c opens with
- * the two encodings and their invariants.
+ * Not a step (keyspace layer). Owns every hash value's structure. Knows no
+ * client and no reply: cmd_hash.c turns commands into calls here. hash.c
+ * opens with the two encodings and their invariants.
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/t_hash.c (hashTypeSet, hashTypeGetValue, hashTypeDelete,
  * hashTypeConvert, hashTypeTryConversion, hashTypeNext,

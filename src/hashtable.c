@@ -1,10 +1,10 @@
 /* hashtable.c — the table's core: buckets, find, add, delete, rehash.
  *
- * Step 6 (keyspace). Main thread only. See hashtable.h for the API and the
- * layout in one paragraph, hashtable_private.h for the bucket and the
+ * Step 0 (keyspace layer). Main thread only. See hashtable.h for the API and
+ * the layout in one paragraph, hashtable_private.h for the bucket and the
  * struct; this file explains the why as it goes. The walks over the whole
- * table (scan, iterators, fair random) are in hashtable_iter.c; the
- * resumable find that step 6 interleaves is in hashtable_incremental_find.c.
+ * table (scan, iterators, fair random) are in hashtable_iter.c; the resumable
+ * find that step 6 interleaves is in hashtable_incremental_find.c.
  * Valkey: src/hashtable.c (8.1): bucket, findBucket, insert, rehashStep,
  * fillBucketHole, compactBucketChain, hashtableAddOrFind, hashtablePop.
  * Where soloist differs, the comment at the spot says why: no resize

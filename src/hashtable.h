@@ -2,8 +2,8 @@
  * rehash, stateless scan and a resumable (prefetchable) find.
  *
  * Step 0 (keyspace layer); its resumable find is what step 6's batch
- * prefetcher interleaves. Owns: the buckets and the two tables; never the entries,
- * which are caller-owned pointers the table only stores (the type's
+ * prefetcher interleaves. Owns: the buckets and the two tables; never the
+ * entries, which are caller-owned pointers the table only stores (the type's
  * entry_destructor, when set, is called by release/empty/delete).
  * Threads: MAIN THREAD ONLY. The keyspace is the soloist's; no function
  * here takes a lock or is safe to call from an I/O thread, and even a find
@@ -147,9 +147,10 @@ void hashtable_reset_iterator(hashtable_iterator *it);
 /* --- Resumable find (Valkey: hashtableIncrementalFind*) -------------------
  * Init hashes the key (so the key's bytes should already be in cache); each
  * step touches memory prefetched by the previous step, issues at most one
- * prefetch (PREFETCH, hashtable_prefetch.h) and returns 1 ("call again") or 0 (done). Interleaving
- * the steps of many finds overlaps their cache misses (step 6). It never
- * rehashes, and the table must not change between init and get_result. */
+ * prefetch (PREFETCH, hashtable_prefetch.h) and returns 1 ("call again") or 0
+ * (done). Interleaving the steps of many finds overlaps their cache misses
+ * (step 6). It never rehashes, and the table must not change between init and
+ * get_result. */
 typedef struct hashtable_incremental_find_state {
     uint64_t opaque[5];
 } hashtable_incremental_find_state;

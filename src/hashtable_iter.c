@@ -1,6 +1,6 @@
 /* hashtable_iter.c — walking the whole table: scan, iterators, fair random.
  *
- * Step 6 (keyspace). Owns: the scan cursor, the safe and unsafe iterators
+ * Step 0 (keyspace layer). Owns: the scan cursor, the safe and unsafe iterators
  * (their state lives in the caller's hashtable_iterator) and random
  * sampling through scan. Threads: main thread only, like the table (see
  * hashtable.h); the sampling PRNG is process-wide and main-thread-only too.

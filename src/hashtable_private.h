@@ -1,5 +1,5 @@
 /* hashtable_private.h — the bucket layout and struct hashtable, shared by
- * the hashtable's own .c files only.
+ * the hashtable's own .c files only (step 0, keyspace layer).
  *
  * PRIVATE: include it from src/hashtable.c, src/hashtable_iter.c and
  * src/hashtable_incremental_find.c, nowhere else. Users of the table see
@@ -7,11 +7,10 @@
  * because the table's code is split into files of one idea each (the core,
  * the walks, the resumable find) that all read the same buckets.
  *
- * Step 6 (keyspace). Threads: MAIN THREAD ONLY, like everything in
- * hashtable.h. Valkey: src/hashtable.c (8.1) — struct hashtable, bucket,
- * and the small bucket helpers (bucketConvertToChained's layout,
- * findKeyInBucketSSE2, ...); see hashtable.h for the layout in one
- * paragraph.
+ * Threads: MAIN THREAD ONLY, like everything in hashtable.h. Valkey:
+ * src/hashtable.c (8.1) — struct hashtable, bucket, and the small bucket
+ * helpers (bucketConvertToChained's layout, findKeyInBucketSSE2, ...); see
+ * hashtable.h for the layout in one paragraph.
  */
 #ifndef SOLOIST_HASHTABLE_PRIVATE_H
 #define SOLOIST_HASHTABLE_PRIVATE_H

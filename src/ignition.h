@@ -1,13 +1,13 @@
 /* ignition.h — when to wake the I/O threads, and how many to keep awake.
  *
- * Step 5 (policy layer: main only, above the threads it sizes). Owns:
- * the policy's state, the counters of the pool's moves (the one set
- * INFO iothreads shows) and the record of its last decision, and nothing
- * else: it reads numbers the caller samples (the main thread's CPU,
- * commands processed, the shared inbox's depth, the pool's size) and
- * answers with how many threads should be active. It moves no thread and reads no clock: the caller does both,
- * so the policy is a pure function of the samples, and a test can replay
- * a trace through it. No worker runs any of it.
+ * Step 5 (policy layer: main only, above the threads it sizes). Owns: the
+ * policy's state, the counters of the pool's moves (the one set INFO
+ * iothreads shows) and the record of its last decision, and nothing else: it
+ * reads numbers the caller samples (the main thread's CPU, commands
+ * processed, the shared inbox's depth, the pool's size) and answers with how
+ * many threads should be active. It moves no thread and reads no clock: the
+ * caller does both, so the policy is a pure function of the samples, and a
+ * test can replay a trace through it. No worker runs any of it.
  * Threads: main only (one ignition per pool, no locking).
  * Valkey: src/io_threads.c — IOThreadsBeforeSleep (the CPU sampling),
  * IOThreadsAfterSleep (ignition and scaling); src/server.c —

@@ -1,7 +1,8 @@
-/* intset.c — a set of integers as one sorted array (keyspace layer).
+/* intset.c — a set of integers as one sorted array.
  *
- * Owns: the layout below; set.c owns the blocks. Threads: main thread
- * only. Valkey: src/intset.c, written again from its idea.
+ * Not a step (keyspace layer). Owns: the layout below; set.c owns the blocks.
+ * Threads: main thread only. Valkey: src/intset.c, written again from its
+ * idea.
  *
  * HOW IT WORKS
  *

@@ -1,9 +1,9 @@
 /* intset.h — a set of integers as one sorted array.
  *
- * Keyspace layer, beside set.c, which keeps a set whose members are all
- * integers (and few) as an intset. Owns nothing but the block it is
- * handed: every call that can grow or shrink a block returns the block's
- * new address, and the caller stores it (the old pointer is dead).
+ * Not a step (keyspace layer), beside set.c, which keeps a set whose members
+ * are all integers (and few) as an intset. Owns nothing but the block it is
+ * handed: every call that can grow or shrink a block returns the block's new
+ * address, and the caller stores it (the old pointer is dead).
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/intset.c (intsetNew, intsetAdd, intsetRemove, intsetFind,
  * intsetGet, intsetRandom, intsetLen, intsetBlobLen, intsetValidateIntegrity,

@@ -1,6 +1,6 @@
 /* io_offload.c — what the I/O threads do for the server, and when.
  *
- * Steps 4 and 5 (clients layer, below networking.c, which it calls back
+ * Steps 4 and 5 (main-io layer, below networking.c, which it calls back
  * only through the main halves it registered: io_offload.h says why).
  * io_offload.h lists what it owns.
  * Threads: main only, except the six job handlers (worker_read,
@@ -70,12 +70,12 @@
  * An argument vector parsed by worker t was allocated from t's allocator
  * arena. Freed on main, each chunk would still go back to t's arena (glibc
  * and jemalloc return a chunk to its own arena, past a small per-thread
- * cache), but main would take t's arena lock and touch cold lines to do
- * it; freed on t, both stay on t's core. After a command, each argument the keyspace kept (its
- * refcount above 1) is released on main, and the rest go to t's private
- * inbox in one job, unpublished until the loop's commit. The job carries
- * no length: the last object to free has its refcount set to 0 as the
- * end mark (Valkey's trick), and the other slots are NULL.
+ * cache), but main would take t's arena lock and touch cold lines to do it;
+ * freed on t, both stay on t's core. After a command, each argument the
+ * keyspace kept (its refcount above 1) is released on main, and the rest go
+ * to t's private inbox in one job, unpublished until the loop's commit. The
+ * job carries no length: the last object to free has its refcount set to 0 as
+ * the end mark (Valkey's trick), and the other slots are NULL.
  */
 #include "io_offload.h"
 
@@ -475,7 +475,6 @@ static void wait_for_workers(int timeout_ms) { ae_wait(io_threads_main_wake_fd()
 static int poll_custom(ae_loop *el, int timeout_ms) {
     if (io.poll_may_block) wait_for_workers(timeout_ms);
     /*@ exercise: poll-take */
-    (void)timeout_ms;
     if (atomic_load_explicit(&poll_state, memory_order_acquire) != IO_POLL_DONE) return 0;
     int n = atomic_load_explicit(&poll_fired, memory_order_relaxed);
     atomic_store_explicit(&poll_state, IO_POLL_NONE, memory_order_relaxed);

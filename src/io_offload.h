@@ -1,7 +1,7 @@
 /* io_offload.h — step 4's offload decision and step 5's ignition, for the
  * server's main thread.
  *
- * Steps 4 and 5 (clients layer, below networking). Owns: the job handlers
+ * Steps 4 and 5 (main-io layer, below networking). Owns: the job handlers
  * the I/O threads run for the server, the decision at each call site
  * whether a piece of work goes to a worker or stays on main (with the
  * reason counted when it stays), taking the workers' results back, the

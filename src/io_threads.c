@@ -1,6 +1,6 @@
 /* io_threads.c — the I/O thread pool.
  *
- * Step 3 (threads layer). Main thread = thread 0; workers 1 .. num - 1.
+ * Step 2 (threads layer). Main thread = thread 0; workers 1 .. num - 1.
  * See io_threads.h for who may call what.
  * Valkey: the functions io_threads.h names, and the mutex handling of
  * src/io_threads.c's scaling code.
@@ -34,50 +34,46 @@
  *
  * PARKING
  *
- * Each worker has a mutex that main holds for as long as the
- * worker is inactive. An idle worker locks and at once unlocks it: if main
- * holds it, the worker sleeps in the kernel until main unlocks it (that
- * is the whole wake-up), and costs nothing meanwhile; if main does not,
- * the pair is cheap (no other thread wants the mutex) and the loop goes
- * round again. The mutex is the state: there is no flag to check and no
- * wake-up to lose, and every lock is undone by the thread that took it,
- * as POSIX requires. In Valkey an *active* worker with nothing to do spins
- * on its lock for as long as it stays active, so there an idle pool is
- * cheap only if the scaling policy parks it; soloist's active worker spins
- * io-threads-idle-spin-us and then sleeps on a futex (the sleep, below),
- * so an idle active pool costs little either way. Workers are numbered so the
- * active ones are always 1 .. active - 1: main wakes upwards and parks
- * from the top. A parked worker may still be finishing the jobs it
- * already took; it parks when it finds nothing more to do.
+ * Each worker has a mutex that main holds for as long as the worker is
+ * inactive. An idle worker locks and at once unlocks it: if main holds it,
+ * the worker sleeps in the kernel until main unlocks it (that is the whole
+ * wake-up), and costs nothing meanwhile; if main does not, the pair is cheap
+ * (no other thread wants the mutex) and the loop goes round again. The mutex
+ * is the state: there is no flag to check and no wake-up to lose, and every
+ * lock is undone by the thread that took it, as POSIX requires. An active
+ * worker with nothing to do goes round that loop only for a while and then
+ * sleeps (SLEEPING INSTEAD OF SPINNING, below). Workers are numbered so the
+ * active ones are always 1 .. active - 1: main wakes upwards and parks from
+ * the top. A parked worker may still be finishing the jobs it already took;
+ * it parks when it finds nothing more to do.
  *
  * COUNTING
  *
- * Main counts the jobs it submits (a plain field; only main
- * touches it); each worker adds the jobs it ran to one shared counter,
- * once per round rather than once per job, with a release fetch-and-add
- * after the handlers returned. Main reads the counter with acquire, so
- * when submitted - finished reads 0, every handler has returned and
- * everything it wrote is visible to main. That is what io_threads_drain
- * waits for. It cannot wait forever: a job is only submitted to an active
- * worker or, if some worker is active, to the shared inbox; parking is
- * refused while it would strand a job; and a job a worker has taken is run
- * before the worker parks. Results do not count: a job is finished when
- * its handler returns, whether its result is in the outbox yet or spilled.
+ * Main counts the jobs it submits (a plain field; only main touches it); each
+ * worker adds the jobs it ran to one shared counter, once per round rather
+ * than once per job, with a release fetch-and-add after the handlers
+ * returned. Main reads the counter with acquire, so when submitted - finished
+ * reads 0, every handler has returned and everything it wrote is visible to
+ * main. That is what io_threads_drain waits for. It cannot wait forever: a
+ * job is only submitted to an active worker or, if some worker is active, to
+ * the shared inbox; parking is refused while it would strand a job; and a job
+ * a worker has taken is run before the worker parks. Results do not count: a
+ * job is finished when its handler returns, whether its result is in the
+ * outbox yet or spilled.
  *
  * SLEEPING INSTEAD OF SPINNING (WHERE SOLOIST PARTS FROM VALKEY)
  *
- * An
- * active worker with nothing to do spins on its park mutex, and Valkey's
+ * An active worker with nothing to do spins on its park mutex, and Valkey's
  * does so for as long as it stays active. That is cheap on a machine with
- * cores to spare and ruinous on one without: the spinning worker takes
- * the core the clients or the main thread need. So a soloist worker
- * spins only for io-threads-idle-spin-us (by default a few tens of
- * microseconds, long enough to catch the next request of a busy client),
- * then sleeps in the kernel on a futex of its own (w->asleep). Main does
- * the same while results are owed: Valkey's main spins round its loop
- * until they come; soloist's spins as long as a worker would and then
- * blocks in epoll_wait anyway, with an eventfd (idle.main_fd) in its
- * epoll set that a worker writes to when it sends a result.
+ * cores to spare and ruinous on one without: the spinning worker takes the
+ * core the clients or the main thread need. So a soloist worker spins only
+ * for io-threads-idle-spin-us (by default a few tens of microseconds, long
+ * enough to catch the next request of a busy client), then sleeps in the
+ * kernel on a futex of its own (w->asleep). Main does the same while results
+ * are owed: Valkey's main spins round its loop until they come; soloist's
+ * spins as long as a worker would and then blocks in epoll_wait anyway, with
+ * an eventfd (idle.main_fd) in its epoll set that a worker writes to when it
+ * sends a result.
  *
  * THE THREE HAND-SHAKES
  *
@@ -276,7 +272,11 @@ typedef struct io_worker {
  * main's writes to its bookkeeping never evict the lines the workers read
  * for every job (the handler table) and the reverse. */
 
-/* Main's bookkeeping: only main reads or writes it. */
+/* Main's bookkeeping: only main writes it. active and submitted are
+ * main's alone; num is read by the workers too (worker_sleep passes a wake
+ * on across the pool), with no atomic needed: main sets it before it
+ * starts the workers and clears it after the last join, so it never
+ * changes while a worker runs. */
 static struct {
     _Alignas(CACHE_LINE_SIZE) int num; /* threads in the pool counting main; 0: none */
     int active;                        /* main and workers 1 .. active - 1 are active */
@@ -744,10 +744,11 @@ void io_threads_commit(void) {
 /*@ end */
 
 size_t io_threads_pending(void) {
-    /* Acquire pairs with the release fetch-and-add in worker_main. A
-     * worker may finish a job before main has counted it, but main counts
-     * each job right after submitting it, before it can get here: so
-     * finished <= submitted in this subtraction. */
+    /* Acquire pairs with the release fetch-and-add in count_finished, which a
+     * worker calls after each round and each sleep. A worker may finish a job
+     * before main has counted it, but main counts each job right after
+     * submitting it, before it can get here: so finished <= submitted in this
+     * subtraction. */
     return pool.submitted - atomic_load_explicit(&finished.count, memory_order_acquire);
 }
 

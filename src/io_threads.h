@@ -1,6 +1,6 @@
 /* io_threads.h — the pool of I/O threads: workers, inboxes, the outbox.
  *
- * Step 3 (threads layer). Owns: the worker threads and their loop, the
+ * Step 2 (threads layer). Owns: the worker threads and their loop, the
  * three kinds of queue between them and main (one shared inbox, one
  * private inbox per worker, one shared outbox), the mutex each worker
  * parks on, the submitted/finished counters, and the table of job
@@ -93,8 +93,9 @@ size_t io_threads_pending(void);
  * the scaling policy samples. */
 size_t io_threads_queued(void);
 
-/* Commits, then waits (spinning) until every submitted job has finished.
- * Results the jobs sent are then in the outbox or on their way to it
+/* Commits, then waits until every submitted job has finished, yielding
+ * the core between looks (sched_yield), so that a worker sharing it can
+ * finish. Results the jobs sent are then in the outbox or on their way to it
  * (a worker's spilled results go in as main makes room). */
 void io_threads_drain(void);
 

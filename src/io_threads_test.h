@@ -1,6 +1,6 @@
 /* io_threads_test.h — the pool's hooks for the hand-off and wake-up tests.
  *
- * Step 3 (threads layer). Only tests (tests/unit/test_handoff.c,
+ * Step 2 (threads layer). Only tests (tests/unit/test_handoff.c,
  * tests/unit/test_io_threads.c) and io_threads.c, which defines them,
  * include this header: nothing in the server sets a hook, and a
  * production header does not offer them.

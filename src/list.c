@@ -1,14 +1,14 @@
 /* list.c — the list type: one listpack while small, a quicklist (a chain
  * of listpack nodes) when large.
  *
- * Keyspace layer. Owns every list value's listpacks and quicklist nodes.
- * Knows no client: cmd_list.c parses and replies. Threads: main thread
- * only. Valkey: src/t_list.c (listTypePush, listTypePop,
- * listTypeTryConvertListpack, listTypeTryConvertQuicklist,
- * listTypeDelRange), src/quicklist.c (quicklistNodeLimit,
- * quicklistNodeExceedsLimit, _quicklistNodeAllowInsert,
- * _quicklistInsert, quicklistReplaceEntry, _quicklistSplitNode,
- * _quicklistMergeNodes, quicklistDelRange) — the ideas, written again.
+ * Not a step (keyspace layer). Owns every list value's listpacks and
+ * quicklist nodes. Knows no client: cmd_list.c parses and replies. Threads:
+ * main thread only. Valkey: src/t_list.c (listTypePush, listTypePop,
+ * listTypeTryConvertListpack, listTypeTryConvertQuicklist, listTypeDelRange),
+ * src/quicklist.c (quicklistNodeLimit, quicklistNodeExceedsLimit,
+ * _quicklistNodeAllowInsert, _quicklistInsert, quicklistReplaceEntry,
+ * _quicklistSplitNode, _quicklistMergeNodes, quicklistDelRange) — the ideas,
+ * written again.
  *
  * THE TWO ENCODINGS
  *

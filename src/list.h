@@ -1,9 +1,9 @@
 /* list.h — the list type: a small list in one listpack, a large one as a
  * chain of listpack nodes (quicklist).
  *
- * Keyspace layer. Owns every list value's structure. Knows no client and
- * no reply: cmd_list.c turns commands into calls here. list.c opens with
- * the design and its invariants.
+ * Not a step (keyspace layer). Owns every list value's structure. Knows no
+ * client and no reply: cmd_list.c turns commands into calls here. list.c
+ * opens with the design and its invariants.
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/t_list.c (listTypePush, listTypePop, listTypeTryConversion),
  * src/quicklist.c.

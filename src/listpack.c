@@ -1,9 +1,10 @@
 /* listpack.c — a compact block of strings and integers, one allocation.
  *
- * Keyspace layer; the small encoding of lists, hashes and sets and the
- * node of a large list. Threads: main thread only. Valkey: src/listpack.c
- * (the format is Valkey's, so a block here and a block there hold the same
- * bytes for the same elements); written again from its description.
+ * Not a step (keyspace layer); the small encoding of lists, hashes and sets
+ * and the node of a large list. Threads: main thread only. Valkey:
+ * src/listpack.c (the format is Valkey's, so a block here and a block there
+ * hold the same bytes for the same elements); written again from its
+ * description.
  *
  * WHY A BLOCK
  *

@@ -1,11 +1,11 @@
 /* listpack.h — a compact block of strings and integers, one allocation.
  *
- * Keyspace layer, beside the types that use it: a small list, hash or set
- * is one listpack (list.c, hash.c, set.c), and a large list is a chain of
- * them (list.c's quicklist). listpack.c opens with the layout and its
- * invariants. Owns nothing but the block it is handed: every call that
- * can grow or shrink a block returns the block's new address, and the
- * caller stores it (the old pointer is dead).
+ * Not a step (keyspace layer), beside the types that use it: a small list,
+ * hash or set is one listpack (list.c, hash.c, set.c), and a large list is a
+ * chain of them (list.c's quicklist). listpack.c opens with the layout and
+ * its invariants. Owns nothing but the block it is handed: every call that
+ * can grow or shrink a block returns the block's new address, and the caller
+ * stores it (the old pointer is dead).
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/listpack.c (lpNew, lpFirst, lpNext, lpPrev, lpLast, lpGet,
  * lpInsertString, lpAppend, lpDelete, lpDeleteRange, lpReplace, lpSeek,

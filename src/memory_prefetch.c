@@ -1,6 +1,6 @@
 /* memory_prefetch.c — the lookups of a batch of commands, overlapped.
  *
- * Step 6 (clients layer). Owns: the batch (clients, the cmdq window of
+ * Step 6 (main-io layer). Owns: the batch (clients, the cmdq window of
  * each, their keys and one resumable find per key), the round-robin walk
  * over those finds, and the statistics INFO prints.
  * Threads: MAIN THREAD ONLY. It reads the clients' parsed commands and the

@@ -1,6 +1,6 @@
 /* memory_prefetch.h — prefetching a batch's key lookups before it runs.
  *
- * Step 6 (clients layer). Owns: the batch of clients and keys whose
+ * Step 6 (main-io layer). Owns: the batch of clients and keys whose
  * lookups are overlapped, and its statistics. memory_prefetch.c opens
  * with the design.
  * Threads: MAIN THREAD ONLY, like the keyspace it reads.

@@ -1,6 +1,6 @@
 /* memory_prefetch_test.h — the batch itself, for its unit tests.
  *
- * Step 6 (clients layer). Only tests (tests/unit/test_memory_prefetch.c)
+ * Step 6 (main-io layer). Only tests (tests/unit/test_memory_prefetch.c)
  * and memory_prefetch.c, which defines them, include this header: the
  * server builds its batches through memory_prefetch.h alone.
  * Threads: main only, like the batch.

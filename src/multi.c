@@ -1,6 +1,6 @@
 /* multi.c — transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
  *
- * Transactions (commands layer). Owns: multi_commands[]; each client's
+ * Step 9 (commands layer): transactions. Owns: multi_commands[]; each client's
  * multi_state (the commands queued since MULTI, the keys it watches); the
  * registry from a watched key to the clients watching it (Valkey's
  * db->watched_keys); the listener the keyspace calls when a key changes.
@@ -55,24 +55,23 @@
  * allocated by that worker. Normally the argv lives one command:
  * run_queued_commands (networking.c) runs it and hands it to release_argv,
  * which sends it back to the worker that parsed it (c->cur_tid), because
- * freeing on the allocating thread keeps that thread's allocator arena
- * off main's path. Queueing breaks that life in two: the command is moved
- * out of c->argv into the queue and c->argv is set to NULL, so
- * run_queued_commands releases nothing, and the queue owns the argv from
- * then on. It is freed here, on main, by obj_decr_ref and zfree, when EXEC
- * has run it, at DISCARD, or when the client is freed, never through
- * io_offload: by then c->cur_tid names the worker of the latest read, not
- * of this argv, and that worker may be parked or gone (CONFIG SET
- * io-threads). Freeing another thread's allocation on main is always
- * correct (the allocator is thread-safe; it only costs main a trip to the
- * other arena), so it is the safe choice, and Valkey makes the same one
- * (freeClientMultiState frees the queue on main). The argument objects
- * are main's in any case: after its read is handed back, a worker touches
- * an object only when main gives it one to free (FREE_ARGV, FREE_OBJ),
- * and a queued vector is never given, so EXEC may store them in the
- * keyspace (raising their refcount) like any command. No I/O job touches a multi_state either,
- * which is why another client's write may dirty c, and unwatch its keys,
- * while a worker is reading c's socket.
+ * freeing on the allocating thread keeps that thread's allocator arena off
+ * main's path. Queueing breaks that life in two: the command is moved out of
+ * c->argv into the queue and c->argv is set to NULL, so run_queued_commands
+ * releases nothing, and the queue owns the argv from then on. It is freed
+ * here, on main, by obj_decr_ref and zfree, when EXEC has run it, at DISCARD,
+ * or when the client is freed, never through io_offload: by then c->cur_tid
+ * names the worker of the latest read, not of this argv, and that worker may
+ * be parked or gone (CONFIG SET io-threads). Freeing another thread's
+ * allocation on main is always correct (the allocator is thread-safe; it only
+ * costs main a trip to the other arena), so it is the safe choice, and Valkey
+ * makes the same one (freeClientMultiState frees the queue on main). The
+ * argument objects are main's in any case: after its read is handed back, a
+ * worker touches an object only when main gives it one to free (FREE_ARGV,
+ * FREE_OBJ), and a queued vector is never given, so EXEC may store them in
+ * the keyspace (raising their refcount) like any command. No I/O job touches
+ * a multi_state either, which is why another client's write may dirty c, and
+ * unwatch its keys, while a worker is reading c's socket.
  */
 #include "multi.h"
 

@@ -1,6 +1,6 @@
 /* multi.h — transactions: MULTI, EXEC, DISCARD, WATCH, UNWATCH.
  *
- * Transactions (commands layer). Owns: each client's queue of commands
+ * Step 9 (commands layer): transactions. Owns: each client's queue of commands
  * waiting for EXEC and its list of watched keys, and the registry from a
  * watched key to the clients watching it. multi.c opens with the rules.
  * Threads: main thread only. No I/O job reads or writes any of it.

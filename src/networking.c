@@ -1,6 +1,6 @@
 /* networking.c — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients layer, its top); steps 4 and 5 cut its handlers in
+ * Step 0 (main-io layer, its top); steps 4 and 5 cut its handlers in
  * two. Owns the client lifecycle, the main thread's half of the flow
  * of bytes between a socket and the command dispatcher, and the MONITOR
  * feed (its rules are at the section "monitor"); client_io.c owns
@@ -81,17 +81,16 @@
  * THE WRITE LOOP, EXACTLY
  *
  * client_io_write() repeats: gather (buf's pending bytes and up to
- * NET_MAX_IOV_PER_WRITE chunks in all, into an iovec array); send them
- * with write() when there is one chunk (the common case: a small reply
- * in buf) and writev() otherwise; advance over what was taken. It stops when
- * nothing is pending, on a short write, on EAGAIN, or once the bytes
- * written in this call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step
- * 7 each call is offered no more than what is left of the 64 KB, so one
- * event on main writes at most 64 KB, however large one reply, unless
- * nobody waits (write_to_client, below; a worker's write has no such
- * limit: client_io.c). Then the
- * next client gets its turn; a client left with bytes pending keeps its
- * AE_WRITABLE handler and continues on the next turn.
+ * NET_MAX_IOV_PER_WRITE chunks in all, into an iovec array); send them with
+ * write() when there is one chunk (the common case: a small reply in buf) and
+ * writev() otherwise; advance over what was taken. It stops when nothing is
+ * pending, on a short write, on EAGAIN, or once the bytes written in this
+ * call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step 7 each call is
+ * offered no more than what is left of the 64 KB, so one event on main writes
+ * at most 64 KB, however large one reply, unless nobody waits
+ * (write_to_client, below; a worker's write has no such limit: client_io.c).
+ * Then the next client gets its turn; a client left with bytes pending keeps
+ * its AE_WRITABLE handler and continues on the next turn.
  *
  * WHO MAY TOUCH A CLIENT
  *

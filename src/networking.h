@@ -1,6 +1,6 @@
 /* networking.h — connections: accept, read, parse, run, write, close.
  *
- * Step 0 (clients layer); steps 4 and 5 route reads and writes through
+ * Step 0 (main-io layer); steps 4 and 5 route reads and writes through
  * the I/O threads from here. Owns the client lifecycle, the flow of bytes
  * between a socket and the command dispatcher (networking.c opens with
  * the rules), and the MONITOR feed.

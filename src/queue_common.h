@@ -22,14 +22,17 @@
  *     tail - head == 0     means empty, and
  *     tail - head == size  means full,
  *
- * with no wasted slot and no separate count. The subtraction is unsigned,
- * so it stays right even when a counter wraps past SIZE_MAX to 0 (which a
- * 64-bit counter at a billion items a second does after centuries; the
- * tests start the counters just below it to see that it holds). A counter is written by one side only, and each queue
- * says which; the other side reads it and may keep a private, possibly stale copy (a "cache" of the opposite index). A
- * stale copy is always safe in one direction: head and tail only grow, so an old head makes the queue look fuller than
- * it is, an old tail makes it look emptier, and the side that sees "full" or "empty" reloads the real counter before it
- * says so.
+ * with no wasted slot and no separate count. The subtraction is unsigned, so
+ * it stays right even when a counter wraps past SIZE_MAX to 0 (which a 64-bit
+ * counter at a billion items a second does after centuries; the tests start
+ * the counters just below it to see that it holds).
+ *
+ * A counter is written by one side only, and each queue says which; the other
+ * side reads it and may keep a private, possibly stale copy (a "cache" of the
+ * opposite index). A stale copy is always safe in one direction: head and
+ * tail only grow, so an old head makes the queue look fuller than it is, an
+ * old tail makes it look emptier, and the side that sees "full" or "empty"
+ * reloads the real counter before it says so.
  *
  * CACHE LINES
  *

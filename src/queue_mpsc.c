@@ -22,7 +22,7 @@
  * RESERVE FIRST, CHECK SECOND
  *
  * A producer cannot look for room and then take it, because another
- * producer may take it in between; the fetch- and-add hands out distinct
+ * producer may take it in between; the fetch-and-add hands out distinct
  * positions without a lock, and only then does the producer learn whether
  * its position's slot is free yet. If it is not, the position cannot be
  * given back: others may hold the ones after it, and the consumer reads

@@ -5,9 +5,9 @@
  * and spmc_size; any number of consumer threads call spmc_dequeue. In
  * io_threads the producer is the main thread and the consumers are the
  * workers (the shared inbox: whichever worker is free takes the next job).
- * Valkey: spmcQueue and spmcCell in src/queues.h, spmcEnqueue,
- * spmcDequeue, spmcIsEmpty and spmcSize in src/queues.c, after Dmitry Vyukov's bounded MPMC queue.
- * queue_spmc.c explains the protocol.
+ * Valkey: spmcQueue and spmcCell in src/queues.h, spmcEnqueue, spmcDequeue,
+ * spmcIsEmpty and spmcSize in src/queues.c, after Dmitry Vyukov's bounded
+ * MPMC queue. queue_spmc.c explains the protocol.
  */
 #ifndef SOLOIST_QUEUE_SPMC_H
 #define SOLOIST_QUEUE_SPMC_H

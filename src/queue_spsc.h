@@ -5,8 +5,9 @@
  * spsc_commit and spsc_is_empty; exactly one consumer thread calls
  * spsc_dequeue_batch. In io_threads the producer is the main thread and
  * the consumer is the worker that owns the queue (its private inbox).
- * Valkey: spscQueue in src/queues.h, spscIsFull, spscEnqueue,
- * spscCommit, spscDequeueBatch and spscIsEmpty in src/queues.c. queue_spsc.c explains the protocol.
+ * Valkey: spscQueue in src/queues.h, spscIsFull, spscEnqueue, spscCommit,
+ * spscDequeueBatch and spscIsEmpty in src/queues.c. queue_spsc.c explains the
+ * protocol.
  */
 #ifndef SOLOIST_QUEUE_SPSC_H
 #define SOLOIST_QUEUE_SPSC_H

@@ -65,10 +65,11 @@
  *     so sentlen, the watermark and client-output-buffer-limit treat it
  *     like the copy it replaces, and nothing can be appended into it.
  *
- * reply_block.c lays a block's bytes out as iovecs for writev (up to
- * three for a reference block: header, the value's own bytes, CRLF),
- * from any offset a partial write left. reply-copy-avoidance no (soloist's switch, not Valkey's) copies as
- * before; INFO reply_bytes_copied counts the bulk bytes that were copied.
+ * reply_block.c lays a block's bytes out as iovecs for writev (up to three
+ * for a reference block: header, the value's own bytes, CRLF), from any
+ * offset a partial write left. reply-copy-avoidance no (soloist's switch, not
+ * Valkey's) copies as before; INFO reply_bytes_copied counts the bulk bytes
+ * that were copied.
  */
 #include "reply.h"
 

@@ -1,6 +1,6 @@
-/* resp.c — the RESP request parser (step 0): bytes in, one command's argv
- * out, resumable at any byte. It owns nothing shared: each connection's
- * parse state lives in that connection's resp_parser.
+/* resp.c — the RESP request parser (step 0, plumbing layer): bytes in, one
+ * command's argv out, resumable at any byte. It owns nothing shared: each
+ * connection's parse state lives in that connection's resp_parser.
  *
  * Threads: the parser touches only its resp_parser and the bytes it is
  * handed. In step 0 the main thread calls it; from step 4 the I/O thread

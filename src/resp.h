@@ -1,6 +1,6 @@
 /* resp.h — the RESP request parser: bytes in, one command's argv out.
  *
- * Step 0 (plumbing). Owns: the incremental parse state of one connection
+ * Step 0 (plumbing layer). Owns: the incremental parse state of one connection
  * (request type, arguments still expected, the bulk being read, the argv
  * being built). It knows no client and no socket: the caller keeps the
  * bytes, hands them in, and drops what the parser says it consumed.

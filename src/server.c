@@ -1,7 +1,7 @@
 /* server.c — the server's state: the `server` global, logging, the
  * main thread's phase clock, and the list of clients waiting to close.
  *
- * Step 0 (server-state layer). Owns: the `server` global (server.h), the
+ * Step 0 (state layer). Owns: the `server` global (server.h), the
  * log, the phase clock, and client_close_async, the one way onto
  * server.clients_to_close. It calls no module above it: the event loop's
  * wiring (server_loop.c) and everything that runs on it read and write

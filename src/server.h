@@ -1,6 +1,6 @@
 /* server.h — the server's global state and its configuration.
  *
- * Step 0 (server-state layer). Owns: `server`, the one global:
+ * Step 0 (state layer). Owns: `server`, the one global:
  * configuration values (set by config.c), the event loop, the listening
  * sockets, the client lists, statistics and the main thread's phase
  * clock; the log; and client_close_async, the one way onto the list of

@@ -1,6 +1,6 @@
 /* server_test.h — the phase clock with its readings given, for its tests.
  *
- * Step 0 (server-state layer). Only tests/unit/test_phase_clock.c and
+ * Step 0 (state layer). Only tests/unit/test_phase_clock.c and
  * server.c (which defines it) include this header: the server itself
  * reads its clocks through server_phase.
  * Threads: main thread only, as the clock it drives.

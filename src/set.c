@@ -1,10 +1,11 @@
-/* set.c — the set type (keyspace layer): one of three encodings per set.
+/* set.c — the set type: one of three encodings per set.
  *
- * Owns every set value's structure and its member bytes. Threads: main
- * thread only. Valkey: src/t_set.c (setTypeCreate, setTypeAddAux,
- * setTypeRemoveAux, setTypeIsMemberAux, setTypeConvertAndExpand,
- * maybeConvertIntset, setTypeNext, setTypeRandomElement, setTypeDup);
- * the encodings and their conversions are Valkey 8's, written again.
+ * Not a step (keyspace layer). Owns every set value's structure and its
+ * member bytes. Threads: main thread only. Valkey: src/t_set.c
+ * (setTypeCreate, setTypeAddAux, setTypeRemoveAux, setTypeIsMemberAux,
+ * setTypeConvertAndExpand, maybeConvertIntset, setTypeNext,
+ * setTypeRandomElement, setTypeDup); the encodings and their conversions are
+ * Valkey 8's, written again.
  *
  * HOW IT WORKS
  *
@@ -233,8 +234,8 @@ static void convert(obj *o, enum obj_encoding to) {
 
 /* Valkey's lpSafeToAdd bound: a listpack stays under 1 GB. */
 #define LP_SAFETY_BYTES ((size_t)1 << 30)
-/* The most bytes one integer takes in a listpack: a 9-byte integer
- * encoding and a 1-byte back length (Valkey: lpEstimateBytesRepeatedInteger). */
+/* The most bytes one integer takes in a listpack: a 9-byte integer encoding
+ * and a 1-byte back length (Valkey: lpEstimateBytesRepeatedInteger). */
 #define LP_INT_BYTES 10
 
 /* Whether an intset would still fit a listpack once a string of len bytes

@@ -1,9 +1,9 @@
 /* set.h — the set type: integers in a sorted array (intset), a small set
  * of strings in one listpack, a large one on soloist's hashtable.
  *
- * Keyspace layer. Owns every set value's structure. Knows no client and
- * no reply: cmd_set.c turns commands into calls here, and the sorted-set
- * algebra (cmd_zset_algebra.c) reads sets through it too.
+ * Not a step (keyspace layer). Owns every set value's structure. Knows no
+ * client and no reply: cmd_set.c turns commands into calls here, and the
+ * sorted-set algebra (cmd_zset_algebra.c) reads sets through it too.
  * Threads: main thread only, like the rest of the keyspace.
  * Valkey: src/t_set.c (setTypeCreate, setTypeAdd, setTypeRemove,
  * setTypeIsMember, setTypeInitIterator, setTypeNext, setTypeRandomElement,

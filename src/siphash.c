@@ -1,4 +1,5 @@
-/* siphash.c — SipHash-1-3 and SipHash-2-4, and their key. See siphash.h. */
+/* siphash.c — SipHash-1-3 and SipHash-2-4, and their key (step 0, plumbing
+ * layer). See siphash.h. */
 #include "siphash.h"
 
 #include <string.h>

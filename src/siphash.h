@@ -1,6 +1,6 @@
 /* siphash.h — SipHash, the keyed hash behind the keyspace's table.
  *
- * Step 6 (plumbing; the keyspace's table hashes with it). Owns nothing
+ * Step 0 (plumbing layer; the keyspace's table hashes with it). Owns nothing
  * but pure functions and the making of a key. Any thread may call them
  * (they read only their arguments), though in soloist only the main
  * thread hashes keys.

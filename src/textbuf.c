@@ -1,4 +1,5 @@
-/* textbuf.c — a string that grows as it is printed into (textbuf.h). */
+/* textbuf.c — a string that grows as it is printed into (step 0, plumbing
+ * layer). See textbuf.h. */
 #include "textbuf.h"
 
 #include <stdarg.h>

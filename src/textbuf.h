@@ -1,6 +1,6 @@
 /* textbuf.h — a string that grows as it is printed into.
  *
- * Step 0 (plumbing). Owns: the bytes of one growing string, taken from
+ * Step 0 (plumbing layer). Owns: the bytes of one growing string, taken from
  * zmalloc (so INFO's memory counts them). Whichever thread owns the
  * buffer may call; nothing is shared. INFO builds its reply in one, and
  * the trace export its JSON. The caller frees `p` with zfree.

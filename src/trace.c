@@ -1,6 +1,6 @@
 /* trace.c — the event recorder: a ring per thread, no lock.
  *
- * Threads layer. trace.h says what it owns and lists the events.
+ * Step 4 (threads layer). trace.h says what it owns and lists the events.
  * Threads: trace_emit on any thread, into that thread's own ring; the
  * rest on main.
  * Valkey: none.

@@ -1,12 +1,12 @@
 /* trace.h — what each thread did, and when: a recorder of events.
  *
- * Threads layer (beside io_threads, which calls it; it calls nothing but
- * the clock). Owns: one ring of fixed-size events per thread (main = 0,
- * workers 1 .. N - 1), the switch that turns recording on and off, and
- * the snapshot main takes of the rings. trace_export.h writes a snapshot
- * as Chrome Trace Event JSON; the TRACE command (cmd_trace.c) drives both.
- * trace.c opens with the design: who writes what, why there is no lock,
- * what a snapshot sees, and what recording costs while it is off.
+ * Step 4 (threads layer, beside io_threads, which calls it; it calls nothing
+ * but the clock). Owns: one ring of fixed-size events per thread (main = 0,
+ * workers 1 .. N - 1), the switch that turns recording on and off, and the
+ * snapshot main takes of the rings. trace_export.h writes a snapshot as
+ * Chrome Trace Event JSON; the TRACE command (cmd_trace.c) drives both.
+ * trace.c opens with the design: who writes what, why there is no lock, what
+ * a snapshot sees, and what recording costs while it is off.
  * Threads: TRACE() on any thread, each into its own ring; every other
  * function on main only.
  * Valkey: none; soloist's own instrument.

@@ -1,6 +1,6 @@
 /* trace_export.c — a snapshot of the rings, as Chrome Trace Event JSON.
  *
- * Threads layer. trace_export.h says what it writes.
+ * Step 4 (threads layer). trace_export.h says what it writes.
  * Threads: main only.
  * Valkey: none.
  *

@@ -1,6 +1,6 @@
 /* trace_export.h — a recording as Chrome Trace Event JSON.
  *
- * Threads layer (above trace.h, which it reads; it records nothing).
+ * Step 4 (threads layer, above trace.h, which it reads; it records nothing).
  * Owns: the JSON form of a snapshot (trace_snapshot_take), which
  * https://ui.perfetto.dev and chrome://tracing open: one track per thread
  * (pid 1, tid = soloist's thread id, named "main", "io-thread-1", ...),

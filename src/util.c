@@ -1,6 +1,6 @@
 /* util.c — clocks, strings and random bytes every layer uses.
  *
- * Step 0 (plumbing). Owns nothing: every function is pure or reads a
+ * Step 0 (plumbing layer). Owns nothing: every function is pure or reads a
  * clock or the kernel's random source, so any thread may call any of them.
  * Valkey: the functions util.h names.
  */

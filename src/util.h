@@ -1,6 +1,6 @@
 /* util.h — clocks, strings and random bytes every layer uses.
  *
- * Step 0 (plumbing). Owns nothing; pure functions, clocks and the
+ * Step 0 (plumbing layer). Owns nothing; pure functions, clocks and the
  * kernel's random bytes. Any thread may call.
  * Valkey: src/util.c (stringmatchlen, ld2string, memtoull), src/server.c
  * (ustime, mstime), src/monotonic.c (getMonotonicUs).

@@ -1,5 +1,5 @@
 /* zmalloc.c — allocation that never returns NULL, and used memory counted
- * per thread. See zmalloc.h.
+ * per thread (step 0, plumbing layer). See zmalloc.h.
  *
  * THE COUNT
  *

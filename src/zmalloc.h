@@ -1,6 +1,6 @@
 /* zmalloc.h — allocation that never returns NULL.
  *
- * Step 0 (plumbing). Owns: the out-of-memory policy and the count of
+ * Step 0 (plumbing layer). Owns: the out-of-memory policy and the count of
  * used memory. Like Valkey's zmalloc, an allocation failure prints and
  * aborts, so callers do not carry NULL checks that could never be tested.
  * Any thread may call anything here.

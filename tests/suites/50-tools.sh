@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The reader's tools: Python unittests of pinned-source, anchors, layers,
+# The reader's tools: Python unittests of pinned-source, anchors, layers, steps,
 # the book build and check, and exercise/grading, each on fixtures made in
 # a temp dir (a git repository standing in for Valkey, fixture chapters, a
 # fixture project built with the real Makefile). No network. The tests

@@ -54,11 +54,11 @@ class LayersTest(unittest.TestCase):
                     self.assertLess(layers.LAYER_NAMES.index(n), i, "%s's never names a layer below it" % l["name"])
 
     def test_a_back_edge_fails_naming_it(self):
-        # worker-io including a header of the clients layer, above it
+        # worker-io including a header of the main-io layer, above it
         r = self.run_tool({"client_io.c": '#include "client_io.h"\n#include "networking.h"\n',
                            "client_io.h": "", "networking.h": ""})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("FAIL client_io.c (worker-io layer) reaches networking.h (clients layer, above it): "
+        self.assertIn("FAIL client_io.c (worker-io layer) reaches networking.h (main-io layer, above it): "
                       "client_io.c -> networking.h", r.stdout)
         self.assertIn("2 passed, 1 failed", r.stdout)
 
@@ -66,17 +66,17 @@ class LayersTest(unittest.TestCase):
         r = self.run_tool({"db.c": '#include "db.h"\n', "db.h": '#include "util.h"\n',
                            "util.h": '#include "networking.h"\n', "networking.h": ""})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("db.c (keyspace layer) reaches networking.h (clients layer, above it): "
+        self.assertIn("db.c (keyspace layer) reaches networking.h (main-io layer, above it): "
                       "db.c -> db.h -> util.h -> networking.h", r.stdout)
-        # util.h (plumbing) reaching a header of the clients layer fails on its own too
-        self.assertIn("util.h (plumbing layer) reaches networking.h (clients layer, above it)", r.stdout)
+        # util.h (plumbing) reaching a header of the main-io layer fails on its own too
+        self.assertIn("util.h (plumbing layer) reaches networking.h (main-io layer, above it)", r.stdout)
 
     def test_the_state_may_not_call_up(self):
         # server.c wiring the loop (networking.h) is what the split into server_loop.c removed
         r = self.run_tool({"server.c": '#include "server.h"\n#include "networking.h"\n', "server.h": "",
                            "networking.h": '#include "server.h"\n'})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("server.c (server-state layer) reaches networking.h (clients layer, above it)", r.stdout)
+        self.assertIn("server.c (state layer) reaches networking.h (main-io layer, above it)", r.stdout)
 
     def test_worker_code_may_not_reach_the_keyspace(self):
         r = self.run_tool({"io_threads.c": '#include "queue_spsc.h"\n', "queue_spsc.h": '#include "db.h"\n',
@@ -89,7 +89,7 @@ class LayersTest(unittest.TestCase):
     def test_worker_code_may_not_reach_a_client(self):
         r = self.run_tool({"io_threads.c": '#include "client.h"\n', "client.h": ""})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("io_threads.c (threads layer) reaches client.h (client layer, above it)", r.stdout)
+        self.assertIn("io_threads.c (threads layer) reaches client.h (connection layer, above it)", r.stdout)
 
     def test_the_policy_is_above_the_threads(self):
         r = self.run_tool({"io_threads.c": '#include "ignition.h"\n', "ignition.h": ""})
@@ -105,7 +105,7 @@ class LayersTest(unittest.TestCase):
                       "expire.c -> anet.h", r.stdout)
         r = self.run_tool({"db.c": '#include "client.h"\n', "client.h": ""})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("db.c (keyspace layer) reaches client.h (client layer), which its layer never may", r.stdout)
+        self.assertIn("db.c (keyspace layer) reaches client.h (connection layer), which its layer never may", r.stdout)
 
     def test_worker_io_never_reaches_the_event_loop(self):
         r = self.run_tool({"client_io.c": '#include "ae.h"\n', "ae.h": ""})
@@ -117,17 +117,17 @@ class LayersTest(unittest.TestCase):
         for name in ("cmd_string.c", "cmd_keys.c"):
             r = self.run_tool({name: '#include "networking.h"\n', "networking.h": ""})
             self.assertEqual(r.returncode, 1, name)
-            self.assertIn("%s (commands layer) reaches networking.h (clients layer, above it)" % name, r.stdout)
+            self.assertIn("%s (commands layer) reaches networking.h (main-io layer, above it)" % name, r.stdout)
         r = self.run_tool({"cmd_zset.c": '#include "anet.h"\n', "anet.h": ""})
         self.assertIn("cmd_zset.c (commands layer) reaches anet.h (plumbing layer), which its layer never may",
                       r.stdout)
 
-    def test_clients_never_reach_the_option_table(self):
+    def test_main_io_never_reaches_the_option_table(self):
         r = self.run_tool({"reply.c": '#include "config.h"\n', "config.h": ""})
         self.assertEqual(r.returncode, 1)
         self.assertIn("reply.c (commands layer) reaches config.h (server layer, above it)", r.stdout)
         r = self.run_tool({"networking.c": '#include "config.h"\n', "config.h": ""})
-        self.assertIn("networking.c (clients layer) reaches config.h (server layer, above it)", r.stdout)
+        self.assertIn("networking.c (main-io layer) reaches config.h (server layer, above it)", r.stdout)
 
     # -- circles -----------------------------------------------------------
 
@@ -181,7 +181,7 @@ class LayersTest(unittest.TestCase):
         # networking.c may use the keyspace, but only by including db.h itself
         r = self.run_tool({"networking.c": '#include "server.h"\n', "server.h": '#include "db.h"\n', "db.h": ""})
         self.assertEqual(r.returncode, 1)
-        self.assertIn("server.h (server-state layer) is a header that reaches the keyspace's db.h", r.stdout)
+        self.assertIn("server.h (state layer) is a header that reaches the keyspace's db.h", r.stdout)
         self.assertIn("1 failed", r.stdout.splitlines()[-1])
         r = self.run_tool({"networking.c": '#include "db.h"\n#include "server.h"\n', "server.h": "", "db.h": ""})
         self.assertEqual(r.returncode, 0, r.stdout)
@@ -221,7 +221,7 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stdout)
         self.assertIn("%d passed, 0 failed" % len(names), r.stdout)
         self.assertEqual(layers.layer_of("ignition.c")[0]["name"], "policy")
-        self.assertEqual(layers.layer_of("client.h")[0]["name"], "client")
+        self.assertEqual(layers.layer_of("client.h")[0]["name"], "connection")
         self.assertLess(layers.rank(layers.layer_of("client.h")[0]), layers.rank(layers.layer_of("client_io.h")[0]))
         self.assertLess(layers.rank(layers.layer_of("io_threads.h")[0]), layers.rank(layers.layer_of("ignition.h")[0]))
 
@@ -230,7 +230,7 @@ class LayersTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0)
         lines = r.stdout.splitlines()
         self.assertTrue(lines[0].startswith("server "), lines[0])
-        self.assertIn("may use: plumbing, threads, client, worker-io, keyspace, policy", r.stdout)
+        self.assertIn("may use: plumbing, threads, connection, worker-io, keyspace, policy", r.stdout)
         self.assertIn("may use: plumbing; never ae.h, anet.h, resp.h", r.stdout)
 
     def test_the_real_tree_holds(self):

@@ -1,12 +1,13 @@
-/* test_hashtable.c — unit tests of the step-6 hashtable and SipHash.
+/* test_hashtable.c — unit tests of the keyspace's hashtable and SipHash.
  *
- * Step 6 (keyspace). Every table operation is checked against a reference
- * (a presence array indexed by key); hashtable_verify() checks the
- * structure itself (presence bits vs counts, each entry in the bucket its
- * hash selects, child-bucket counts). Collisions are forced by swapping the
- * hash function (all hashes equal; all secondary hashes equal; everything
- * in four chains) so chains, hole filling and compaction are exercised.
- * Main thread only, like the table. Runs in a few seconds at -O2.
+ * Step 0 (keyspace layer); step 6 adds the resumable find. Every table
+ * operation is checked against a reference (a presence array indexed by key);
+ * hashtable_verify() checks the structure itself (presence bits vs counts,
+ * each entry in the bucket its hash selects, child-bucket counts). Collisions
+ * are forced by swapping the hash function (all hashes equal; all secondary
+ * hashes equal; everything in four chains) so chains, hole filling and
+ * compaction are exercised. Main thread only, like the table. Runs in a few
+ * seconds at -O2.
  */
 #include <setjmp.h>
 #include <stdarg.h>
