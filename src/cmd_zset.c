@@ -134,45 +134,84 @@ static void reply_member(client *c, const zset *z, const zset_node *n) {
 /* ---- ZADD ZINCRBY ------------------------------------------------------------------- */
 
 /*@ zadd-command */
-static void zadd_generic(client *c, int flags) {
-    int scoreidx = 2, ch = 0;
-    for (; scoreidx < c->argc; scoreidx++) {
-        const obj *o = c->argv[scoreidx];
+/* ZADD's options, from argv[2] on, into *flags (ZADD_IN_*) and *ch (CH:
+ * reply with the changed count); returns where they end, the index of the
+ * first score. */
+static int zadd_parse_options(client *c, int *flags, int *ch) {
+    int i = 2;
+    for (; i < c->argc; i++) {
+        const obj *o = c->argv[i];
         if (arg_is(o, "nx"))
-            flags |= ZADD_IN_NX;
+            *flags |= ZADD_IN_NX;
         else if (arg_is(o, "xx"))
-            flags |= ZADD_IN_XX;
+            *flags |= ZADD_IN_XX;
         else if (arg_is(o, "ch"))
-            ch = 1;
+            *ch = 1;
         else if (arg_is(o, "incr"))
-            flags |= ZADD_IN_INCR;
+            *flags |= ZADD_IN_INCR;
         else if (arg_is(o, "gt"))
-            flags |= ZADD_IN_GT;
+            *flags |= ZADD_IN_GT;
         else if (arg_is(o, "lt"))
-            flags |= ZADD_IN_LT;
+            *flags |= ZADD_IN_LT;
         else
             break;
     }
+    return i;
+}
+
+/* The options together and the count of arguments after them (args, the
+ * score-member pairs' words), checked in Valkey's order with its errors:
+ * 1, or 0 with the error sent. */
+static int zadd_check_or_reply(client *c, int flags, int args) {
     int incr = flags & ZADD_IN_INCR, nx = flags & ZADD_IN_NX, xx = flags & ZADD_IN_XX;
     int gt = flags & ZADD_IN_GT, lt = flags & ZADD_IN_LT;
-    int elements = c->argc - scoreidx;
-    if (elements % 2 || !elements) {
+    if (args % 2 || !args) {
         reply_error(c, ERR_SYNTAX);
-        return;
+        return 0;
     }
-    elements /= 2;
     if (nx && xx) {
         reply_error(c, "XX and NX options at the same time are not compatible");
-        return;
+        return 0;
     }
     if ((gt && nx) || (lt && nx) || (gt && lt)) {
         reply_error(c, "GT, LT, and/or NX options at the same time are not compatible");
-        return;
+        return 0;
     }
-    if (incr && elements > 1) {
+    if (incr && args > 2) {
         reply_error(c, "INCR option supports a single increment-element pair");
-        return;
+        return 0;
     }
+    return 1;
+}
+
+/* What ZADD did, for its reply: members added, scores changed, members
+ * the options let through, and the last score (ZINCRBY's reply). */
+typedef struct zadd_counts {
+    long long added, updated, processed;
+    double score;
+} zadd_counts;
+
+/* Adds or updates the n pairs from argv[scoreidx] on, whose scores are
+ * already parsed, counting into *k: 1, or 0 when a score would become NaN
+ * (INCR of an infinity by its opposite); the pairs before it stay. */
+static int zadd_pairs(client *c, zset *z, const double *scores, int scoreidx, int n, int flags, zadd_counts *k) {
+    for (int j = 0; j < n; j++) {
+        const obj *m = c->argv[scoreidx + j * 2 + 1];
+        int out;
+        double newscore = scores[j];
+        if (!zset_add(z, scores[j], m->ptr, m->len, flags, &out, &newscore)) return 0;
+        if (out & ZADD_OUT_ADDED) k->added++;
+        if (out & ZADD_OUT_UPDATED) k->updated++;
+        if (!(out & ZADD_OUT_NOP)) k->processed++;
+        k->score = newscore;
+    }
+    return 1;
+}
+
+static void zadd_generic(client *c, int flags) {
+    int ch = 0, scoreidx = zadd_parse_options(c, &flags, &ch);
+    if (!zadd_check_or_reply(c, flags, c->argc - scoreidx)) return;
+    int elements = (c->argc - scoreidx) / 2;
     /* Every score is checked before anything changes. */
     double *scores = zmalloc(sizeof(double) * (size_t)elements);
     for (int j = 0; j < elements; j++) {
@@ -184,37 +223,23 @@ static void zadd_generic(client *c, int flags) {
         reply_error(c, ERR_WRONGTYPE);
         goto done;
     }
-    long long added = 0, updated = 0, processed = 0;
-    double score = 0;
-    if (!o) {
-        if (xx) goto reply; /* nothing to update, and XX never creates */
+    if (!o && !(flags & ZADD_IN_XX)) { /* XX never creates: nothing to update */
         o = zset_object_create();
         db_add(c->db, c->argv[1], o);
     }
-    for (int j = 0; j < elements; j++) {
-        const obj *m = c->argv[scoreidx + j * 2 + 1];
-        int out;
-        double newscore = scores[j];
-        if (!zset_add(zset_of(o), scores[j], m->ptr, m->len, flags, &out, &newscore)) {
-            if (added || updated) db_signal_modified(c->db, c->argv[1]);
-            reply_error(c, "resulting score is not a number (NaN)");
-            goto done;
-        }
-        if (out & ZADD_OUT_ADDED) added++;
-        if (out & ZADD_OUT_UPDATED) updated++;
-        if (!(out & ZADD_OUT_NOP)) processed++;
-        score = newscore;
-    }
-reply:
+    zadd_counts k = {0, 0, 0, 0};
+    int ok = !o || zadd_pairs(c, zset_of(o), scores, scoreidx, elements, flags, &k);
     /* Valkey: only a member added or a score changed is a change. */
-    if (added || updated) db_signal_modified(c->db, c->argv[1]);
-    if (incr) {
-        if (processed)
-            reply_double(c, score);
+    if (k.added || k.updated) db_signal_modified(c->db, c->argv[1]);
+    if (!ok)
+        reply_error(c, "resulting score is not a number (NaN)");
+    else if (flags & ZADD_IN_INCR) {
+        if (k.processed)
+            reply_double(c, k.score);
         else
             reply_null(c);
     } else {
-        reply_long_long(c, ch ? added + updated : added);
+        reply_long_long(c, ch ? k.added + k.updated : k.added);
     }
 done:
     zfree(scores);

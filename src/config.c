@@ -6,10 +6,10 @@
  * client-output-buffer-limit) and the few kept only for compatibility;
  * the apply functions that forward CONFIG SET to the hooks of config.h;
  * setting and freeing the defaults. The rest of the configuration reads
- * this table: config_types.c (parse and print by type), config_load.c
- * (files, the command line), cmd_config.c (CONFIG GET/SET and the
- * command), config_rewrite.c (CONFIG REWRITE); config_private.h is what
- * they share.
+ * this table: config_load.c (files, the command line), cmd_config.c
+ * (CONFIG GET/SET and the command), config_rewrite.c (CONFIG REWRITE);
+ * config_types.c (parse and print by type) sits below it, handed one
+ * entry at a time; config_private.h is what they share.
  * Threads: main thread only (see config.h).
  * Valkey: src/config.c — static_configs[] and the special options'
  * set/get functions (setConfigBindOption, setConfigSaveOption,

@@ -166,6 +166,56 @@ static int load_include(const char *path, char **err, int depth) {
 }
 
 /*@ config-load */
+/* The next directive of the text at *p: its next line that is neither
+ * blank nor a comment, without the blanks around it, zmalloc'd; NULL at
+ * the end. *linenum counts every line read, for the error message. */
+static char *next_directive(const char **p, int *linenum) {
+    while (**p) {
+        size_t len;
+        const char *b = next_line(p, &len), *e = b + len;
+        (*linenum)++;
+        while (b < e && strchr(" \t\r\n", *b)) b++;
+        while (e > b && strchr(" \t\r\n", e[-1])) e--;
+        if (b != e && *b != '#') return zstrndup(b, (size_t)(e - b));
+    }
+    return NULL;
+}
+
+/* Sets option c from a directive's arguments (argv[0] is its name):
+ * cfg_set_args's 1 or 2, or 0 with *msg set. A multi-argument option
+ * given one argument that holds several has it split again. */
+static int load_option(const cfg *c, char **argv, int argc, const char **msg) {
+    if (!(c->flags & F_MULTI_ARG) && argc != 2) {
+        *msg = "wrong number of arguments";
+        return 0;
+    }
+    if (!(c->flags & F_MULTI_ARG) || argc != 2 || !argv[1][0]) return cfg_set_args(c, argv + 1, argc - 1, msg);
+    /* `bind "127.0.0.1 ::1"` or `--bind "127.0.0.1 ::1"`. */
+    int n2;
+    char **v2 = cfg_split_args(argv[1], &n2);
+    if (!v2) {
+        *msg = "Unbalanced quotes in configuration line";
+        return 0;
+    }
+    int r = cfg_set_args(c, v2, n2, msg);
+    free_args(v2, n2);
+    return r;
+}
+
+/* The log file must open: checked once the whole text is read, to fail
+ * now rather than after the server started (as Valkey). NULL when it
+ * opens (or there is none), else the error, written into buf. */
+static const char *check_logfile(char *buf, size_t size) {
+    if (!server.logfile || !server.logfile[0]) return NULL;
+    FILE *fp = fopen(server.logfile, "a");
+    if (!fp) {
+        snprintf(buf, size, "Can't open the log file: %s", strerror(errno));
+        return buf;
+    }
+    fclose(fp);
+    return NULL;
+}
+
 /* One directive per line: `name arg...`. Options set here ignore
  * F_IMMUTABLE (that flag is about CONFIG SET) and run no apply hook: the
  * server reads the values when it starts. Valkey:
@@ -174,40 +224,14 @@ static int load_text(const char *text, char **err, int depth) {
     const char *msg = NULL;
     char *line = NULL, **argv = NULL, logerr[256];
     int argc = 0, linenum = 0;
-    for (const char *p = text; *p;) {
-        size_t len;
-        const char *b = next_line(&p, &len), *e = b + len;
-        linenum++;
-        while (b < e && strchr(" \t\r\n", *b)) b++;
-        while (e > b && strchr(" \t\r\n", e[-1])) e--;
-        if (b == e || *b == '#') continue;
-        line = zstrndup(b, (size_t)(e - b));
+    for (const char *p = text; (line = next_directive(&p, &linenum));) {
         if (!(argv = cfg_split_args(line, &argc))) {
             msg = "Unbalanced quotes in configuration line";
             goto loaderr;
         }
         const cfg *c = argc ? cfg_lookup(argv[0]) : NULL;
         if (c) {
-            int r;
-            if (!(c->flags & F_MULTI_ARG) && argc != 2) {
-                msg = "wrong number of arguments";
-                goto loaderr;
-            }
-            if ((c->flags & F_MULTI_ARG) && argc == 2 && argv[1][0]) {
-                /* `bind "127.0.0.1 ::1"` or `--bind "127.0.0.1 ::1"`:
-                 * one argument holding several. */
-                int n2;
-                char **v2 = cfg_split_args(argv[1], &n2);
-                if (!v2) {
-                    msg = "Unbalanced quotes in configuration line";
-                    goto loaderr;
-                }
-                r = cfg_set_args(c, v2, n2, &msg);
-                free_args(v2, n2);
-            } else {
-                r = cfg_set_args(c, argv + 1, argc - 1, &msg);
-            }
-            if (!r) goto loaderr;
+            if (!load_option(c, argv, argc, &msg)) goto loaderr;
         } else if (argc == 2 && !strcasecmp(argv[0], "include")) {
             if (load_include(argv[1], err, depth) == -1) goto nested_err;
         } else if (argc) {
@@ -217,18 +241,8 @@ static int load_text(const char *text, char **err, int depth) {
         free_args(argv, argc);
         argv = NULL;
         zfree(line);
-        line = NULL;
     }
-    if (depth == 0 && server.logfile && server.logfile[0]) {
-        /* Fail now rather than after the server started (as Valkey). */
-        FILE *fp = fopen(server.logfile, "a");
-        if (!fp) {
-            snprintf(logerr, sizeof(logerr), "Can't open the log file: %s", strerror(errno));
-            msg = logerr;
-            goto loaderr;
-        }
-        fclose(fp);
-    }
+    if (depth == 0 && (msg = check_logfile(logerr, sizeof(logerr)))) goto loaderr;
     cfg_apply_hz(&msg);
     return 0;
 

@@ -8,6 +8,11 @@
  * prints (config_types.c), loading text, files and the command line
  * (config_load.c), CONFIG REWRITE (config_rewrite.c), CONFIG SET/GET and
  * the command (cmd_config.c) — and they all read the same table.
+ * Their calls form a line, bottom up: config_types.c is handed an entry
+ * and calls none of the others; config.c (the table) calls the types;
+ * config_load.c the table and the types; config_rewrite.c those and the
+ * loader's quoting rules; cmd_config.c any of them (tools/calls.py
+ * checks that no two call each other).
  *
  * Threads: main thread only, like all of config.h.
  * Valkey: src/config.c — standardConfig and its typeInterface, the
@@ -159,6 +164,8 @@ int cfg_set_args(const cfg *c, char **argv, int argc, const char **err);
 int cfg_set_string(const cfg *c, const char *value, const char **err);
 /* The value as CONFIG GET prints it, zmalloc'd. */
 char *cfg_get_value(const cfg *c);
+/* 536870912 -> "512mb" (zmalloc'd), as CONFIG REWRITE writes memory. */
+char *cfg_bytes_human(long long v);
 
 /* --- config_load.c: Valkey's quoting rules ---------------------------------- */
 
@@ -170,8 +177,6 @@ void cfg_sb_cat_repr(sbuf *b, const char *s);
 
 /* --- config_rewrite.c ------------------------------------------------------- */
 
-/* 536870912 -> "512mb" (zmalloc'd), as CONFIG REWRITE writes memory. */
-char *cfg_bytes_human(long long v);
 /* CONFIG REWRITE of the file at path: 0, or -1 with a zmalloc'd *err. */
 int cfg_rewrite(const char *path, char **err);
 

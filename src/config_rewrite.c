@@ -4,7 +4,8 @@
  * only when it has to be, memory in units) and rewriting the config file
  * in place, keeping its comments and order. Reads the table, the values
  * and the defaults through config_private.h; client-output-buffer-limit's
- * one line per class comes from config.c (cfg_rewrite_special).
+ * one line per class comes from config.c (cfg_rewrite_special), and a
+ * memory value in units from config_types.c (cfg_bytes_human).
  * Threads: main thread only; CONFIG REWRITE runs on the soloist like
  * every command (its file I/O blocks the loop, as in Valkey).
  * Valkey: src/config.c rewriteConfig, rewriteConfigReadOldFile,
@@ -21,17 +22,6 @@
 #include <unistd.h>
 
 #include "zmalloc.h"
-
-/* 536870912 → "512mb", as Valkey's rewriteConfigBytesOption writes. */
-char *cfg_bytes_human(long long v) {
-    static const struct {
-        long long mul;
-        const char *unit;
-    } units[] = {{1024LL * 1024 * 1024, "gb"}, {1024 * 1024, "mb"}, {1024, "kb"}};
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (v && v % units[i].mul == 0) return strfmt("%lld%s", v / units[i].mul, units[i].unit);
-    return strfmt("%lld", v);
-}
 
 /* The line(s) CONFIG REWRITE writes for an option: `name value`, the
  * value quoted only when it has to be, memory in units, and one line per
@@ -52,6 +42,28 @@ static void sb_cat_option(sbuf *b, const cfg *c) {
     zfree(v);
 }
 
+/* Replaces the file at path by out's bytes: written to a temporary file
+ * beside it, synced, then renamed over it, so a crash leaves the old file
+ * or the new one, never half of one. 0, or -1 with errno set. */
+static int replace_file(const char *path, const sbuf *out) {
+    char *tmp = strfmt("%s.XXXXXX", path);
+    int fd = mkstemp(tmp);
+    int ok = fd != -1;
+    for (size_t off = 0; ok && off < out->len;) {
+        ssize_t w = write(fd, out->p + off, out->len - off);
+        if (w < 0 && errno == EINTR) continue;
+        ok = w > 0;
+        if (ok) off += (size_t)w;
+    }
+    ok = ok && fsync(fd) == 0 && fchmod(fd, 0644) == 0 && rename(tmp, path) == 0;
+    int saved = errno;
+    if (fd != -1) close(fd);
+    if (!ok && fd != -1) unlink(tmp);
+    zfree(tmp);
+    errno = saved;
+    return ok ? 0 : -1;
+}
+
 /*@ config-rewrite */
 /* Rewrites the file in place, keeping its comments and order: the first
  * line of each option gets the current value, later duplicates go, and
@@ -61,7 +73,7 @@ static void sb_cat_option(sbuf *b, const cfg *c) {
  * REWRITE" line above what it appends). */
 int cfg_rewrite(const char *path, char **err) {
     char *done = zcalloc(cfg_table_len); /* per option: already written */
-    int signed_already = 0, fd = -1, rc = 0;
+    int signed_already = 0, rc = 0;
     sbuf old = sb_empty(), out = sb_empty();
     FILE *fp = fopen(path, "r");
     if (fp) {
@@ -99,22 +111,7 @@ int cfg_rewrite(const char *path, char **err) {
         signed_already = 1;
         sb_cat_option(&out, c);
     }
-    char *tmp = strfmt("%s.XXXXXX", path);
-    fd = mkstemp(tmp);
-    int ok = fd != -1;
-    for (size_t off = 0; ok && off < out.len;) {
-        ssize_t w = write(fd, out.p + off, out.len - off);
-        if (w < 0 && errno == EINTR) continue;
-        ok = w > 0;
-        if (ok) off += (size_t)w;
-    }
-    ok = ok && fsync(fd) == 0 && fchmod(fd, 0644) == 0 && rename(tmp, path) == 0;
-    int saved = errno;
-    if (fd != -1) close(fd);
-    if (!ok && fd != -1) unlink(tmp);
-    zfree(tmp);
-    errno = saved;
-    if (ok) goto cleanup;
+    if (replace_file(path, &out) == 0) goto cleanup;
 ioerr:
     *err = strfmt("Rewriting config file: %s", strerror(errno));
     rc = -1;

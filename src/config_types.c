@@ -3,14 +3,20 @@
  * Step 0 (server layer). Owns: the per-type code every option goes through —
  * yes/no, integers with bounds, memory with units, enums, strings, and
  * the hand-off to a special option's own set/get — for the file, the
- * command line and CONFIG SET alike, with Valkey's error texts. The types
- * and flags are in config_private.h, the table in config.c.
+ * command line and CONFIG SET alike, with Valkey's error texts; and
+ * memory printed in units, as CONFIG REWRITE writes it. The types and
+ * flags are in config_private.h, the table in config.c.
+ * Below the table: every function here is handed the entry it works on
+ * and calls nothing in config.c, config_load.c or config_rewrite.c (they
+ * call down into it). A special option's set and get, which config.c
+ * defines, are reached through the entry's pointers: the table registers
+ * them, this file only follows them (tools/calls.py checks the calls).
  * Threads: main thread only (see config.h).
  * Valkey: src/config.c — the typeInterface functions (boolConfigSet,
- * numericConfigSet / numericConfigGet, enumConfigSet, stringConfigSet...)
- * and performInterfaceSet, which splits a multi-argument value.
+ * numericConfigSet / numericConfigGet, enumConfigSet, stringConfigSet...),
+ * performInterfaceSet, which splits a multi-argument value, and the
+ * memory units of rewriteConfigBytesOption.
  */
-#include "config.h"
 #include "config_private.h"
 
 #include <stdio.h>
@@ -24,6 +30,22 @@
 /* Errors formatted at run time wait here until the caller copies them
  * (Valkey: loadbuf). Main thread only. */
 static char errbuf[256];
+
+/* An enum option's value by its name, any case, into *ll: 1, or 0 with
+ * *err listing the names it may take (in errbuf). */
+static int enum_value(const cfg *c, const char *v, long long *ll, const char **err) {
+    const cfg_enum *e = c->enums;
+    while (e->name && strcasecmp(e->name, v)) e++;
+    if (e->name) {
+        *ll = e->val;
+        return 1;
+    }
+    size_t off = (size_t)snprintf(errbuf, sizeof(errbuf), "argument(s) must be one of the following: ");
+    for (e = c->enums; e->name && off < sizeof(errbuf); e++)
+        off += (size_t)snprintf(errbuf + off, sizeof(errbuf) - off, "%s%s", e->name, e[1].name ? ", " : "");
+    *err = errbuf;
+    return 0;
+}
 
 /* Returns 1 changed, 2 unchanged, 0 error (see config_private.h). */
 int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
@@ -58,19 +80,9 @@ int cfg_set_args(const cfg *c, char **argv, int argc, const char **err) {
             return 0;
         }
         break;
-    case T_ENUM: {
-        const cfg_enum *e = c->enums;
-        while (e->name && strcasecmp(e->name, v)) e++;
-        if (!e->name) {
-            size_t off = (size_t)snprintf(errbuf, sizeof(errbuf), "argument(s) must be one of the following: ");
-            for (e = c->enums; e->name && off < sizeof(errbuf); e++)
-                off += (size_t)snprintf(errbuf + off, sizeof(errbuf) - off, "%s%s", e->name, e[1].name ? ", " : "");
-            *err = errbuf;
-            return 0;
-        }
-        ll = e->val;
+    case T_ENUM:
+        if (!enum_value(c, v, &ll, err)) return 0;
         break;
-    }
     case T_STRING: {
         if (c->valid_str && !c->valid_str(v, err)) return 0;
         char **slot = c->ptr;
@@ -134,4 +146,17 @@ int cfg_set_string(const cfg *c, const char *value, const char **err) {
     int r = cfg_set_args(c, v, n, err);
     free_args(v, n);
     return r;
+}
+
+/* 536870912 → "512mb", as Valkey's rewriteConfigBytesOption writes: the
+ * printing of a memory value, which CONFIG REWRITE (config_rewrite.c) and
+ * client-output-buffer-limit's own lines (config.c) both need. */
+char *cfg_bytes_human(long long v) {
+    static const struct {
+        long long mul;
+        const char *unit;
+    } units[] = {{1024LL * 1024 * 1024, "gb"}, {1024 * 1024, "mb"}, {1024, "kb"}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (v && v % units[i].mul == 0) return strfmt("%lld%s", v / units[i].mul, units[i].unit);
+    return strfmt("%lld", v);
 }

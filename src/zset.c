@@ -50,7 +50,9 @@
  * code that knows which: it allocates, frees and reads a member, and
  * defines how the index finds a node's key. The dense layout keeps
  * members packed in leaves (zset_dense.c, with its own invariants); every
- * public function here hands a dense set to it.
+ * public function here hands a dense set to it. What both layouts call —
+ * the height draw, the index's key view, the index scan — is in
+ * zset_common.c, below both, so the dense layout never calls back here.
  *
  * Memory: nodes, leaves and the hashtable's buckets come from zmalloc, so
  * INFO's used_memory counts a sorted set to the byte.
@@ -213,20 +215,6 @@ typedef struct copied_entry {
     unsigned char member[];
 } copied_entry;
 
-/* The index's key is a {ptr, len} view of a member, built in one of two
- * rotating slots: hashtable.h allows a temporary that lives across one
- * more entry_get_key call. Every layout's index reads its keys through
- * here (zset_dense.c's too), and only main touches a set. */
-const void *zset_key_view(const char *ptr, size_t len) {
-    static hashtable_key slot[2];
-    static int next;
-    hashtable_key *k = &slot[next];
-    next ^= 1;
-    k->ptr = ptr;
-    k->len = len;
-    return k;
-}
-
 static const void *copied_key(const void *entry) {
     size_t len;
     const char *m = member_at(((const copied_entry *)entry)->member, &len);
@@ -319,13 +307,6 @@ static zset_key node_key(const zskiplist *zsl, const zset_node *x, int or_equal)
 }
 
 /* ---- the skiplist ---------------------------------------------------------------- */
-
-/* Both layouts' skiplists draw their heights here (zset_private.h). */
-int zset_random_level(void) {
-    int level = 1;
-    while (level < ZSET_MAX_LEVEL && (random() & 0xFFFF) < (long)(ZSET_P * 0xFFFF)) level++;
-    return level;
-}
 
 static void zsl_init(zskiplist *zsl, int layout) {
     zsl->layout = layout;
@@ -796,26 +777,6 @@ zset_node *zset_random(zset *z) {
     if (z->layout == ZSET_LAYOUT_DENSE) return dense_random(z->dense);
     void *e;
     return hashtable_fair_random_entry(z->index, &e) ? entry_node(z, e) : NULL;
-}
-
-/* What zset_index_scan hands hashtable_scan: how to turn an entry of the
- * set's index into a position, and the caller's fn. */
-typedef struct scan_ctx {
-    zset_entry_pos position;
-    const void *set;
-    zset_scan_fn fn;
-    void *privdata;
-} scan_ctx;
-
-static void scan_one(void *privdata, void *entry) {
-    scan_ctx *s = privdata;
-    s->fn(s->privdata, s->position(s->set, entry));
-}
-
-size_t zset_index_scan(hashtable *index, size_t cursor, zset_entry_pos position, const void *set, zset_scan_fn fn,
-                       void *privdata) {
-    scan_ctx s = {position, set, fn, privdata};
-    return hashtable_scan(index, cursor, scan_one, &s);
 }
 
 static zset_node *scan_position(const void *z, void *entry) { return entry_node(z, entry); }

@@ -2,7 +2,9 @@
  *
  * Step 8 (keyspace layer). Owns the leaves of every set whose layout is
  * "dense" (zset-layout, the default) and the member bytes packed inside
- * them. Threads: main thread only. Valkey: the fbtree B+ tree that replaced
+ * them. zset.c hands it every dense set; it calls zset_common.c (a leaf's
+ * height, the index's key view, the index scan), never zset.c.
+ * Threads: main thread only. Valkey: the fbtree B+ tree that replaced
  * the skiplist (Valkey pull request #4359) keeps many members per node for
  * the same reason; this file reaches that density with the skiplist's own
  * algorithm, "unrolled".

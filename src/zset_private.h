@@ -1,9 +1,12 @@
-/* zset_private.h — what zset.c and zset_dense.c share, and nothing else.
+/* zset_private.h — what the sorted set's files share, and nothing else.
  *
  * Step 8 (keyspace layer). zset.c keeps the skiplist layouts and the
  * public interface; zset_dense.c keeps the dense layout (a skiplist of
- * leaves). Both store a member's length as a varint, and zset.c calls the
- * dense layout through the functions below. Threads: main thread only.
+ * leaves); zset_common.c keeps what both call (heights, key views, the
+ * index scan). Both layouts store a member's length as a varint, and
+ * zset.c calls the dense layout through the functions below. The calls
+ * run one way: zset.c calls zset_dense.c, both call zset_common.c, and
+ * zset_common.c calls neither. Threads: main thread only.
  */
 #ifndef SOLOIST_ZSET_PRIVATE_H
 #define SOLOIST_ZSET_PRIVATE_H
@@ -43,20 +46,20 @@ static inline size_t zset_varint_get(const unsigned char *p, size_t *v) {
 
 /* Both layouts are skiplists: a node (a leaf) is given a height at birth,
  * 1 and one more with probability ZSET_P each time, at most
- * ZSET_MAX_LEVEL (enough for 2^64 members at p = 1/4). zset.c defines
- * zset_random_level, which draws it. */
+ * ZSET_MAX_LEVEL (enough for 2^64 members at p = 1/4). zset_common.c
+ * defines zset_random_level, which draws it. */
 #define ZSET_MAX_LEVEL 32
 #define ZSET_P 0.25
 int zset_random_level(void);
 
 /* A {ptr, len} view of a member as a hashtable_key, for an index's
  * entry_get_key: one of two rotating slots (hashtable.h), shared by every
- * layout's index. */
+ * layout's index (zset_common.c). */
 const void *zset_key_view(const char *ptr, size_t len);
 
 /* A scan of a layout's member index (hashtable_scan) that hands fn each
  * member's position: position() turns one of set's index entries into
- * it. Both layouts' scans (ZSCAN) are this one. */
+ * it. Both layouts' scans (ZSCAN) are this one (zset_common.c). */
 struct hashtable;
 typedef zset_node *(*zset_entry_pos)(const void *set, void *entry);
 size_t zset_index_scan(struct hashtable *index, size_t cursor, zset_entry_pos position, const void *set,
