@@ -37,7 +37,7 @@ nothing). Three parts, one run:
 
 Prints JSON lines: kind=skipped, kind=run (a), kind=cell (a) and (b),
 kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
-QUICK=1 (about 2 min), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
+QUICK=1 (about 2 min), BENCH_PARTS (default abc: which parts run), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
 
 Valkey anchors: the offload functions of valkey src/io_threads.c
 (trySendReadToIOThreads, trySendWriteToIOThreads) at the 2024 tree,
@@ -50,6 +50,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
+import pipeline_model as pm  # noqa: E402
 
 CLIENTS = 50
 KEYS = 100000
@@ -99,9 +100,20 @@ def thread_cpu(pid):
     return main, io, sum(s for _, s in t.values())
 
 
-def commands(srv):
-    v = srv.info("stats").get(("stats", "total_commands_processed"))
-    return int(v) if v is not None else None
+def counters(srv):
+    """Commands executed; main's user and system CPU (INFO cpu: getrusage
+    RUSAGE_THREAD, both servers); soloist's idle-spin wall time (INFO
+    iothreads io_threads_main_spin_us; Valkey has no such counter)."""
+    info = srv.info("everything")
+
+    def num(sect, key):
+        v = info.get((sect, key))
+        return float(v) if v is not None else None
+    return {"commands": num("stats", "total_commands_processed"),
+            "main_user_s": num("cpu", "used_cpu_user_main_thread"),
+            "main_sys_s": num("cpu", "used_cpu_sys_main_thread"),
+            "spin_s": (num("iothreads", "io_threads_main_spin_us") or 0) / 1e6
+            if num("iothreads", "io_threads_main_spin_us") is not None else None}
 
 
 # ------------------------------------------------------------ (a) and (b)
@@ -159,11 +171,12 @@ def alternate(srv, cfg, runs, one):
 def cpu_run(s, args, rate, times):
     """One open-loop run at `rate`: per-request CPU of main, I/O threads, process."""
     warmup, duration = times
-    c0, m0 = commands(s), thread_cpu(s.proc.pid)
+    c0, m0 = counters(s), thread_cpu(s.proc.pid)
     rep, argv = bl.soloist_bench(s.port, list(args) + [
         "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
-    c1, m1 = commands(s), thread_cpu(s.proc.pid)
-    cmds = (c1 - c0) if None not in (c0, c1) else None
+    c1, m1 = counters(s), thread_cpu(s.proc.pid)
+    dc = bl.counters_diff(c0, c1)
+    cmds = int(dc["commands"]) if dc["commands"] is not None else None
     cls = rep["classes"][0]
     d = [b - a for a, b in zip(m0, m1)]
     return {"rate": rate, "rps": cls["rps"], "requests": cls["requests"], "errors": cls.get("errors", 0),
@@ -174,6 +187,9 @@ def cpu_run(s, args, rate, times):
             "main_us_per_request": bl.per_req_us(d[0], cmds),
             "io_us_per_request": bl.per_req_us(d[1], cmds),
             "process_us_per_request": bl.per_req_us(d[2], cmds),
+            "main_user_us_per_request": bl.per_req_us(dc["main_user_s"], cmds),
+            "main_sys_us_per_request": bl.per_req_us(dc["main_sys_s"], cmds),
+            "main_spin_us_per_request": bl.per_req_us(dc["spin_s"], cmds),
             "generator_cpu_s": rep.get("generator", {}).get("cpu_s"), "argv": argv}
 
 
@@ -297,6 +313,49 @@ def findings(base):
             % ("met" if ok else "not met", g["ratio_valkey"], g["ratio_redis"], g["soloist"]["p99_latency_ms"],
                g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"]))
     cpu_rows(row)
+    model_rows(row)
+
+
+# Valkey's blog (2024-07-07, "Unlock one million RPS"): 360K requests/s
+# with io-threads off, 1.19M with 8 I/O threads (io-threads 9: main is
+# counted), SET of 512 B values, 650 clients, c7g.16xlarge (64 cores).
+BLOG = {"before": 360000, "after": 1190000, "io_threads": 9}
+
+
+def model_rows(row):
+    """F4.100-F4.103: bench/pipeline_model.py fed with this run's costs."""
+    cpu = [ln for ln in SEEN if ln.get("kind") == "cpu"]
+    got = pm.model(cpu)
+    if "soloist" not in got or "valkey" not in got:
+        return
+    s, v = got["soloist"], got["valkey"]
+
+    def inp(name, r):
+        return ("%s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs → main with threads %.2f µs, a worker "
+                "%.2f µs" % (name, r["m1"], 100 * r["f"], r["h"], r["mN"], r["w"]))
+    row("F4.100", "the pipeline model's inputs, %s at io-threads 1 (m1: main's CPU per request; its kernel share; the "
+        "hand-offs' cost, soloist's measured at io-threads 4 and given to Valkey)" % s["cell"],
+        inp("soloist", s) + "; " + inp("Valkey", v), model="bench/pipeline_model.py")
+    want = BLOG["after"] / BLOG["before"]
+    n = BLOG["io_threads"]
+    pred = v["curve"][n - 1]
+    row("F4.101", "target: the model, fed Valkey's costs measured here, reproduces the blog's scaling at 8 I/O threads "
+        "(1.19M / 360K = %.1f×, SET 512 B, 650 clients, 64 cores) within 25 %%" % want,
+        "%s: predicted %.2f× (%+.0f %%)" % ("met" if abs(pred / want - 1) <= 0.25 else "not met", pred,
+                                           100 * (pred / want - 1)), model="bench/pipeline_model.py")
+    row("F4.102", "the model's throughput against io-threads with cores to spare, X(N)/X(1) for N = 1..16, %s"
+        % s["cell"], "soloist %s; Valkey %s" % (" ".join("%.2f" % x for x in s["curve"]),
+                                               " ".join("%.2f" % x for x in v["curve"])),
+        model="bench/pipeline_model.py")
+    two = [ln for ln in cpu if ln["server"] == "soloist" and ln["io_threads"] == 2
+           and (ln["test"], ln["value_size"], ln["pipeline"]) == pm.BLOG_CELL]
+    work = bl.median([ln["main_us_per_request"] - ln["main_spin_us_per_request"] for ln in two
+                      if ln.get("main_spin_us_per_request") is not None])
+    if work is not None:
+        row("F4.103", "the model checked where it was not fitted: soloist's main work per request at io-threads 2 "
+            "(CPU less the idle spin's wall time), predicted against measured, %s" % s["cell"],
+            "predicted %.2f µs, measured %.2f µs (%.2f×)" % (s["mN"], work, work / s["mN"]),
+            model="bench/pipeline_model.py")
 
 
 def cpu_rows(row):
@@ -319,9 +378,16 @@ def cpu_rows(row):
             ms, mv = bl.median(side["soloist"]), bl.median(side["valkey"])
             if ms > mv:
                 worse.append("%s %s P=%d t%d" % (k[0], size_name(k[1]), k[2], n))
-            parts.append("t%d %.2f vs %.2f µs (%.2f×; %s)" % (n, ms, mv, ms / mv,
-                                                              separate(side["soloist"], side["valkey"],
-                                                                       ("soloist", "Valkey"), lower=True)))
+            served = {name: bl.median([ln["rps"] / ln["rate"] for ln in cpu
+                                       if (ln["test"], ln["value_size"], ln["pipeline"]) == k
+                                       and ln["io_threads"] == n and ln["server"] == name]) for name in
+                      ("soloist", "valkey")}
+            short = ["%s served %.0f %% of the offered rate" % (NAMES[name], 100 * x)
+                     for name, x in served.items() if x < 0.95]
+            parts.append("t%d %.2f vs %.2f µs (%.2f×; %s%s)" % (n, ms, mv, ms / mv,
+                                                                separate(side["soloist"], side["valkey"],
+                                                                         ("soloist", "Valkey"), lower=True),
+                                                                "; " + ", ".join(short) if short else ""))
             if n > 1:
                 w = {name: bl.median([ln["io_us_per_request"] for ln in cpu
                                       if (ln["test"], ln["value_size"], ln["pipeline"]) == k
@@ -361,15 +427,19 @@ def main():
         bl.emit(dict(base, kind="unavailable", why="%s not built (make)" % bl.sb_binary()))
         return
     t0 = time.monotonic()
+    parts = os.environ.get("BENCH_PARTS", "abc")
     try:
-        srv = {name: start(name, 1) for name in ORDER}
+        srv = {name: start(name, 1) for name in ORDER} if "a" in parts or "b" in parts else {}
         for s in srv.values():
             s.pause()
-        throughput(srv, base, runs, budget)
-        big_values(srv, base, runs)
+        if "a" in parts:
+            throughput(srv, base, runs, budget)
+        if "b" in parts:
+            big_values(srv, base, runs)
     finally:
         bl.stop_all()
-    cpu_cells(base, runs, budget)
+    if "c" in parts:
+        cpu_cells(base, runs, budget)
     findings(base)
     bl.emit(dict(base, kind="done", elapsed_s=round(time.monotonic() - t0, 1)))
 

@@ -18,6 +18,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import beside_valkey as bv  # noqa: E402
+import pipeline_model as pm  # noqa: E402
 
 
 def side(rps, p50=0.5, p99=2.0):
@@ -35,7 +36,9 @@ def cell(part, test, size, p, s, v, r, p99=(2.0, 2.0, 2.0)):
 
 def cpu(server, n, main_us, run):
     return {"kind": "cpu", "test": "GET", "value_size": 3, "pipeline": 1, "rate": 1000, "server": server,
-            "io_threads": n, "run": run, "main_us_per_request": main_us, "io_us_per_request": 1.0 if n > 1 else 0}
+            "io_threads": n, "run": run, "rps": 1000 if server == "soloist" or n == 1 else 500,
+            "main_us_per_request": main_us, "main_user_us_per_request": main_us / 2,
+            "main_sys_us_per_request": main_us / 2, "main_spin_us_per_request": 0.5 if server == "soloist" else None, "io_us_per_request": 1.0 if n > 1 else 0}
 
 
 class BesideValkey(unittest.TestCase):
@@ -69,7 +72,8 @@ class BesideValkey(unittest.TestCase):
         self.assertIn("p99 6.00 / 1.60 / 1.50 ms", rows["F7.50"]["figure"])
         self.assertTrue(rows["F7.53"]["figure"].startswith("not met"))
         self.assertIn("t1 5.20 vs 6.20 µs (0.84×; soloist lower in every run)", rows["F4.90"]["figure"])
-        self.assertIn("t2 3.00 vs 4.00 µs (0.75×; run ranges overlap)", rows["F4.90"]["figure"])
+        self.assertIn("t2 3.00 vs 4.00 µs (0.75×; run ranges overlap; Valkey served 50 % of the offered rate)",
+                      rows["F4.90"]["figure"])
         self.assertEqual(rows["F4.99"]["figure"], "met")
 
     def test_target_names_the_cells_above_valkey(self):
@@ -78,6 +82,50 @@ class BesideValkey(unittest.TestCase):
             seen += [cpu("soloist", 1, 7.0, run), cpu("valkey", 1, 6.0, run)]
         rows = self.rows(seen)
         self.assertEqual(rows["F4.99"]["figure"], "not met: above Valkey in GET 3 B P=1 t1")
+
+
+
+def model_line(server, n, main, user, sys_, spin):
+    return {"kind": "cpu", "server": server, "io_threads": n, "test": "SET", "value_size": 512, "pipeline": 1,
+            "main_us_per_request": main, "main_user_us_per_request": user, "main_sys_us_per_request": sys_,
+            "main_spin_us_per_request": spin}
+
+
+class PipelineModel(unittest.TestCase):
+    """bench/pipeline_model.py: the inputs read from kind=cpu lines, the
+    bottleneck bound, and mean value analysis approaching it."""
+
+    LINES = [model_line("soloist", 1, 10.0, 3.0, 7.0, 0.0), model_line("soloist", 4, 3.5, 1.0, 2.5, 0.3),
+             model_line("valkey", 1, 12.0, 4.8, 7.2, None), model_line("valkey", 4, 40.0, 20.0, 20.0, None)]
+
+    def test_inputs(self):
+        got = pm.model(self.LINES)
+        s, v = got["soloist"], got["valkey"]
+        self.assertAlmostEqual(s["f"], 0.7)
+        self.assertAlmostEqual(s["h"], 0.2)  # (3.5 - 0.3) - 10 * 0.3
+        self.assertAlmostEqual(s["mN"], 3.2)
+        self.assertAlmostEqual(s["w"], 7.2)
+        self.assertAlmostEqual(v["h"], 0.2)  # soloist's, given
+        self.assertAlmostEqual(v["mN"], 12 * 0.4 + 0.2)
+
+    def test_bound(self):
+        s = pm.model(self.LINES)["soloist"]
+        self.assertEqual(pm.bound(s, 1), 1.0)
+        self.assertAlmostEqual(pm.bound(s, 2), 10 / 7.2)        # one worker is the bottleneck
+        self.assertAlmostEqual(pm.bound(s, 9), 10 / 3.2)        # main is
+        self.assertAlmostEqual(pm.bound(s, 9, cores=2), 10 * 2 / 10.4)  # the cores are
+        self.assertEqual(len(s["curve"]), 16)
+        self.assertAlmostEqual(s["curve"][15], round(10 / 3.2, 3))
+
+    def test_mva_approaches_the_bound(self):
+        s = pm.model(self.LINES)["soloist"]
+        few, many = pm.mva(s, 9, 1, 50.0), pm.mva(s, 9, 650, 50.0)
+        self.assertAlmostEqual(few, 1 / (50.0 + 3.2 + 7.2))     # one client: the sum of the demands
+        self.assertLessEqual(many, 1 / 3.2)
+        self.assertGreater(many, 0.99 / 3.2)
+
+    def test_missing_figures(self):
+        self.assertEqual(pm.model([l for l in self.LINES if l["io_threads"] == 4]), {})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""pipeline_model.py — what main's cost per request implies on a machine with cores.
+
+Steps 1 and 4 grown up: the model behind the book's claim that the main
+thread's serial work per request sets the ceiling. Step 1 did Amdahl's
+arithmetic on step 0's serial share; this does the same for the pipeline
+the I/O threads build, fed with costs measured beside Valkey
+(bench/beside_valkey.py's kind=cpu lines), and predicts throughput against
+io-threads and cores for soloist and for Valkey.
+
+THE MODEL
+
+A request visits two kinds of thread. Main parses nothing and writes
+nothing once the threads take the I/O: it runs the command and pays the
+hand-offs. A worker reads, parses and writes. Three measured numbers per
+server and cell:
+
+  m1  main's CPU per request at io-threads 1, where main does everything;
+  f   the share of m1 main spends in the kernel (its system time over its
+      user plus system time, from getrusage): read(), write() and
+      epoll_wait(), the work the threads take. Parsing, which the threads
+      also take, is user time and is left on main here, so the model
+      errs towards less scaling, not more;
+  h   what a request's hand-offs cost main: two jobs (its read and its
+      write), each submitted and its result taken. soloist's is measured:
+      its main's work at io-threads 4 forced on (CPU less the idle spin's
+      wall time, a lower bound on the work: chapter 04) less what is left
+      of m1 once the kernel share goes, m1 * (1 - f). Valkey has no spin
+      counter, so its own h cannot be read apart from its spin; the model
+      gives Valkey soloist's h: the same design, the same two hand-offs.
+
+Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
+a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
+io-threads (main and N - 1 workers) on K cores, the client elsewhere:
+
+  X(1) = 1 / m1
+  X(N) = min(1 / mN, (N - 1) / w, K / (mN + w))      for N >= 2
+
+the slowest of main, the workers together, and the cores (the bottleneck
+law of operational analysis: a resource busy D seconds per request caps
+throughput at 1 / D). Enough clients keep every stage busy; with fewer,
+mva() gives the curve below the bound (exact mean value analysis of a
+closed network: main, the workers as N - 1 equal stations, the clients'
+own time Z as a delay).
+
+What it leaves out, each of which bends the real curve below the model's:
+memory traffic between the cores (a client's buffers move from a worker's
+cache to main's and back), lock-free queues' cache-line transfers under
+load, the kernel's own scaling (one listening socket, one epoll), and a
+machine's other work. It is a ceiling, not a forecast.
+
+  bench/pipeline_model.py RESULTS/beside_valkey.jsonl [--cores K] [--json]
+
+prints, per server, the inputs and X(N) / X(1) for N = 1 .. 16. No Valkey
+anchor: Valkey's published figures are read against it in FINDINGS.md
+(rows F4.100-F4.103) and chapter 04, not mirrored.
+"""
+
+import argparse
+import json
+import statistics
+import sys
+
+BLOG_CELL = ("SET", 512, 1)  # Valkey's blog: SET of 512 B values, 650 clients, depth 1
+
+
+def med(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def inputs(lines, server, cell, h=None):
+    """{m1, f, h, mN, w} for one server and cell from kind=cpu lines; h
+    measured for soloist (at io-threads 4), given for a server without a
+    spin counter. None when a figure is missing."""
+    test, size, p = cell
+
+    def pick(n, field):
+        return med([ln.get(field) for ln in lines if ln.get("kind") == "cpu" and ln.get("server") == server
+                    and ln.get("io_threads") == n and (ln["test"], ln["value_size"], ln["pipeline"]) == cell])
+    m1, user, sys_ = pick(1, "main_us_per_request"), pick(1, "main_user_us_per_request"), \
+        pick(1, "main_sys_us_per_request")
+    if None in (m1, user, sys_) or user + sys_ <= 0:
+        return None
+    f = sys_ / (user + sys_)
+    if h is None:
+        main4, spin4 = pick(4, "main_us_per_request"), pick(4, "main_spin_us_per_request")
+        if None in (main4, spin4):
+            return None
+        h = max(0.0, (main4 - spin4) - m1 * (1 - f))
+    return {"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f, "h": h,
+            "mN": m1 * (1 - f) + h, "w": m1 * f + h}
+
+
+def bound(inp, n, cores=None):
+    """X(N) / X(1) by the bottleneck law (cores=None: as many as it takes)."""
+    if n == 1:
+        return 1.0
+    x = min(1 / inp["mN"], (n - 1) / inp["w"])
+    if cores:
+        x = min(x, cores / (inp["mN"] + inp["w"]))
+    return x * inp["m1"]
+
+
+def mva(inp, n, clients, think_us):
+    """Throughput (requests/µs) of a closed network: `clients` each waiting
+    think_us between a reply and its next request; main one station of
+    demand mN (m1 at N = 1), the workers N - 1 stations of demand w/(N-1)."""
+    stations = [inp["m1"]] if n == 1 else [inp["mN"]] + [inp["w"] / (n - 1)] * (n - 1)
+    queue = [0.0] * len(stations)
+    x = 0.0
+    for k in range(1, clients + 1):
+        resid = [d * (1 + q) for d, q in zip(stations, queue)]
+        x = k / (think_us + sum(resid))
+        queue = [x * r for r in resid]
+    return x
+
+
+def curve(inp, cores=None, top=16):
+    return [round(bound(inp, n, cores), 3) for n in range(1, top + 1)]
+
+
+def model(lines, cell=BLOG_CELL, cores=None):
+    """{server: inputs + curve} for soloist and Valkey (Valkey given
+    soloist's hand-off cost)."""
+    out = {}
+    sol = inputs(lines, "soloist", cell)
+    if sol:
+        out["soloist"] = dict(sol, curve=curve(sol, cores))
+    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None)
+    if vk:
+        out["valkey"] = dict(vk, curve=curve(vk, cores))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("jsonl")
+    ap.add_argument("--cores", type=int, default=None, help="cores for the server (default: as many as it takes)")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    with open(a.jsonl) as fh:
+        lines = [json.loads(x) for x in fh if x.strip()]
+    got = model(lines, cores=a.cores)
+    if a.json:
+        print(json.dumps(got, sort_keys=True))
+        return
+    if not got:
+        sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
+    for server, r in got.items():
+        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
+              "a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["mN"], r["w"]))
+        print("  X(N)/X(1), N = 1..16%s: %s" % (" on %d cores" % a.cores if a.cores else "",
+                                                 " ".join("%.2f" % x for x in r["curve"])))
+
+
+if __name__ == "__main__":
+    main()
