@@ -67,11 +67,13 @@
  * costs main a trip to the other arena), so it is the safe choice, and Valkey
  * makes the same one (freeClientMultiState frees the queue on main). The
  * argument objects are main's in any case: after its read is handed back, a
- * worker touches an object only when main gives it one to free (FREE_ARGV,
- * FREE_OBJ), and a queued vector is never given, so EXEC may store them in
- * the keyspace (raising their refcount) like any command. No I/O job touches
- * a multi_state either, which is why another client's write may dirty c, and
- * unwatch its keys, while a worker is reading c's socket.
+ * worker changes an object only when main gives it one to free (FREE_ARGV,
+ * FREE_OBJ); otherwise it at most reads the bytes of a string a reply refers
+ * to (step 7), and only main changes a refcount. A queued vector is never
+ * given away, so EXEC may store its objects in the keyspace (raising their
+ * refcount) like any command. No I/O job touches a multi_state either,
+ * which is why another client's write may dirty c, and unwatch its keys,
+ * while a worker is reading c's socket.
  */
 #include "multi.h"
 
