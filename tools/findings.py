@@ -17,6 +17,9 @@ tools/findings_bench/__init__.py lists them (HANDLERS, SPREAD, CROSS).
 Rules it enforces (a refusal stops it without writing):
   - a row must carry its conditions: CPU, cores, kernel, compiler,
     commit and the benchmark's config; a row missing any is refused;
+  - a row cites the raw results it was made from (bench/results/RUN/
+    BENCH.jsonl), and that file must be stored: a row citing results
+    that are not there is refused, naming the row;
   - a comparison (ratio) is computed here from the per-run lines of both
     sides, and both sides must come from the same run (one run_id);
     a ratio whose sides came from different runs is refused;

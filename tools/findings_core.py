@@ -6,7 +6,8 @@ per-benchmark modules in tools/findings_bench/ build on it:
   - Run, load_runs() and select(): the results directories and, for each
     benchmark, the one FINDINGS.md uses;
   - Row: one finding, refused (Refused) when it lacks its conditions, its
-    figure or its reproducing command;
+    figure or its reproducing command, or cites raw results that are not
+    stored;
   - the conditions every row carries (base_conditions), the numbers'
     formats, and the runs' spread and verdicts (runs_spread, lo_hi,
     verdict, separation, overlap) that a chapter's reading of a row is
@@ -116,6 +117,13 @@ class Row:
             raise Refused("row %s has no figure" % self.id)
         if not self.command:
             raise Refused("row %s has no reproducing command" % self.id)
+        # The raw results a row cites (run.rel(), relative to the
+        # repository) must be stored: bench/results/ keeps only the runs
+        # something uses, and a row citing a deleted one would send its
+        # reader to nothing.
+        if not self.source or not os.path.isfile(os.path.join(ROOT, self.source)):
+            raise Refused("row %s (%s) cites raw results %s, which are not stored; a row may cite only "
+                          "results kept in bench/results/" % (self.id, self.claim, self.source or "(none)"))
 
 
 def id_key(rid):
