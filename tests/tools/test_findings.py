@@ -32,12 +32,14 @@ import sys
 import tempfile
 import unittest
 from contextlib import redirect_stderr
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "tools"))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
 import benchlib  # noqa: E402
 import findings  # noqa: E402
+import findings_core  # noqa: E402
 
 PROV = {
     "run_id": "RUN1", "date": "2026-11-30T10:00:00+00:00", "host": "fixture-host",
@@ -1184,6 +1186,35 @@ class FindingsTest(unittest.TestCase):
         row = findings.Row("F0.1", "claim", "1.0×", {"cpu": "x"}, "make findings", "f.jsonl")
         with self.assertRaises(findings.Refused):
             row.validate()
+
+    def test_row_citing_results_not_stored_is_refused(self):
+        """A row's raw results (its source, run.rel()) must be stored:
+        bench/results/ keeps only the runs something uses, so a row citing
+        another is refused by name, by --check as by a write, and the file
+        is left as it was."""
+        self.add_run("r1", write_cost=wc_lines())
+        rc, kept, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        made = findings.HANDLERS["write_cost"]
+
+        def planted(run, lines, bench):
+            return made(run, lines, bench) + [findings.Row(
+                "F0.99", "a planted row", "**1.00×**", dict(findings_core.base_conditions(run), config=["x"]),
+                "make findings", run.rel("gone"))]
+        with mock.patch.dict(findings.HANDLERS, {"write_cost": planted}):
+            for extra in (["--check"], []):
+                rc, text, err = self.generate(*extra)
+                self.assertEqual(rc, 1, extra)
+                self.assertIn("row F0.99 (a planted row) cites raw results", err)
+                self.assertIn(os.path.join("r1", "gone.jsonl") + ", which are not stored", err)
+                self.assertEqual(text, kept)
+        # The same row citing results that are there passes.
+        with open(os.path.join(self.results, "r1", "gone.jsonl"), "w") as f:
+            f.write("{}\n")
+        with mock.patch.dict(findings.HANDLERS, {"write_cost": planted}):
+            rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("F0.99", self.rows(text))
 
     def test_dir_without_provenance_is_not_a_result(self):
         self.add_run("nop", prov=None, write_cost=wc_lines())

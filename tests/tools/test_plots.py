@@ -15,6 +15,7 @@ from fixtures import TOOLS, write
 
 import findings  # noqa: E402  (tools/findings.py)
 import findings_refs  # noqa: E402  (tools/findings_refs.py)
+from findings_bench.phase_shares import phase_parts  # noqa: E402  (tools/findings_bench/phase_shares.py)
 
 ANCHORS = os.path.join(TOOLS, "anchors.py")
 BUILD = os.path.join(TOOLS, "book", "build.py")
@@ -96,10 +97,10 @@ class PlotsTest(unittest.TestCase):
             findings.draw_plot("phase_shares", run, dest, os.path.join(self.root, "out"))
 
     def test_phase_shares_split_the_poll_once(self):
-        self.assertEqual(findings.phase_parts({"exec": 1, "poll": 10, "poll_cpu": 4}),
+        self.assertEqual(phase_parts({"exec": 1, "poll": 10, "poll_cpu": 4}),
                          {"exec": 1.0, "poll_cpu": 4.0, "poll_wait": 6.0})
-        self.assertEqual(findings.phase_parts({"exec": 1, "poll": 10}), {"exec": 1.0, "poll": 10.0})
-        self.assertEqual(findings.phase_parts({"poll": 10, "poll_cpu": 4, "poll_wait": 6}),
+        self.assertEqual(phase_parts({"exec": 1, "poll": 10}), {"exec": 1.0, "poll": 10.0})
+        self.assertEqual(phase_parts({"poll": 10, "poll_cpu": 4, "poll_wait": 6}),
                          {"poll_cpu": 4.0, "poll_wait": 6.0})
         for split in (False, True):
             import json
