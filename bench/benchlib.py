@@ -72,6 +72,12 @@ def servers():
 def placement():
     """How client and server share the CPUs; recorded on every line."""
     cores = os.cpu_count() or 1
+    srv_cpus, cli_cpus = os.environ.get("BENCH_SERVER_CPUS"), os.environ.get("BENCH_CLIENT_CPUS")
+    if srv_cpus and cli_cpus:
+        # A machine with cores to spare (bench/cores_matrix.sh): the server
+        # on its own cores, the load generator on others.
+        return {"placement": "pinned", "server_cpus": srv_cpus, "client_cpus": cli_cpus,
+                "placement_note": "server on cpus %s, load generator on cpus %s (taskset)" % (srv_cpus, cli_cpus)}
     if env_flag("BENCH_PINNED") and cores >= 2:
         return {"placement": "pinned", "server_cpus": "0", "client_cpus": "1",
                 "placement_note": "server pinned to cpu0, redis-benchmark to cpu1 (taskset)"}

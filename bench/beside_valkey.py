@@ -6,7 +6,7 @@ Debian's redis-server 7.0, whose I/O threads are another design (a
 fan-out and wait per event-loop turn). This one puts it beside the
 design it re-implements: Valkey, built from source (the binary's path in
 VALKEY_SERVER; a run without it says it skipped the peer and measures
-nothing). Three parts, one run:
+nothing). Four parts, one run:
 
 (a) Throughput, io-threads 1: redis-benchmark, 50 clients, GET and SET
     of 3 and 512 bytes at pipeline 1 and 16 over KEYS keys (loaded in
@@ -22,9 +22,11 @@ nothing). Three parts, one run:
     other clients wait (io-write-alone-max's chunks only when none does).
 (c) The main thread's CPU per request at one offered rate, every thread
     read from /proc/PID/task/TID/schedstat (the scheduler's run time,
-    ns): soloist and Valkey at io-threads 1, 2 and 4, threads forced on
-    (soloist: --io-threads-always-active yes; Valkey: --events-per-io-thread
-    0, its test switch that hands every event loop's work to the threads,
+    ns): soloist and Valkey at io-threads 1, 2 and 4, threads on as far
+    as each allows (soloist: --io-threads-always-active yes, every worker
+    active; Valkey: --events-per-io-thread 0, its test switch, which sets
+    the active count to one more than each turn's events, up to io-threads,
+    so every thread is active once a turn has io-threads - 1 events:
     valkey src/io_threads.c adjustIOThreadsByEventLoad at the 2024 tree).
     Cells: the eight of (a) driven by soloist-bench in open loop at a
     third of the slower io-threads-1 server's closed-loop rate (both
@@ -34,10 +36,15 @@ nothing). Three parts, one run:
     Each is per request; the I/O threads' figure includes what they spin
     while idle (both servers' threads poll their queue a while before
     they sleep), so it is an upper bound on a job's cost.
+(d) Scaling, measured: closed-loop throughput of every setting of (c) in
+    the cell bench/pipeline_model.py reads (SET 512 B, depth 1), soloist-
+    bench keeping every connection busy, settings alternated; the points
+    the model's curve is drawn beside (rows F4.104-F4.105, plot
+    beside_valkey_scaling).
 
 Prints JSON lines: kind=skipped, kind=run (a), kind=cell (a) and (b),
 kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
-QUICK=1 (about 2 min), BENCH_PARTS (default abc: which parts run), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
+QUICK=1 (about 2 min), BENCH_PARTS (default abcd: which parts run; c runs with d), BENCH_THREADS (1,2,4), BENCH_D_CONNS and BENCH_CLIENT_THREADS (part d's load), BENCH_SERVER_CPUS and BENCH_CLIENT_CPUS (taskset lists: bench/cores_matrix.sh), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
 
 Valkey anchors: the offload functions of valkey src/io_threads.c
 (trySendReadToIOThreads, trySendWriteToIOThreads) at the 2024 tree,
@@ -56,7 +63,7 @@ CLIENTS = 50
 KEYS = 100000
 BIG = 1 << 20
 BIG_CLIENTS = 4
-THREADS = [1, 2, 4]
+THREADS = [int(x) for x in os.environ.get("BENCH_THREADS", "1,2,4").split(",")]
 ORDER = ["soloist", "valkey", "redis"]
 NAMES = {"soloist": "soloist", "valkey": "Valkey", "redis": "redis-server 7.0"}
 SEEN = []  # every line emitted, for the rows at the end
@@ -236,6 +243,8 @@ def cpu_cells(base, runs, budget):
                     bl.log("c %s %dB P=%d %s t%d: %.0f rps main %.3f io %.3f us/req"
                            % (test, size, p, name, n, r["rps"], r["main_us_per_request"] or -1,
                               r["io_us_per_request"] or -1))
+        if "d" in os.environ.get("BENCH_PARTS", "abcd"):
+            scaling(settings, base, runs, times[1])
     finally:
         for s in settings.values():
             s.stop()
@@ -314,6 +323,7 @@ def findings(base):
                g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"]))
     cpu_rows(row)
     model_rows(row)
+    scale_rows(row)
 
 
 # Valkey's blog (2024-07-07, "Unlock one million RPS"): 360K requests/s
@@ -356,6 +366,35 @@ def model_rows(row):
             "(CPU less the idle spin's wall time), predicted against measured, %s" % s["cell"],
             "predicted %.2f µs, measured %.2f µs (%.2f×)" % (s["mN"], work, work / s["mN"]),
             model="bench/pipeline_model.py")
+
+
+def scale_rows(row):
+    """F4.104-F4.105: part (d)'s measured X(N)/X(1) beside the model's."""
+    sc = [ln for ln in SEEN if ln.get("kind") == "scale"]
+    got = pm.model([ln for ln in SEEN if ln.get("kind") == "cpu"])
+    for i, name in enumerate(("soloist", "valkey")):
+        if name not in got:
+            continue
+        rps = {n: [ln["rps"] for ln in sc if ln["server"] == name and ln["io_threads"] == n] for n in THREADS}
+        if not rps.get(1):
+            continue
+        base1 = bl.median(rps[1])
+        gen = bl.median([ln["generator_us_per_request"] for ln in sc if ln["server"] == name
+                         and ln.get("generator_us_per_request") is not None]) or 0.0
+        pinned = bl.placement().get("placement") == "pinned"
+        cores = len(os.sched_getaffinity(0)) if not pinned else None
+        pts = []
+        for n in THREADS:
+            if rps.get(n):
+                pred = pm.bound(got[name], n, cores, 0.0 if pinned else gen)
+                pts.append("t%d measured %.2f× (runs %s) against %.2f× predicted" % (
+                    n, bl.median(rps[n]) / base1, lo_hi([x / base1 for x in rps[n]], "%.2f"), pred))
+        row("F4.%d" % (104 + i), "%s's throughput against io-threads, measured in closed loop (%s, %d connections) "
+            "beside the model's prediction for this machine (%s)" % (
+                NAMES[name], got[name]["cell"], sc[0]["clients"] if sc else 0,
+                "the generator on its own cores" if pinned else "the generator sharing the %d cores, %.1f µs of "
+                "its CPU a request" % (cores, gen)),
+            "; ".join(pts) + "; io-threads 1 served %.0f requests/s" % base1, model="bench/pipeline_model.py")
 
 
 def cpu_rows(row):
@@ -409,6 +448,35 @@ def size_name(n):
     return "1 MB" if n == BIG else "%d B" % n
 
 
+def scaling(settings, base, runs, seconds):
+    """Part (d): closed-loop throughput of every setting in the model's cell
+    (SET 512 B, depth 1), the generator keeping every connection busy:
+    the measured points the model's curve is drawn beside."""
+    test, size, p = pm.BLOG_CELL
+    conns = int(os.environ.get("BENCH_D_CONNS", str(CLIENTS)))
+    threads = os.environ.get("BENCH_CLIENT_THREADS", "1")
+    cfg = dict(base, part="d", test=test, value_size=size, pipeline=p, clients=conns, keys=KEYS,
+               generator_threads=int(threads))
+    for s in settings.values():
+        with s.turn():
+            bl.sb_prefill(s, KEYS, size)
+    args = bl.open_loop_args(test, p, size, conns, KEYS) + ["-t", threads, "-d", "%gs" % seconds]
+    for i in range(runs):
+        for (name, n), s in settings.items():
+            with s.turn():
+                c0 = counters(s)
+                rep, argv = bl.soloist_bench(s.port, args)
+                c1 = counters(s)
+            cls = rep["classes"][0]
+            gen = rep.get("generator", {}).get("cpu_s")
+            served = (c1["commands"] - c0["commands"]) if None not in (c0["commands"], c1["commands"]) else None
+            emit(dict(cfg, kind="scale", server=name, server_is=s.really, io_threads=n, run=i + 1,
+                      rps=cls["rps"], requests=cls["requests"], errors=cls.get("errors", 0),
+                      generator_us_per_request=bl.per_req_us(gen, cls["requests"]),
+                      server_commands=served, argv=argv))
+            bl.log("d %s t%d: %.0f rps" % (name, n, cls["rps"]))
+
+
 def main():
     bl.install_cleanup()
     q = bl.quick()
@@ -427,7 +495,7 @@ def main():
         bl.emit(dict(base, kind="unavailable", why="%s not built (make)" % bl.sb_binary()))
         return
     t0 = time.monotonic()
-    parts = os.environ.get("BENCH_PARTS", "abc")
+    parts = os.environ.get("BENCH_PARTS", "abcd")
     try:
         srv = {name: start(name, 1) for name in ORDER} if "a" in parts or "b" in parts else {}
         for s in srv.values():
@@ -438,7 +506,7 @@ def main():
             big_values(srv, base, runs)
     finally:
         bl.stop_all()
-    if "c" in parts:
+    if "c" in parts or "d" in parts:
         cpu_cells(base, runs, budget)
     findings(base)
     bl.emit(dict(base, kind="done", elapsed_s=round(time.monotonic() - t0, 1)))

@@ -33,8 +33,11 @@ Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
 a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
 io-threads (main and N - 1 workers) on K cores, the client elsewhere:
 
-  X(1) = 1 / m1
-  X(N) = min(1 / mN, (N - 1) / w, K / (mN + w))      for N >= 2
+  X(1) = min(1 / m1, K / (m1 + c))
+  X(N) = min(1 / mN, (N - 1) / w, K / (mN + w + c))  for N >= 2
+
+(c: the load generator's CPU per request where it shares the K cores, as
+on the two-core machine the stored rows come from; 0 with cores to spare)
 
 the slowest of main, the workers together, and the cores (the bottleneck
 law of operational analysis: a resource busy D seconds per request caps
@@ -92,14 +95,16 @@ def inputs(lines, server, cell, h=None):
             "mN": m1 * (1 - f) + h, "w": m1 * f + h}
 
 
-def bound(inp, n, cores=None):
-    """X(N) / X(1) by the bottleneck law (cores=None: as many as it takes)."""
+def bound(inp, n, cores=None, client_us=0.0):
+    """X(N) / X(1) by the bottleneck law (cores=None: as many as it takes;
+    client_us: the load generator's CPU per request when it shares them)."""
+    x1 = 1 / inp["m1"] if not cores else min(1 / inp["m1"], cores / (inp["m1"] + client_us))
     if n == 1:
         return 1.0
     x = min(1 / inp["mN"], (n - 1) / inp["w"])
     if cores:
-        x = min(x, cores / (inp["mN"] + inp["w"]))
-    return x * inp["m1"]
+        x = min(x, cores / (inp["mN"] + inp["w"] + client_us))
+    return x / x1
 
 
 def mva(inp, n, clients, think_us):
@@ -116,8 +121,8 @@ def mva(inp, n, clients, think_us):
     return x
 
 
-def curve(inp, cores=None, top=16):
-    return [round(bound(inp, n, cores), 3) for n in range(1, top + 1)]
+def curve(inp, cores=None, top=16, client_us=0.0):
+    return [round(bound(inp, n, cores, client_us), 3) for n in range(1, top + 1)]
 
 
 def model(lines, cell=BLOG_CELL, cores=None):

@@ -186,7 +186,7 @@ typedef struct client {
     /* Steps 4 and 5: the I/O hand-off (client_io.c does the I/O; io_offload.c
      * decides who does it). The two states are the ownership tokens, one
      * per direction: main sets a job's inputs before the hand-off, and
-     * while a direction's state is not IDLE it writes none of the fields
+     * while a direction's state is PENDING it writes none of the fields
      * that direction's job reads and touches none that the job writes.
      * The fields, by direction:
      *   read (a READ job, or an ACCEPT, which goes as a read): writes

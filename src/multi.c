@@ -69,7 +69,8 @@
  * argument objects are main's in any case: after its read is handed back, a
  * worker changes an object only when main gives it one to free (FREE_ARGV,
  * FREE_OBJ); otherwise it at most reads the bytes of a string a reply refers
- * to (step 7), and only main changes a refcount. A queued vector is never
+ * to (step 7); outside the vectors main hands it to free, only main changes
+ * a refcount. A queued vector is never
  * given away, so EXEC may store its objects in the keyspace (raising their
  * refcount) like any command. No I/O job touches a multi_state either,
  * which is why another client's write may dirty c, and unwatch its keys,

@@ -104,8 +104,8 @@
  * only flagged CLOSE_ASAP and freed in before_sleep, once it is back.
  * CLIENT LIST waits for a worker's read to finish before reading the
  * input fields (io_offload_wait_read), and CLIENT KILL for an ACCEPT job
- * before it reads addr and laddr, which that job writes; the cron leaves the reply buffer
- * of a client being written alone.
+ * before it reads addr and laddr, which that job writes; the cron leaves
+ * the reply buffer of a client being written alone.
  */
 #include "networking.h"
 

@@ -14,6 +14,7 @@ one line below. Python 3 standard library only; single-threaded.
 No Valkey anchor (tooling).
 """
 
+from findings_bench import beside_valkey  # noqa: F401  (registers its plot; its rows it prints itself)
 from findings_bench.big_values import s_big_values
 from findings_bench.idle_memory import h_idle_memory
 from findings_bench.ignition_timing import h_ignition_timing
