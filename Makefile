@@ -98,7 +98,16 @@ $(SERVER): $(B)/obj/main.o $(LIB)
 $(B)/tests/test_%: tests/unit/test_%.c $(LIB) | $(B)/obj
 	$(CC) $(CFLAGS_ALL) $(CMOCKA_CFLAGS) -Itests/unit -o $@ $< $(LIB) $(CMOCKA_LIBS) $(LDFLAGS_ALL)
 
-unit: $(UNIT_BINS) ## build the cmocka unit tests
+# make unit TEST=name builds and runs one unit test binary, NAME or
+# test_NAME (tests/unit/test_NAME.c -> build/tests/test_NAME); without
+# TEST it builds them all and runs none (suite 10 runs them).
+UNIT_ONE := $(if $(TEST),$(B)/tests/test_$(patsubst test_%,%,$(basename $(notdir $(TEST)))))
+unit: $(if $(TEST),$(if $(wildcard $(patsubst $(B)/tests/%,tests/unit/%.c,$(UNIT_ONE))),$(UNIT_ONE)),$(UNIT_BINS)) ## build the cmocka unit tests; TEST=name builds and runs one (build/tests/test_NAME)
+ifneq ($(TEST),)
+	@test -f $(patsubst $(B)/tests/%,tests/unit/%.c,$(UNIT_ONE)) || \
+	  { echo "make unit: no $(patsubst $(B)/tests/%,tests/unit/%.c,$(UNIT_ONE)) (TEST=$(TEST))"; exit 2; }
+	$(UNIT_ONE)
+endif
 
 -include $(LIB_OBJS:.o=.d) $(B)/obj/main.d
 
@@ -145,6 +154,25 @@ run: deps-check $(SERVER) ## build and start the server on 127.0.0.1:6379 (Valke
 clean: ## remove build/
 	rm -rf build
 
+# The first screen a newcomer reads: what to type first, then every
+# target with its `##` line, in alphabetical order.
 help: ## list every target
+	@echo "Start here:"
+	@printf '  %-24s %s\n' \
+	  "make deps" "install the Debian packages soloist needs (as root), or print the apt-get line" \
+	  "make" "build the server, the tools and the unit tests into build/" \
+	  "make run" "build and start the server on 127.0.0.1:6379" \
+	  "make test" "build everything and run every suite (about 8 minutes; tests/README.md)" \
+	  "make unit TEST=name" "build and run one unit test, build/tests/test_NAME (tests/unit/test_NAME.c)" \
+	  "make format" "put the C sources in the project's style (suite 14 checks it)" \
+	  "make book" "render the book (chapters/) into build/book/" \
+	  "make exercise STEP=N" "write your starter copy of step N's module (exercises/)" \
+	  "make grade STEP=N" "grade your copy of step N" \
+	  "make handout STEP=N" "write the learner's tree for step N to build/handout/" \
+	  "make findings-only" "regenerate FINDINGS.md from the kept results (no rerun)" \
+	  "make check-long" "the long runs make test leaves out"
+	@echo "  One suite: SOLOIST_SUITES=\"10\" tests/run.sh (tests/suites/NN-*.sh; logs in build/test-logs/)"
+	@echo
+	@echo "Every target:"
 	@grep -hE '^[a-zA-Z_.-]+:.*## ' $(MAKEFILE_LIST) | sort -u | \
 	  awk 'BEGIN{FS=":.*## "}{printf "  make %-18s %s\n",$$1,$$2}'

@@ -20,5 +20,5 @@ all: $(INTEGRATION_CLIENT)
 
 integration-client: $(INTEGRATION_CLIENT) ## build the C RESP client test of the real server (tests/integration/c_client.c)
 
-integration: $(SERVER) $(INTEGRATION_CLIENT) ## run the transcripts, integration tests and C client against $(SERVER)
+integration: $(SERVER) $(INTEGRATION_CLIENT) ## run the transcripts, integration tests and C client against build/soloist-server (VARIANT=asan: build/asan/soloist-server)
 	@python3 tests/integration/run_all.py --target $(SERVER) --c-client $(INTEGRATION_CLIENT)

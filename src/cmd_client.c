@@ -158,6 +158,12 @@ static void client_kill(client *c) {
  * branch): the reason is checked before the id; :1 when the client was
  * blocked, :0 otherwise (no such client, or not blocked). */
 static void client_unblock(client *c) {
+    /* The table's arity (-3) lets more arguments through, which Valkey
+     * answers as a wrong subcommand. */
+    if (c->argc > 4) {
+        reply_subcommand_syntax_error(c);
+        return;
+    }
     int error = 0;
     if (c->argc == 4) {
         if (arg_is(c->argv[3], "error"))
@@ -178,175 +184,198 @@ static void client_unblock(client *c) {
     reply_long_long(c, target && blocked_unblock(target, error));
 }
 
-static void client_command(client *c) {
-    obj *sub = c->argv[1];
-    if (arg_is(sub, "id") && c->argc == 2) {
-        reply_long_long(c, (long long)c->id);
-    } else if (arg_is(sub, "getname") && c->argc == 2) {
-        if (c->name)
-            reply_bulk_cstr(c, c->name);
-        else
-            reply_null(c);
-    } else if (arg_is(sub, "setname") && c->argc == 3) {
-        if (!valid_client_attr(c->argv[2])) {
-            reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
-            return;
-        }
-        set_client_attr(&c->name, c->argv[2]);
-        reply_ok(c);
-    } else if (arg_is(sub, "list")) {
-        if (c->argc == 4 && arg_is(c->argv[2], "type")) {
-            obj *t = c->argv[3];
-            if (!known_client_type(t)) {
-                reply_error_format(c, "Unknown client type '%s'", t->ptr);
-                return;
-            }
-            if (!arg_is(t, "normal")) {
-                reply_verbatim(c, "", 0, "txt"); /* soloist has no such clients */
-                return;
-            }
-        } else if (c->argc > 3 && arg_is(c->argv[2], "id")) {
-            /* CLIENT LIST ID id [id ...]: only those clients. */
-            int nids = c->argc - 3;
-            long long *ids = zmalloc(sizeof(*ids) * (size_t)nids);
-            for (int i = 0; i < nids; i++) {
-                if (!obj_get_ll(c->argv[3 + i], &ids[i]) || ids[i] <= 0) {
-                    zfree(ids);
-                    reply_error(c, "Invalid client ID");
-                    return;
-                }
-            }
-            client_list_reply(c, NULL, ids, nids);
+/* Each subcommand has its own proc in client_subcommands[] below:
+ * process_command looks argv[1] up there, checks that slot's arity and
+ * runs its proc, so none of these checks argc beyond what the arity
+ * leaves open. */
+
+/* CLIENT ID */
+static void client_id_command(client *c) { reply_long_long(c, (long long)c->id); }
+
+/* CLIENT GETNAME: the name, or null when none was set. */
+static void client_getname_command(client *c) {
+    if (c->name)
+        reply_bulk_cstr(c, c->name);
+    else
+        reply_null(c);
+}
+
+/* CLIENT SETNAME name */
+static void client_setname_command(client *c) {
+    if (!valid_client_attr(c->argv[2])) {
+        reply_error(c, "Client names cannot contain spaces, newlines or special characters.");
+        return;
+    }
+    set_client_attr(&c->name, c->argv[2]);
+    reply_ok(c);
+}
+
+/* CLIENT LIST ID id [id ...]: only those clients. */
+static void client_list_ids(client *c) {
+    int nids = c->argc - 3;
+    long long *ids = zmalloc(sizeof(*ids) * (size_t)nids);
+    for (int i = 0; i < nids; i++) {
+        if (!obj_get_ll(c->argv[3 + i], &ids[i]) || ids[i] <= 0) {
             zfree(ids);
-            return;
-        } else if (c->argc != 2) {
-            reply_error(c, ERR_SYNTAX);
+            reply_error(c, "Invalid client ID");
             return;
         }
-        client_list_reply(c, NULL, NULL, 0);
-    } else if (arg_is(sub, "info") && c->argc == 2) {
-        client_list_reply(c, c, NULL, 0);
-    } else if (arg_is(sub, "kill") && c->argc >= 3) {
-        client_kill(c);
-    } else if (arg_is(sub, "unblock") && (c->argc == 3 || c->argc == 4)) {
-        client_unblock(c);
-    } else if (arg_is(sub, "setinfo") && c->argc == 4) {
-        /* Client libraries (redis-py, go-redis, valkey-glide) send these
-         * on connect; CLIENT LIST shows them. */
-        char **field = arg_is(c->argv[2], "lib-name")  ? &c->lib_name
-                       : arg_is(c->argv[2], "lib-ver") ? &c->lib_ver
-                                                       : NULL;
-        if (!field) {
-            reply_error_format(c, "Unrecognized option '%s'", c->argv[2]->ptr);
+    }
+    client_list_reply(c, NULL, ids, nids);
+    zfree(ids);
+}
+
+/* CLIENT LIST [TYPE type | ID id [id ...]] */
+static void client_list_command(client *c) {
+    if (c->argc == 4 && arg_is(c->argv[2], "type")) {
+        obj *t = c->argv[3];
+        if (!known_client_type(t)) {
+            reply_error_format(c, "Unknown client type '%s'", t->ptr);
             return;
         }
-        if (!valid_client_attr(c->argv[3])) {
-            reply_error_format(c, "%s cannot contain spaces, newlines or special characters.", c->argv[2]->ptr);
+        if (!arg_is(t, "normal")) {
+            reply_verbatim(c, "", 0, "txt"); /* soloist has no such clients */
             return;
         }
-        set_client_attr(field, c->argv[3]);
+    } else if (c->argc > 3 && arg_is(c->argv[2], "id")) {
+        client_list_ids(c);
+        return;
+    } else if (c->argc != 2) {
+        reply_error(c, ERR_SYNTAX);
+        return;
+    }
+    client_list_reply(c, NULL, NULL, 0);
+}
+
+/* CLIENT INFO: this client's CLIENT LIST line. */
+static void client_info_command(client *c) { client_list_reply(c, c, NULL, 0); }
+
+/* CLIENT SETINFO LIB-NAME|LIB-VER value. Client libraries (redis-py,
+ * go-redis, valkey-glide) send these on connect; CLIENT LIST shows them. */
+static void client_setinfo_command(client *c) {
+    char **field = arg_is(c->argv[2], "lib-name") ? &c->lib_name : arg_is(c->argv[2], "lib-ver") ? &c->lib_ver : NULL;
+    if (!field) {
+        reply_error_format(c, "Unrecognized option '%s'", c->argv[2]->ptr);
+        return;
+    }
+    if (!valid_client_attr(c->argv[3])) {
+        reply_error_format(c, "%s cannot contain spaces, newlines or special characters.", c->argv[2]->ptr);
+        return;
+    }
+    set_client_attr(field, c->argv[3]);
+    reply_ok(c);
+}
+
+/* CLIENT REPLY ON|OFF|SKIP. OFF and SKIP answer nothing, not even to
+ * themselves: OFF is set before any reply could be appended, and SKIP
+ * never replies. */
+static void client_reply_command(client *c) {
+    if (arg_is(c->argv[2], "on")) {
+        c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
         reply_ok(c);
-    } else if (arg_is(sub, "reply") && c->argc == 3) {
-        /* OFF and SKIP answer nothing, not even to themselves: OFF is set
-         * before any reply could be appended, and SKIP never replies. */
-        if (arg_is(c->argv[2], "on")) {
-            c->flags &= ~(CLIENT_REPLY_OFF | CLIENT_REPLY_SKIP);
-            reply_ok(c);
-        } else if (arg_is(c->argv[2], "off")) {
-            c->flags |= CLIENT_REPLY_OFF;
-        } else if (arg_is(c->argv[2], "skip")) {
-            if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
-        } else {
-            reply_error(c, ERR_SYNTAX);
-        }
-    } else if ((arg_is(sub, "no-evict") || arg_is(sub, "no-touch")) && c->argc == 3) {
-        /* Accepted for clients that set them; soloist evicts no client
-         * and keeps no LRU/LFU clock, so neither mode changes anything
-         * and neither is remembered. */
-        if (arg_is(c->argv[2], "on") || arg_is(c->argv[2], "off"))
-            reply_ok(c);
-        else
-            reply_error(c, ERR_SYNTAX);
-    } else if (arg_is(sub, "help") && c->argc == 2) {
-        /* Valkey's lines, in its order, for the subcommands soloist has
-         * (no CACHING, GETREDIR, PAUSE, UNPAUSE, TRACKING, TRACKINGINFO:
-         * a client reading this should not be offered what would fail). */
-        static const char *const help[] = {
-            "GETNAME",
-            "    Return the name of the current connection.",
-            "ID",
-            "    Return the ID of the current connection.",
-            "INFO",
-            "    Return information about the current client connection.",
-            "KILL <ip:port>",
-            "    Kill connection made from <ip:port>.",
-            "KILL <option> <value> [<option> <value> [...]]",
-            "    Kill connections. Options are:",
-            "    * ADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made from the specified address",
-            "    * LADDR (<ip:port>|<unixsocket>:0)",
-            "      Kill connections made to specified local address",
-            "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
-            "      Kill connections by type.",
-            "    * USER <username>",
-            "      Kill connections authenticated by <username>.",
-            "    * SKIPME (YES|NO)",
-            "      Skip killing current connection (default: yes).",
-            "    * ID <client-id>",
-            "      Kill connections by client id.",
-            "    * MAXAGE <maxage>",
-            "      Kill connections older than the specified age.",
-            "LIST [options ...]",
-            "    Return information about client connections. Options:",
-            "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
-            "      Return clients of specified type.",
-            "REPLY (ON|OFF|SKIP)",
-            "    Control the replies sent to the current connection.",
-            "SETNAME <name>",
-            "    Assign the name <name> to the current connection.",
-            "SETINFO <option> <value>",
-            "    Set client meta attr. Options are:",
-            "    * LIB-NAME: the client lib name.",
-            "    * LIB-VER: the client lib version.",
-            "UNBLOCK <clientid> [TIMEOUT|ERROR]",
-            "    Unblock the specified blocked client.",
-            "NO-EVICT (ON|OFF)",
-            "    Protect current client connection from eviction.",
-            "NO-TOUCH (ON|OFF)",
-            "    Will not touch LRU/LFU stats when this mode is on.",
-            NULL,
-        };
-        reply_help(c, help);
+    } else if (arg_is(c->argv[2], "off")) {
+        c->flags |= CLIENT_REPLY_OFF;
+    } else if (arg_is(c->argv[2], "skip")) {
+        if (!(c->flags & CLIENT_REPLY_OFF)) c->flags |= CLIENT_REPLY_SKIP_NEXT;
     } else {
-        reply_subcommand_syntax_error(c);
+        reply_error(c, ERR_SYNTAX);
     }
 }
 
-/* Subcommands: name, proc (the container's), arity, flags, summary. */
+/* CLIENT NO-EVICT|NO-TOUCH ON|OFF: accepted for clients that set them;
+ * soloist evicts no client and keeps no LRU/LFU clock, so neither mode
+ * changes anything and neither is remembered. */
+static void client_mode_command(client *c) {
+    if (arg_is(c->argv[2], "on") || arg_is(c->argv[2], "off"))
+        reply_ok(c);
+    else
+        reply_error(c, ERR_SYNTAX);
+}
+
+/* CLIENT HELP: Valkey's lines, in its order, for the subcommands soloist
+ * has (no CACHING, GETREDIR, PAUSE, UNPAUSE, TRACKING, TRACKINGINFO: a
+ * client reading this should not be offered what would fail). */
+static void client_help_command(client *c) {
+    static const char *const help[] = {
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * LADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made to specified local address",
+        "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * USER <username>",
+        "      Kill connections authenticated by <username>.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
+        "    * ID <client-id>",
+        "      Kill connections by client id.",
+        "    * MAXAGE <maxage>",
+        "      Kill connections older than the specified age.",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|PRIMARY|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <option> <value>",
+        "    Set client meta attr. Options are:",
+        "    * LIB-NAME: the client lib name.",
+        "    * LIB-VER: the client lib version.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
+        NULL,
+    };
+    reply_help(c, help);
+}
+
+/* The container's own proc. process_command runs the subcommand's proc
+ * in its place, and refuses a CLIENT with no subcommand or an unknown
+ * one before any proc runs; this answers a call that reached it anyway
+ * as Valkey answers an unknown subcommand. */
+static void client_command(client *c) { reply_subcommand_syntax_error(c); }
+
+/* Subcommands: name, proc, arity, flags, summary. */
 #define SUB(name, proc, arity, flags, summary) SUBCOMMAND(name, proc, arity, flags, "connection", summary)
 command client_subcommands[] = {
-    SUB("client|id", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|id", client_id_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Returns the unique client ID of the connection."),
-    SUB("client|getname", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|getname", client_getname_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Returns the name of the connection."),
-    SUB("client|setname", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT, "Sets the connection name."),
-    SUB("client|list", client_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|setname", client_setname_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+        "Sets the connection name."),
+    SUB("client|list", client_list_command, -2, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Lists open connections."),
-    SUB("client|info", client_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|info", client_info_command, 2, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Returns information about the connection."),
-    SUB("client|reply", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|reply", client_reply_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Instructs the server whether to reply to commands."),
-    SUB("client|kill", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|kill", client_kill, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Terminates open connections."),
-    SUB("client|unblock", client_command, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|unblock", client_unblock, -3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Unblocks a client blocked by a blocking command from a different connection."),
-    SUB("client|setinfo", client_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|setinfo", client_setinfo_command, 4, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Sets information specific to the client or connection."),
-    SUB("client|no-evict", client_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|no-evict", client_mode_command, 3, CMD_ADMIN | CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Sets the client eviction mode of the connection."),
-    SUB("client|no-touch", client_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
+    SUB("client|no-touch", client_mode_command, 3, CMD_STALE | CMD_LOADING | CMD_NOSCRIPT,
         "Controls whether commands sent by the client affect the LRU/LFU of accessed keys."),
-    SUB("client|help", client_command, 2, CMD_STALE | CMD_LOADING,
+    SUB("client|help", client_help_command, 2, CMD_STALE | CMD_LOADING,
         "Returns helpful text about the different subcommands."),
     {0},
 };

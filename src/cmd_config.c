@@ -47,6 +47,8 @@ static int protected_allowed(int local) {
            (cfg_enable_protected_configs == CFG_PROTECTED_LOCAL && local);
 }
 
+/* Long: the three passes and the one restore path read as one
+ * transaction; split, each piece would carry the same five arrays. */
 /*@ config-set */
 /* CONFIG SET name value [name value ...], all or nothing: every name is
  * checked first; then every value is set, keeping the old ones; then each

@@ -249,131 +249,157 @@ static void info_server(textbuf *t, long long uptime) {
     textbuf_printf(t, ",port=%d\r\n", server.port);
 }
 
+/* The Clients section: connections, the largest buffers, blocked and watching clients. */
+static void info_clients(textbuf *t) {
+    size_t max_in = 0, max_out = 0, watching = 0;
+    for (client *c = server.clients; c; c = c->next) {
+        watching += multi_watched_count(c) > 0;
+        /* A worker may be growing the query buffer of a client whose
+         * read it owns: only idle inputs are looked at. */
+        if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE && c->qb_cap > max_in)
+            max_in = c->qb_cap;
+        if (client_output_bytes(c) > max_out) max_out = client_output_bytes(c);
+    }
+    textbuf_printf(t,
+                   "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
+                   "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
+                   server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
+    /* Valkey 8.1's blocking and WATCH fields (no module keys:
+     * on_nokey is 0). */
+    textbuf_printf(t,
+                   "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
+                   "total_blocking_keys_on_nokey:0\r\n",
+                   blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
+}
+
+/* The Memory section (memory_report's figures). */
+static void info_memory(textbuf *t) {
+    /* Valkey 8's fields in its order, those soloist can know (no
+     * allocator internals, no scripts, no replication buffers). */
+    mem_report m = memory_report();
+    char used_h[32], rss_h[32], peak_h[32], sys_h[32];
+    size_t sys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
+    bytes_human(used_h, sizeof(used_h), (double)m.used);
+    bytes_human(rss_h, sizeof(rss_h), (double)m.rss);
+    bytes_human(peak_h, sizeof(peak_h), (double)m.peak);
+    bytes_human(sys_h, sizeof(sys_h), (double)sys);
+    textbuf_printf(t,
+                   "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
+                   "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
+                   "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
+                   "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\ntotal_system_memory:%zu\r\n"
+                   "total_system_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
+                   "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
+                   "mem_clients_slaves:0\r\nmem_clients_normal:%zu\r\nmem_allocator:libc\r\n",
+                   m.used, used_h, m.rss, rss_h, m.peak, peak_h, m.peak_perc, m.overhead, m.startup, m.dataset,
+                   m.dataset_perc, sys, sys_h, m.frag, m.frag_bytes, m.clients);
+}
+
+/* The Persistence section: soloist saves nothing, so every field is 0. */
+static void info_persistence(textbuf *t) {
+    textbuf_printf(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
+                      "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
+}
+
+/* The Stats section: Valkey 8's counters soloist keeps, then soloist's own. */
+static void info_stats(textbuf *t) {
+    io_offload_stats io_stats;
+    io_offload_get_stats(&io_stats);
+    /* Valkey 8's fields in its order, those soloist counts (no
+     * replication, eviction, pub/sub, forks or defragmentation). */
+    textbuf_printf(
+        t,
+        "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
+        "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\n"
+        "instantaneous_input_kbps:%.2f\r\ninstantaneous_output_kbps:%.2f\r\nrejected_connections:%lld\r\n"
+        "expired_keys:%lld\r\nexpired_stale_perc:%.2f\r\nexpire_cycle_cpu_milliseconds:%lld\r\n"
+        "evicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\nunexpected_error_replies:%lld\r\n"
+        "total_error_replies:%lld\r\ntotal_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\n"
+        "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n"
+        "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n",
+        server.stat_numconnections, server.stat_numcommands, server_instantaneous_metric(0),
+        server.stat_net_input_bytes, server.stat_net_output_bytes, (double)server_instantaneous_metric(1) / 1024,
+        (double)server_instantaneous_metric(2) / 1024, server.stat_rejected_conn, db_stat.expired_keys,
+        (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000, db_stat.keyspace_hits,
+        db_stat.keyspace_misses, server.stat_unexpected_error_replies, server.stat_total_error_replies,
+        server.stat_total_reads, server.stat_total_writes, (unsigned long long)io_stats.reads_done,
+        (unsigned long long)io_stats.writes_done, server.stat_client_qbuf_limit_disconnections,
+        server.stat_client_outbuf_limit_disconnections);
+    memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
+    memory_prefetch_get_stats(&pf);
+    textbuf_printf(t,
+                   "io_threaded_total_prefetch_batches:%llu\r\nio_threaded_total_prefetch_entries:%llu\r\n"
+                   "prefetch_avg_batch_size:%.2f\r\n",
+                   (unsigned long long)pf.batches, (unsigned long long)pf.keys,
+                   pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
+    /* Step 7, not Valkey's: bulk payload bytes main copied into reply
+     * buffers, and bulk replies that went by reference instead. */
+    textbuf_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
+                   server.stat_reply_refs);
+    /* Step 5, not Valkey's: commands run, and reply bytes appended,
+     * while a worker was writing the same client (io-write-watermark). */
+    textbuf_printf(t, "commands_during_write:%lld\r\nreply_bytes_during_write:%lld\r\n",
+                   server.stat_commands_during_write, server.stat_reply_bytes_during_write);
+}
+
+/* The Replication section: always a primary with no replicas. */
+static void info_replication(textbuf *t) {
+    textbuf_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
+}
+
+/* The CPU section: the process's and main thread's CPU time. */
+static void info_cpu(textbuf *t) {
+    struct rusage self, thread;
+    getrusage(RUSAGE_SELF, &self);
+    getrusage(RUSAGE_THREAD, &thread);
+    textbuf_printf(t,
+                   "# CPU\r\nused_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\nused_cpu_sys_main_thread:%.6f\r\n"
+                   "used_cpu_user_main_thread:%.6f\r\n",
+                   tv_sec(self.ru_stime), tv_sec(self.ru_utime), tv_sec(thread.ru_stime), tv_sec(thread.ru_utime));
+}
+
+/* The Commandstats section: one line per command or subcommand called. */
+static void info_commandstats(textbuf *t) {
+    textbuf_printf(t, "# Commandstats\r\n");
+    size_t cursor = 0;
+    for (command *top; (top = commands_next(&cursor));) {
+        command *sub = commands_subcommands(top);
+        for (command *cmd = top; cmd && cmd->name; cmd = cmd == top ? sub : cmd + 1) {
+            if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
+            textbuf_printf(
+                t, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
+                cmd->name, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
+                cmd->rejected_calls, cmd->failed_calls);
+        }
+    }
+}
+
+/* The Keyspace section: db0's key counts, when it has keys. */
+static void info_keyspace(textbuf *t) {
+    textbuf_printf(t, "# Keyspace\r\n");
+    if (db_size(&db0))
+        textbuf_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0), db_expires_size(&db0),
+                       db0.avg_ttl);
+}
+
+/* INFO's text: each section asked for (argv, or the default ones), in
+ * Valkey's order, a blank line between two. */
 static void gen_info(textbuf *t, int argc, obj **argv) {
     long long now = util_mstime();
     long long uptime = (now - server.start_time_ms) / 1000;
     int sections = 0;
 #define SECTION(name, def) if (wanted(argc, argv, name, def) && (sections++ ? (textbuf_printf(t, "\r\n"), 1) : 1))
     SECTION("server", 1) info_server(t, uptime);
-    SECTION("clients", 1) {
-        size_t max_in = 0, max_out = 0, watching = 0;
-        for (client *c = server.clients; c; c = c->next) {
-            watching += multi_watched_count(c) > 0;
-            /* A worker may be growing the query buffer of a client whose
-             * read it owns: only idle inputs are looked at. */
-            if (atomic_load_explicit(&c->io_read_state, memory_order_relaxed) == CLIENT_IO_IDLE && c->qb_cap > max_in)
-                max_in = c->qb_cap;
-            if (client_output_bytes(c) > max_out) max_out = client_output_bytes(c);
-        }
-        textbuf_printf(t,
-                       "# Clients\r\nconnected_clients:%ld\r\nmaxclients:%d\r\nclient_recent_max_input_buffer:%zu\r\n"
-                       "client_recent_max_output_buffer:%zu\r\nblocked_clients:%ld\r\nwatching_clients:%zu\r\n",
-                       server.clients_count, server.maxclients, max_in, max_out, blocked_clients_count(), watching);
-        /* Valkey 8.1's blocking and WATCH fields (no module keys:
-         * on_nokey is 0). */
-        textbuf_printf(t,
-                       "clients_in_timeout_table:%zu\r\ntotal_watched_keys:%zu\r\ntotal_blocking_keys:%zu\r\n"
-                       "total_blocking_keys_on_nokey:0\r\n",
-                       blocked_timeouts_count(), multi_registry_size(), blocked_keys_count());
-    }
-    SECTION("memory", 1) {
-        /* Valkey 8's fields in its order, those soloist can know (no
-         * allocator internals, no scripts, no replication buffers). */
-        mem_report m = memory_report();
-        char used_h[32], rss_h[32], peak_h[32], sys_h[32];
-        size_t sys = (size_t)sysconf(_SC_PHYS_PAGES) * (size_t)sysconf(_SC_PAGESIZE);
-        bytes_human(used_h, sizeof(used_h), (double)m.used);
-        bytes_human(rss_h, sizeof(rss_h), (double)m.rss);
-        bytes_human(peak_h, sizeof(peak_h), (double)m.peak);
-        bytes_human(sys_h, sizeof(sys_h), (double)sys);
-        textbuf_printf(t,
-                       "# Memory\r\nused_memory:%zu\r\nused_memory_human:%s\r\nused_memory_rss:%zu\r\n"
-                       "used_memory_rss_human:%s\r\nused_memory_peak:%zu\r\nused_memory_peak_human:%s\r\n"
-                       "used_memory_peak_perc:%.2f%%\r\nused_memory_overhead:%zu\r\nused_memory_startup:%zu\r\n"
-                       "used_memory_dataset:%zu\r\nused_memory_dataset_perc:%.2f%%\r\ntotal_system_memory:%zu\r\n"
-                       "total_system_memory_human:%s\r\nmaxmemory:0\r\nmaxmemory_human:0B\r\n"
-                       "maxmemory_policy:noeviction\r\nmem_fragmentation_ratio:%.2f\r\nmem_fragmentation_bytes:%lld\r\n"
-                       "mem_clients_slaves:0\r\nmem_clients_normal:%zu\r\nmem_allocator:libc\r\n",
-                       m.used, used_h, m.rss, rss_h, m.peak, peak_h, m.peak_perc, m.overhead, m.startup, m.dataset,
-                       m.dataset_perc, sys, sys_h, m.frag, m.frag_bytes, m.clients);
-    }
-    SECTION("persistence", 1) {
-        textbuf_printf(t, "# Persistence\r\nloading:0\r\nrdb_changes_since_last_save:0\r\nrdb_bgsave_in_progress:0\r\n"
-                          "aof_enabled:0\r\naof_rewrite_in_progress:0\r\n");
-    }
-    SECTION("stats", 1) {
-        io_offload_stats io_stats;
-        io_offload_get_stats(&io_stats);
-        /* Valkey 8's fields in its order, those soloist counts (no
-         * replication, eviction, pub/sub, forks or defragmentation). */
-        textbuf_printf(
-            t,
-            "# Stats\r\ntotal_connections_received:%lld\r\ntotal_commands_processed:%lld\r\n"
-            "instantaneous_ops_per_sec:%lld\r\ntotal_net_input_bytes:%lld\r\ntotal_net_output_bytes:%lld\r\n"
-            "instantaneous_input_kbps:%.2f\r\ninstantaneous_output_kbps:%.2f\r\nrejected_connections:%lld\r\n"
-            "expired_keys:%lld\r\nexpired_stale_perc:%.2f\r\nexpire_cycle_cpu_milliseconds:%lld\r\n"
-            "evicted_keys:0\r\nkeyspace_hits:%lld\r\nkeyspace_misses:%lld\r\nunexpected_error_replies:%lld\r\n"
-            "total_error_replies:%lld\r\ntotal_reads_processed:%lld\r\ntotal_writes_processed:%lld\r\n"
-            "io_threaded_reads_processed:%llu\r\nio_threaded_writes_processed:%llu\r\n"
-            "client_query_buffer_limit_disconnections:%lld\r\nclient_output_buffer_limit_disconnections:%lld\r\n",
-            server.stat_numconnections, server.stat_numcommands, server_instantaneous_metric(0),
-            server.stat_net_input_bytes, server.stat_net_output_bytes, (double)server_instantaneous_metric(1) / 1024,
-            (double)server_instantaneous_metric(2) / 1024, server.stat_rejected_conn, db_stat.expired_keys,
-            (double)db_stat.expired_stale_perc_x100 / 100.0, db_stat.expire_cycle_cpu_us / 1000, db_stat.keyspace_hits,
-            db_stat.keyspace_misses, server.stat_unexpected_error_replies, server.stat_total_error_replies,
-            server.stat_total_reads, server.stat_total_writes, (unsigned long long)io_stats.reads_done,
-            (unsigned long long)io_stats.writes_done, server.stat_client_qbuf_limit_disconnections,
-            server.stat_client_outbuf_limit_disconnections);
-        memory_prefetch_stats pf; /* step 6; Valkey's two names, and soloist's average */
-        memory_prefetch_get_stats(&pf);
-        textbuf_printf(t,
-                       "io_threaded_total_prefetch_batches:%llu\r\nio_threaded_total_prefetch_entries:%llu\r\n"
-                       "prefetch_avg_batch_size:%.2f\r\n",
-                       (unsigned long long)pf.batches, (unsigned long long)pf.keys,
-                       pf.batches ? (double)pf.keys / (double)pf.batches : 0.0);
-        /* Step 7, not Valkey's: bulk payload bytes main copied into reply
-         * buffers, and bulk replies that went by reference instead. */
-        textbuf_printf(t, "reply_bytes_copied:%lld\r\nreply_refs:%lld\r\n", server.stat_reply_bytes_copied,
-                       server.stat_reply_refs);
-        /* Step 5, not Valkey's: commands run, and reply bytes appended,
-         * while a worker was writing the same client (io-write-watermark). */
-        textbuf_printf(t, "commands_during_write:%lld\r\nreply_bytes_during_write:%lld\r\n",
-                       server.stat_commands_during_write, server.stat_reply_bytes_during_write);
-    }
-    SECTION("replication", 1) {
-        textbuf_printf(t, "# Replication\r\nrole:master\r\nconnected_slaves:0\r\nmaster_repl_offset:0\r\n");
-    }
-    SECTION("cpu", 1) {
-        struct rusage self, thread;
-        getrusage(RUSAGE_SELF, &self);
-        getrusage(RUSAGE_THREAD, &thread);
-        textbuf_printf(t,
-                       "# CPU\r\nused_cpu_sys:%.6f\r\nused_cpu_user:%.6f\r\nused_cpu_sys_main_thread:%.6f\r\n"
-                       "used_cpu_user_main_thread:%.6f\r\n",
-                       tv_sec(self.ru_stime), tv_sec(self.ru_utime), tv_sec(thread.ru_stime), tv_sec(thread.ru_utime));
-    }
-    SECTION("threads", 1) { info_threads(t); }
-    SECTION("iothreads", 1) { info_iothreads(t); }
-    SECTION("commandstats", 0) {
-        textbuf_printf(t, "# Commandstats\r\n");
-        size_t cursor = 0;
-        for (command *top; (top = commands_next(&cursor));) {
-            command *sub = commands_subcommands(top);
-            for (command *cmd = top; cmd && cmd->name; cmd = cmd == top ? sub : cmd + 1) {
-                if (!cmd->calls && !cmd->failed_calls && !cmd->rejected_calls) continue;
-                textbuf_printf(
-                    t, "cmdstat_%s:calls=%lld,usec=%lld,usec_per_call=%.2f,rejected_calls=%lld,failed_calls=%lld\r\n",
-                    cmd->name, cmd->calls, cmd->usec, cmd->calls ? (double)cmd->usec / (double)cmd->calls : 0.0,
-                    cmd->rejected_calls, cmd->failed_calls);
-            }
-        }
-    }
-    SECTION("keyspace", 1) {
-        textbuf_printf(t, "# Keyspace\r\n");
-        if (db_size(&db0))
-            textbuf_printf(t, "db0:keys=%zu,expires=%zu,avg_ttl=%lld\r\n", db_size(&db0), db_expires_size(&db0),
-                           db0.avg_ttl);
-    }
+    SECTION("clients", 1) info_clients(t);
+    SECTION("memory", 1) info_memory(t);
+    SECTION("persistence", 1) info_persistence(t);
+    SECTION("stats", 1) info_stats(t);
+    SECTION("replication", 1) info_replication(t);
+    SECTION("cpu", 1) info_cpu(t);
+    SECTION("threads", 1) info_threads(t);
+    SECTION("iothreads", 1) info_iothreads(t);
+    SECTION("commandstats", 0) info_commandstats(t);
+    SECTION("keyspace", 1) info_keyspace(t);
 #undef SECTION
 }
 
@@ -432,6 +458,47 @@ static void reply_command_docs(client *c, const command *cmd) {
     reply_bulk_cstr(c, cmd->group ? cmd->group : "generic");
 }
 
+/* COMMAND INFO [name ...]: every command, or each named one (null for
+ * a name that is none). */
+static void command_info_reply(client *c) {
+    size_t cursor = 0;
+    command *cmd;
+    if (c->argc == 2) {
+        reply_array_len(c, (long)commands_count());
+        while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
+        return;
+    }
+    reply_array_len(c, c->argc - 2);
+    for (int i = 2; i < c->argc; i++) {
+        cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
+        if (cmd)
+            reply_command_info(c, cmd);
+        else
+            reply_null(c);
+    }
+}
+
+/* COMMAND DOCS [name ...]: a map of every command, or of each named one
+ * that exists (an unknown name is left out, so the length is deferred). */
+static void command_docs_reply(client *c) {
+    size_t cursor = 0;
+    command *cmd;
+    if (c->argc == 2) {
+        reply_map_len(c, (long)commands_count());
+        while ((cmd = commands_next(&cursor))) reply_command_docs(c, cmd);
+        return;
+    }
+    void *len = reply_deferred_len(c);
+    long n = 0;
+    for (int i = 2; i < c->argc; i++) {
+        cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
+        if (!cmd) continue;
+        reply_command_docs(c, cmd);
+        n++;
+    }
+    reply_set_deferred_map_len(c, len, n);
+}
+
 static void command_command(client *c) {
     size_t cursor = 0;
     command *cmd;
@@ -444,34 +511,9 @@ static void command_command(client *c) {
     if (arg_is(sub, "count") && c->argc == 2) {
         reply_long_long(c, (long long)commands_count());
     } else if (arg_is(sub, "info")) {
-        if (c->argc == 2) {
-            reply_array_len(c, (long)commands_count());
-            while ((cmd = commands_next(&cursor))) reply_command_info(c, cmd);
-            return;
-        }
-        reply_array_len(c, c->argc - 2);
-        for (int i = 2; i < c->argc; i++) {
-            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
-            if (cmd)
-                reply_command_info(c, cmd);
-            else
-                reply_null(c);
-        }
+        command_info_reply(c);
     } else if (arg_is(sub, "docs")) {
-        if (c->argc == 2) {
-            reply_map_len(c, (long)commands_count());
-            while ((cmd = commands_next(&cursor))) reply_command_docs(c, cmd);
-            return;
-        }
-        void *len = reply_deferred_len(c);
-        long n = 0;
-        for (int i = 2; i < c->argc; i++) {
-            cmd = commands_lookup(c->argv[i]->ptr, c->argv[i]->len);
-            if (!cmd) continue;
-            reply_command_docs(c, cmd);
-            n++;
-        }
-        reply_set_deferred_map_len(c, len, n);
+        command_docs_reply(c);
     } else if (arg_is(sub, "list") && c->argc == 2) {
         reply_array_len(c, (long)commands_count());
         while ((cmd = commands_next(&cursor))) reply_bulk_cstr(c, cmd->name);

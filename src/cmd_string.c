@@ -642,59 +642,51 @@ static void bitcount_command(client *c) {
 /* ---- LCS ------------------------------------------------------------------ */
 
 /*@ lcs */
-/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
- * common subsequence of two strings (missing keys are empty), by the
- * textbook dynamic programme: t[i][j] is the LCS length of the first i
- * bytes of a and the first j bytes of b. The table costs
- * (|a|+1)(|b|+1) 32-bit cells; as in Valkey it may not exceed
- * proto-max-bulk-len, so memory stays bounded by the same setting that
- * bounds a string. Walking the table back from the corner yields the
- * subsequence from its end, and with IDX the matching ranges, last first.
- * Ties go the way Valkey's go (step in b), so the replies are the same. */
-static void lcs_command(client *c) {
-    obj *oa = db_lookup_read(c->db, c->argv[1]);
-    obj *ob = db_lookup_read(c->db, c->argv[2]);
-    if ((oa && oa->type != OBJ_STRING) || (ob && ob->type != OBJ_STRING)) {
-        reply_error(c, "The specified keys must contain string values");
-        return;
-    }
-    int getlen = 0, getidx = 0, withmatchlen = 0;
-    long long minmatchlen = 0;
+/* LCS's options: LEN, IDX, MINMATCHLEN n and WITHMATCHLEN. */
+typedef struct lcs_opts {
+    int getlen, getidx, withmatchlen;
+    long long minmatchlen;
+} lcs_opts;
+
+/* Reads LCS's options from argv[3..]; 0 when it replied an error. */
+static int lcs_options(client *c, lcs_opts *o) {
+    *o = (lcs_opts){0};
     for (int j = 3; j < c->argc; j++) {
         const char *opt = c->argv[j]->ptr;
         if (!strcasecmp(opt, "idx")) {
-            getidx = 1;
+            o->getidx = 1;
         } else if (!strcasecmp(opt, "len")) {
-            getlen = 1;
+            o->getlen = 1;
         } else if (!strcasecmp(opt, "withmatchlen")) {
-            withmatchlen = 1;
+            o->withmatchlen = 1;
         } else if (!strcasecmp(opt, "minmatchlen") && j + 1 < c->argc) {
-            if (!get_ll_or_reply(c, c->argv[++j], &minmatchlen)) return;
-            if (minmatchlen < 0) minmatchlen = 0;
+            if (!get_ll_or_reply(c, c->argv[++j], &o->minmatchlen)) return 0;
+            if (o->minmatchlen < 0) o->minmatchlen = 0;
         } else {
             reply_error(c, ERR_SYNTAX);
-            return;
+            return 0;
         }
     }
-    if (getlen && getidx) {
+    if (o->getlen && o->getidx) {
         reply_error(c, "If you want both the length and indexes, please just use IDX.");
-        return;
+        return 0;
     }
-    const unsigned char *a = oa ? (const unsigned char *)oa->ptr : (const unsigned char *)"";
-    const unsigned char *b = ob ? (const unsigned char *)ob->ptr : (const unsigned char *)"";
-    size_t alen_z = oa ? oa->len : 0, blen_z = ob ? ob->len : 0;
-    if (alen_z >= UINT32_MAX - 1 || blen_z >= UINT32_MAX - 1) {
-        reply_error(c, "String too long for LCS");
-        return;
-    }
-    uint32_t alen = (uint32_t)alen_z, blen = (uint32_t)blen_z;
+    return 1;
+}
+
+#define T(i, j) t[(size_t)(i) * (blen + 1) + (j)]
+
+/* The filled table, malloc'd (the caller frees it), or NULL when it
+ * replied an error: the table would pass proto-max-bulk-len, or malloc
+ * failed. */
+static uint32_t *lcs_table(client *c, const unsigned char *a, uint32_t alen, const unsigned char *b, uint32_t blen) {
     unsigned long long cells = (unsigned long long)(alen + 1) * (blen + 1);
     unsigned long long bytes = cells * sizeof(uint32_t);
     uint32_t *t = NULL;
     if (bytes / sizeof(uint32_t) == cells && bytes < SIZE_MAX) {
         if (bytes > (unsigned long long)server.proto_max_bulk_len) {
             reply_error(c, "Insufficient memory, transient memory for LCS exceeds proto-max-bulk-len");
-            return;
+            return NULL;
         }
         /* malloc, not zmalloc: this allocation may fail without taking
          * the server down (Valkey: ztrymalloc). */
@@ -702,9 +694,8 @@ static void lcs_command(client *c) {
     }
     if (!t) {
         reply_error(c, "Insufficient memory, failed allocating transient memory for LCS");
-        return;
+        return NULL;
     }
-#define T(i, j) t[(size_t)(i) * (blen + 1) + (j)]
     for (uint32_t i = 0; i <= alen; i++) {
         for (uint32_t j = 0; j <= blen; j++) {
             if (i == 0 || j == 0)
@@ -715,24 +706,32 @@ static void lcs_command(client *c) {
                 T(i, j) = T(i - 1, j) > T(i, j - 1) ? T(i - 1, j) : T(i, j - 1);
         }
     }
-    uint32_t len = T(alen, blen);
-    if (getlen) {
-        reply_long_long(c, len);
-        free(t);
-        return;
-    }
+    return t;
+}
 
-    char *lcs = getidx ? NULL : zmalloc(len + 1); /* filled from its end */
-    void *nmatches_at = NULL;
+/* One IDX match: its ranges in a and in b, and with WITHMATCHLEN its
+ * length. */
+static void lcs_reply_match(client *c, const lcs_opts *o, uint32_t astart, uint32_t aend, uint32_t bstart,
+                            uint32_t bend) {
+    reply_array_len(c, 2 + o->withmatchlen);
+    reply_array_len(c, 2);
+    reply_long_long(c, astart);
+    reply_long_long(c, aend);
+    reply_array_len(c, 2);
+    reply_long_long(c, bstart);
+    reply_long_long(c, bend);
+    if (o->withmatchlen) reply_long_long(c, aend - astart + 1);
+}
+
+/* Walks the table back from its corner: fills lcs (when not NULL) from
+ * its end, and with IDX replies each run of matching bytes at least
+ * MINMATCHLEN long, last first. Returns the number of runs replied. */
+static long lcs_walk(client *c, const lcs_opts *o, const uint32_t *t, const unsigned char *a, uint32_t alen,
+                     const unsigned char *b, uint32_t blen, char *lcs) {
     long nmatches = 0;
-    if (getidx) {
-        reply_map_len(c, 2);
-        reply_bulk_cstr(c, "matches");
-        nmatches_at = reply_deferred_len(c);
-    }
     /* The current run of matching bytes: a[astart..aend], b[bstart..bend]. */
     int in_run = 0;
-    uint32_t astart = 0, aend = 0, bstart = 0, bend = 0, k = len;
+    uint32_t astart = 0, aend = 0, bstart = 0, bend = 0, k = T(alen, blen);
     uint32_t i = alen, j = blen;
     while (i > 0 && j > 0) {
         int run_ends = 0;
@@ -759,29 +758,62 @@ static void lcs_command(client *c) {
             run_ends = in_run;
         }
         uint32_t run_len = aend - astart + 1;
-        if (run_ends && getidx && run_len >= minmatchlen) {
-            reply_array_len(c, 2 + withmatchlen);
-            reply_array_len(c, 2);
-            reply_long_long(c, astart);
-            reply_long_long(c, aend);
-            reply_array_len(c, 2);
-            reply_long_long(c, bstart);
-            reply_long_long(c, bend);
-            if (withmatchlen) reply_long_long(c, run_len);
+        if (run_ends && o->getidx && run_len >= o->minmatchlen) {
+            lcs_reply_match(c, o, astart, aend, bstart, bend);
             nmatches++;
         }
         if (run_ends) in_run = 0;
     }
+    return nmatches;
+}
 #undef T
-    free(t);
-    if (getidx) {
+
+/* LCS key1 key2 [LEN] [IDX] [MINMATCHLEN len] [WITHMATCHLEN]: the longest
+ * common subsequence of two strings (missing keys are empty), by the
+ * textbook dynamic programme: t[i][j] is the LCS length of the first i
+ * bytes of a and the first j bytes of b. The table costs
+ * (|a|+1)(|b|+1) 32-bit cells; as in Valkey it may not exceed
+ * proto-max-bulk-len, so memory stays bounded by the same setting that
+ * bounds a string. Walking the table back from the corner yields the
+ * subsequence from its end, and with IDX the matching ranges, last first.
+ * Ties go the way Valkey's go (step in b), so the replies are the same. */
+static void lcs_command(client *c) {
+    obj *oa = db_lookup_read(c->db, c->argv[1]);
+    obj *ob = db_lookup_read(c->db, c->argv[2]);
+    if ((oa && oa->type != OBJ_STRING) || (ob && ob->type != OBJ_STRING)) {
+        reply_error(c, "The specified keys must contain string values");
+        return;
+    }
+    lcs_opts o;
+    if (!lcs_options(c, &o)) return;
+    const unsigned char *a = oa ? (const unsigned char *)oa->ptr : (const unsigned char *)"";
+    const unsigned char *b = ob ? (const unsigned char *)ob->ptr : (const unsigned char *)"";
+    size_t alen_z = oa ? oa->len : 0, blen_z = ob ? ob->len : 0;
+    if (alen_z >= UINT32_MAX - 1 || blen_z >= UINT32_MAX - 1) {
+        reply_error(c, "String too long for LCS");
+        return;
+    }
+    uint32_t alen = (uint32_t)alen_z, blen = (uint32_t)blen_z;
+    uint32_t *t = lcs_table(c, a, alen, b, blen);
+    if (!t) return;
+    uint32_t len = t[(size_t)alen * (blen + 1) + blen];
+    if (o.getlen) {
+        reply_long_long(c, len);
+    } else if (o.getidx) {
+        reply_map_len(c, 2);
+        reply_bulk_cstr(c, "matches");
+        void *nmatches_at = reply_deferred_len(c);
+        long nmatches = lcs_walk(c, &o, t, a, alen, b, blen, NULL);
         reply_bulk_cstr(c, "len");
         reply_long_long(c, len);
         reply_set_deferred_array_len(c, nmatches_at, nmatches);
     } else {
+        char *lcs = zmalloc(len + 1); /* filled from its end */
+        lcs_walk(c, &o, t, a, alen, b, blen, lcs);
         reply_bulk_buf(c, lcs, len);
         zfree(lcs);
     }
+    free(t);
 }
 /*@ end */
 

@@ -184,7 +184,9 @@ size_t resp_parser_error_len(const resp_parser *p) { return p->err_len; }
  *   - inside 'single quotes' only \' is special;
  *   - a quote may open in the middle of an argument (ab"cd" is abcd);
  *   - unbalanced: a closing quote followed by anything but a space or the
- *     end of the line, or the line ending inside quotes. */
+ *     end of the line, or the line ending inside quotes.
+ * Long: the body is exercise 00's inline-split region, which a learner
+ * writes whole; its three quoting states read best top to bottom. */
 static int resp_inline_split(const char *line, size_t len, obj ***argv_out, int *argc_out) {
     /*@ exercise: inline-split */
     obj **argv = NULL;

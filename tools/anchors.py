@@ -499,193 +499,258 @@ def _source(offline=None):
 
 # -- commands --------------------------------------------------------------
 
-def cmd_check(proj, args):
-    passed = failed = unchecked = pending = 0
-    fails = []
-    # 1. every marker in the tree is well formed
-    marker_files = 0
-    for rel in proj.source_files():
-        regions, errors = proj.markers(rel)
-        if not regions and not errors:
-            continue
-        marker_files += 1
-        if errors:
-            failed += 1
-            fails += errors
-        else:
-            passed += 1
-    docs = documents(proj.root)
-    n_chapters = len(chapters(proj.root))
-    cites = proj.citations()
-    labels = [c for c in cites if classify(c.text, proj.pins) == "label"]
-    ups = [c for c in cites if classify(c.text, proj.pins) == "upstream"]
-    # 2. label citations against the working tree, and each cited span
-    #    against the hash the prose was last read against (spans.lock)
-    spans, span_errors = proj.read_spans()
-    failed += len(span_errors)
-    fails += span_errors
-    handout = handout_modules(proj.root)
-    skipped = []
-    by_label = {}
-    for c in labels:
-        by_label.setdefault(c.text, []).append(c)
-    for text, cs in sorted(by_label.items()):
-        region, why = proj.resolve_label(text)
-        if region is None:
-            failed += len(cs)
-            fails += [f"{c.where()}: {text}: {why}" for c in cs]
-            continue
-        e = spans.get(text)
-        where = ", ".join(c.where() for c in cs)
-        if e is None:
-            failed += 1
-            fails.append(f"{text}: not in chapters/spans.lock; read the prose that cites it ({where}) against "
-                         "the code, then run `make anchors-lock`")
-        elif e["sha256"] != span_sha256(region.lines) and handout and text.split("@")[0] in handout[1]:
-            skipped.append(text)
-        elif e["sha256"] != span_sha256(region.lines):
-            failed += 1
-            fails.append(f"{text}: the code changed since the prose about it was read (chapters/spans.lock:"
-                         f"{e['line']}); re-read {where}, change what is no longer true, then `make anchors-lock`")
-        else:
-            passed += len(cs)
-    for text, e in sorted(spans.items(), key=lambda kv: kv[1]["line"]):
-        if text not in by_label and not handout:
-            failed += 1
-            fails.append(f"chapters/spans.lock:{e['line']}: {text} is cited nowhere; run `make anchors-lock` to prune it")
-    # 3. upstream citations against the lock, and the lock against the source
-    lock, lock_errors = proj.read_lock()
-    for e in lock_errors:
-        failed += 1
-        fails.append(e)
-    cited, names = {}, {}
-    for c in ups:
-        cited.setdefault(c.text, c)
-        if c.names:
-            names.setdefault(c.text, set()).add(c.names)
-    unavailable = []
-    checked, checked_errors = proj.read_checked()
-    failed += len(checked_errors)
-    fails += checked_errors
-    by_hand = {"exact": 0, "shifted": 0, "partly": [], "none": []}
-    for text, c in sorted(cited.items()):
-        e = lock.get(text)
+class _AnchorCheck:
+    """One run of `check`: its counts and failures, filled in by each of
+    its steps in turn (markers, labels, upstream, findings, unused) and
+    printed by report()."""
+
+    def __init__(self, proj):
+        self.proj = proj
+        self.passed = self.failed = self.unchecked = self.pending = 0
+        self.fails = []
+        self.skipped = []
+        self.unavailable = []
+        self.by_hand = {"exact": 0, "shifted": 0, "partly": [], "none": []}
+
+    def markers(self):
+        """1. Every marker in the tree is well formed; -> the number of
+        files that have markers."""
+        marker_files = 0
+        for rel in self.proj.source_files():
+            regions, errors = self.proj.markers(rel)
+            if not regions and not errors:
+                continue
+            marker_files += 1
+            if errors:
+                self.failed += 1
+                self.fails += errors
+            else:
+                self.passed += 1
+        return marker_files
+
+    def labels(self, labels):
+        """2. Label citations against the working tree, and each cited
+        span against the hash the prose was last read against
+        (spans.lock)."""
+        proj = self.proj
+        spans, span_errors = proj.read_spans()
+        self.failed += len(span_errors)
+        self.fails += span_errors
+        self.handout = handout = handout_modules(proj.root)
+        by_label = {}
+        for c in labels:
+            by_label.setdefault(c.text, []).append(c)
+        for text, cs in sorted(by_label.items()):
+            region, why = proj.resolve_label(text)
+            if region is None:
+                self.failed += len(cs)
+                self.fails += [f"{c.where()}: {text}: {why}" for c in cs]
+                continue
+            e = spans.get(text)
+            where = ", ".join(c.where() for c in cs)
+            if e is None:
+                self.failed += 1
+                self.fails.append(f"{text}: not in chapters/spans.lock; read the prose that cites it ({where}) against "
+                                  "the code, then run `make anchors-lock`")
+            elif e["sha256"] != span_sha256(region.lines) and handout and text.split("@")[0] in handout[1]:
+                self.skipped.append(text)
+            elif e["sha256"] != span_sha256(region.lines):
+                self.failed += 1
+                self.fails.append(f"{text}: the code changed since the prose about it was read (chapters/spans.lock:"
+                                  f"{e['line']}); re-read {where}, change what is no longer true, then `make anchors-lock`")
+            else:
+                self.passed += len(cs)
+        for text, e in sorted(spans.items(), key=lambda kv: kv[1]["line"]):
+            if text not in by_label and not handout:
+                self.failed += 1
+                self.fails.append(f"chapters/spans.lock:{e['line']}: {text} is cited nowhere; run `make anchors-lock` "
+                                  "to prune it")
+
+    def upstream(self, ups):
+        """3. Upstream citations against the lock, and the lock against
+        the source."""
+        self.lock, lock_errors = self.proj.read_lock()
+        for e in lock_errors:
+            self.failed += 1
+            self.fails.append(e)
+        self.cited, names = {}, {}
+        for c in ups:
+            self.cited.setdefault(c.text, c)
+            if c.names:
+                names.setdefault(c.text, set()).add(c.names)
+        self.checked, checked_errors = self.proj.read_checked()
+        self.failed += len(checked_errors)
+        self.fails += checked_errors
+        for text, c in sorted(self.cited.items()):
+            self.upstream_one(text, c, names)
+
+    def upstream_one(self, text, c, names):
+        """One upstream citation: in the lock, at the pinned commit, its
+        span's first line and hash as locked, and the names the prose
+        gives shown by the span. Without the source, counted unchecked
+        and looked up in chapters/anchors.checked."""
+        proj = self.proj
+        e = self.lock.get(text)
         pin = parse_upstream(text)[0]
         if e is None:
-            failed += 1
-            fails.append(f"{c.where()}: {text}: not in chapters/anchors.lock; run `make anchors-lock` (needs the source)")
-            continue
+            self.failed += 1
+            self.fails.append(f"{c.where()}: {text}: not in chapters/anchors.lock; run `make anchors-lock` "
+                              "(needs the source)")
+            return
         if e["commit"] != proj.pins[pin]["sha"]:
-            failed += 1
-            fails.append(f"chapters/anchors.lock:{e['line']}: {text} was locked at {e['commit']} but tools/pins.json pins "
-                         f"{pin} at {proj.pins[pin]['sha']}; run `make anchors-lock REFRESH=1` and review the changed spans")
-            continue
+            self.failed += 1
+            self.fails.append(f"chapters/anchors.lock:{e['line']}: {text} was locked at {e['commit']} but "
+                              f"tools/pins.json pins {pin} at {proj.pins[pin]['sha']}; run `make anchors-lock "
+                              "REFRESH=1` and review the changed spans")
+            return
         try:
             lines = proj.upstream_span(text)
         except pinned_source.Unavailable as ex:
-            unchecked += 1
-            unavailable.append(str(ex))
-            if e["sha256"] == "pending":
-                pending += 1
-            h = checked.get(text)
-            if h is None or h["where"] == "absent" or h["supports"] == "no":
-                by_hand["none"].append(text)
-            else:
-                by_hand["exact" if h["where"] == "exact" else "shifted"] += 1
-                if h["supports"] == "partly":
-                    by_hand["partly"].append(text)
-            continue
+            self.unchecked_one(text, e, ex)
+            return
         except pinned_source.PinError as ex:
-            failed += 1
-            fails.append(f"{c.where()}: {text}: {ex}")
-            continue
+            self.failed += 1
+            self.fails.append(f"{c.where()}: {text}: {ex}")
+            return
         if e["sha256"] == "pending":
-            failed += 1
+            self.failed += 1
             now = lines[0].strip()
             claim = "" if e["first"] == "?" else (
                 f"; its first line {'matches' if now == e['first'] else 'is ' + repr(now) + ', not'} the lock's {e['first']!r}")
-            fails.append(f"chapters/anchors.lock:{e['line']}: {text} was locked without the source (hash pending){claim}; "
-                         "the source is here now: run `make anchors-lock` and review the chapter against the lines")
-            continue
+            self.fails.append(f"chapters/anchors.lock:{e['line']}: {text} was locked without the source (hash "
+                              f"pending){claim}; the source is here now: run `make anchors-lock` and review the "
+                              "chapter against the lines")
+            return
         if lines[0].strip() != e["first"]:
-            failed += 1
-            fails.append(f"{c.where()}: {text}: first line is now {lines[0].strip()!r}, the lock expects {e['first']!r}")
+            self.failed += 1
+            self.fails.append(f"{c.where()}: {text}: first line is now {lines[0].strip()!r}, the lock expects "
+                              f"{e['first']!r}")
         elif pinned_source.span_sha256(lines) != e["sha256"]:
-            failed += 1
-            fails.append(f"{c.where()}: {text}: the span's sha256 differs from the lock (first line still matches: "
-                         "the range may have grown or shifted)")
+            self.failed += 1
+            self.fails.append(f"{c.where()}: {text}: the span's sha256 differs from the lock (first line still "
+                              "matches: the range may have grown or shifted)")
         else:
             _, _, a, b = parse_upstream(text)
             whole = proj.upstream_file(text)
             missing = [n for n in sorted(names.get(text, ())) if not span_shows(whole, a, b, n)]
             if missing:
-                failed += 1
+                self.failed += 1
                 where = f"line {a}" if a == b else f"lines {a}-{b}"
-                fails.append(f"{c.where()}: {text}: the prose names `{missing[0]}`, which {where} do not show")
+                self.fails.append(f"{c.where()}: {text}: the prose names `{missing[0]}`, which {where} do not show")
             else:
-                passed += 1
-    # 4. references to measured rows, {{finding F0.N | reading}}: the row
-    #    exists and the reading the sentence states holds of it
-    rows = findings_refs.load(proj.root)
-    n_refs, reading_fails = findings_refs.check_readings(proj.root, docs, rows) if rows is not None else (0, [])
-    findings_unchecked = 0
-    if rows is None:
-        for d in docs:
-            with open(d, encoding="utf-8") as f:
-                findings_unchecked += len(findings_refs.references(f.read()))
-        n_refs = findings_unchecked
-    else:
-        failed += len(reading_fails)
-        passed += n_refs - len(reading_fails)
-        for where, rid, reading, why in reading_fails:
-            fails.append(f"{where}: {{{{finding {rid}{' | ' + reading if reading else ''}}}}}: {why}")
-    # 5. plots, {{plot NAME}}, against tools/findings.py and FINDINGS.md's results
-    n_plots, ok, plot_fails, plots_unchecked = findings_refs.check_plots(proj.root, docs)
-    passed, failed, fails = passed + ok, failed + len(plot_fails), fails + plot_fails
-    findings_unchecked += plots_unchecked
-    for text, h in sorted(checked.items(), key=lambda kv: kv[1]["line"]):
-        if text not in cited:
-            failed += 1
-            fails.append(f"chapters/anchors.checked:{h['line']}: {text} is cited nowhere; remove its line")
-    for text, e in sorted(lock.items(), key=lambda kv: kv[1]["line"]):
-        if text not in cited:
-            failed += 1
-            fails.append(f"chapters/anchors.lock:{e['line']}: {text} is cited nowhere; run `make anchors-lock` to prune it")
-    # report
-    if not n_chapters:
-        print("check-anchors: no chapters in chapters/ yet (nothing cites code); checked the source markers only")
-    print(f"check-anchors: {len(docs)} documents, {marker_files} source files with markers, "
-          f"{len(labels)} label citations, {len(cited)} upstream citations ({len(lock)} in the lock)")
-    for f in fails:
-        print(f"FAIL {f}")
-    if handout:
-        print(f"SKIPPED (a handout for step {handout[0]}): the prose was read against the reference's code, so "
-              f"the {len(skipped)} cited span(s) of your own {', '.join(sorted(handout[1]))} that differ from it "
-              "are not checked"
-              + (f" ({', '.join(skipped)})" if skipped else "")
-              + "; nor is a span the full tree's notes.md cites in the answers folded out of this one")
-    if unchecked:
-        print(f"NOT CHECKED: {unchecked} upstream citation(s), because the source is not on this machine; "
+                self.passed += 1
+
+    def unchecked_one(self, text, e, ex):
+        """An upstream citation whose source is not here: not counted as
+        passed; what chapters/anchors.checked says of it is tallied."""
+        self.unchecked += 1
+        self.unavailable.append(str(ex))
+        if e["sha256"] == "pending":
+            self.pending += 1
+        h = self.checked.get(text)
+        if h is None or h["where"] == "absent" or h["supports"] == "no":
+            self.by_hand["none"].append(text)
+        else:
+            self.by_hand["exact" if h["where"] == "exact" else "shifted"] += 1
+            if h["supports"] == "partly":
+                self.by_hand["partly"].append(text)
+
+    def findings(self, docs):
+        """4. References to measured rows, {{finding F0.N | reading}}: the
+        row exists and the reading the sentence states holds of it. 5.
+        Plots, {{plot NAME}}, against tools/findings.py and FINDINGS.md's
+        results."""
+        root = self.proj.root
+        rows = findings_refs.load(root)
+        self.n_refs, reading_fails = findings_refs.check_readings(root, docs, rows) if rows is not None else (0, [])
+        self.findings_unchecked = 0
+        if rows is None:
+            for d in docs:
+                with open(d, encoding="utf-8") as f:
+                    self.findings_unchecked += len(findings_refs.references(f.read()))
+            self.n_refs = self.findings_unchecked
+        else:
+            self.failed += len(reading_fails)
+            self.passed += self.n_refs - len(reading_fails)
+            for where, rid, reading, why in reading_fails:
+                self.fails.append(f"{where}: {{{{finding {rid}{' | ' + reading if reading else ''}}}}}: {why}")
+        self.n_plots, ok, plot_fails, plots_unchecked = findings_refs.check_plots(root, docs)
+        self.passed, self.failed, self.fails = self.passed + ok, self.failed + len(plot_fails), self.fails + plot_fails
+        self.findings_unchecked += plots_unchecked
+
+    def unused(self):
+        """Lines of chapters/anchors.checked and chapters/anchors.lock that
+        no citation uses."""
+        for text, h in sorted(self.checked.items(), key=lambda kv: kv[1]["line"]):
+            if text not in self.cited:
+                self.failed += 1
+                self.fails.append(f"chapters/anchors.checked:{h['line']}: {text} is cited nowhere; remove its line")
+        for text, e in sorted(self.lock.items(), key=lambda kv: kv[1]["line"]):
+            if text not in self.cited:
+                self.failed += 1
+                self.fails.append(f"chapters/anchors.lock:{e['line']}: {text} is cited nowhere; run `make "
+                                  "anchors-lock` to prune it")
+
+    def report(self, docs, n_chapters, marker_files, n_labels):
+        """Prints the counts, each failure, and what was not checked."""
+        if not n_chapters:
+            print("check-anchors: no chapters in chapters/ yet (nothing cites code); checked the source markers only")
+        print(f"check-anchors: {len(docs)} documents, {marker_files} source files with markers, "
+              f"{n_labels} label citations, {len(self.cited)} upstream citations ({len(self.lock)} in the lock)")
+        for f in self.fails:
+            print(f"FAIL {f}")
+        if self.handout:
+            print(f"SKIPPED (a handout for step {self.handout[0]}): the prose was read against the reference's "
+                  f"code, so the {len(self.skipped)} cited span(s) of your own {', '.join(sorted(self.handout[1]))} "
+                  "that differ from it are not checked"
+                  + (f" ({', '.join(self.skipped)})" if self.skipped else "")
+                  + "; nor is a span the full tree's notes.md cites in the answers folded out of this one")
+        if self.unchecked:
+            self.report_unchecked()
+        if self.findings_unchecked:
+            print(f"NOT CHECKED: {self.findings_unchecked} reference(s) to FINDINGS.md rows or plots, because "
+                  "FINDINGS.md does not exist yet (run `make findings`); they are not counted as passed.")
+        elif self.n_refs or self.n_plots:
+            print(f"check-anchors: {self.n_refs} references to FINDINGS.md rows, {self.n_plots} to plots")
+        unchecked_all = self.unchecked + self.findings_unchecked
+        print(f"check-anchors: {self.passed} passed, {self.failed} failed"
+              + (f", {unchecked_all} not checked" if unchecked_all else ""))
+
+    def report_unchecked(self):
+        """The upstream citations left unchecked, and what was checked of
+        them by hand."""
+        by_hand = self.by_hand
+        print(f"NOT CHECKED: {self.unchecked} upstream citation(s), because the source is not on this machine; "
               "they are not counted as passed.")
-        print(f"  first reason: {unavailable[0]}")
-        if pending:
-            print(f"  {pending} of them were locked without the source (hash pending).")
+        print(f"  first reason: {self.unavailable[0]}")
+        if self.pending:
+            print(f"  {self.pending} of them were locked without the source (hash pending).")
         n_hand = by_hand["exact"] + by_hand["shifted"]
         print(f"  {n_hand} of them were checked by hand against a public copy of the file "
               f"(chapters/anchors.checked): {by_hand['exact']} at the cited lines, {by_hand['shifted']} shifted"
               + (f"; only partly confirmed: {', '.join(by_hand['partly'])}" if by_hand["partly"] else "")
               + (f"; confirmed by no copy (the book marks them unchecked): {', '.join(by_hand['none'])}"
                  if by_hand["none"] else ""))
-    if findings_unchecked:
-        print(f"NOT CHECKED: {findings_unchecked} reference(s) to FINDINGS.md rows or plots, because FINDINGS.md "
-              "does not exist yet (run `make findings`); they are not counted as passed.")
-    elif n_refs or n_plots:
-        print(f"check-anchors: {n_refs} references to FINDINGS.md rows, {n_plots} to plots")
-    unchecked_all = unchecked + findings_unchecked
-    print(f"check-anchors: {passed} passed, {failed} failed" + (f", {unchecked_all} not checked" if unchecked_all else ""))
-    if args.strict and unchecked:
+
+
+def cmd_check(proj, args):
+    """Every marker, label citation, upstream citation, reference to a
+    measured row and plot, checked in that order (_AnchorCheck's steps)."""
+    run = _AnchorCheck(proj)
+    marker_files = run.markers()
+    docs = documents(proj.root)
+    n_chapters = len(chapters(proj.root))
+    cites = proj.citations()
+    labels = [c for c in cites if classify(c.text, proj.pins) == "label"]
+    ups = [c for c in cites if classify(c.text, proj.pins) == "upstream"]
+    run.labels(labels)
+    run.upstream(ups)
+    run.findings(docs)
+    run.unused()
+    run.report(docs, n_chapters, marker_files, len(labels))
+    if args.strict and run.unchecked:
         return 1
-    return 1 if failed else 0
+    return 1 if run.failed else 0
 
 
 def lock_spans(proj):

@@ -35,6 +35,14 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MEDIAN_MAX, P90_MAX, PARAGRAPH_MAX = 20, 35, 150
 
 
+def after_front_matter(lines):
+    """The index of the first line after a YAML front matter block, or 0
+    when the chapter has none."""
+    if lines and lines[0].strip() == "---":
+        return next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), 0) + 1
+    return 0
+
+
 def main_line(text):
     """[(line number, paragraph text)] of the main line of a chapter."""
     lines = text.splitlines()
@@ -42,9 +50,7 @@ def main_line(text):
     fence = None          # the fence that opened a code block, or None
     divs = []             # open ::: divs, True for a fine-print one
     in_comment = False
-    i = 0
-    if lines and lines[0].strip() == "---":           # YAML front matter
-        i = next((k for k in range(1, len(lines)) if lines[k].strip() == "---"), 0) + 1
+    i = after_front_matter(lines)
 
     def flush():
         if cur:

@@ -499,6 +499,85 @@ def focus_window(tr, what):
     raise SystemExit("trace.py: unknown focus %r" % what)
 
 
+def draw_lane(o, tr, tid, y, lane, left, plot_w, x, t0, t1):
+    """Appends to o one thread's lane at height y: its name, its spans and
+    jobs in [t0, t1] (x maps a time to its abscissa), those too close to
+    tell apart merged, and its instants as marks."""
+    o.append('<g class="lane" data-tid="%d">' % tid)
+    o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#f6f6f6"/>' % (left, y, plot_w, lane))
+    o.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 8, y + lane / 2 + 4,
+                                                                   escape(tr.names[tid])))
+    items = [("write_large" if n == "write" and a.get("bytes", 0) >= LARGE else n, s, e)
+             for n, s, e, a in tr.spans.get(tid, [])]
+    items += [("job", s, e) for _, s, e, _ in tr.jobs.get(tid, []) if e > s]
+    # Thin (idle) spans first, then jobs, then the spans inside them.
+    order = {k: i for i, k in enumerate(("epoll_wait", "sleep", "parked", "job", "read", "write", "write_large",
+                                          "commands"))}
+    last = {}
+    rects = []
+    for n, s, e in sorted(items, key=lambda it: (order.get(it[0], 9), it[1])):
+        if e < t0 or s > t1 or n not in COLORS:
+            continue
+        xs, xe = x(max(s, t0)), x(min(e, t1))
+        xe = max(xe, xs + 0.6)
+        prev = last.get(n)
+        if prev is not None and xs - prev[1] < 0.4 and n != "write_large":  # merge what the eye cannot separate
+            prev[1] = max(prev[1], xe)
+            continue
+        r = [xs, xe, n]
+        rects.append(r)
+        last[n] = r
+    for xs, xe, n in rects:
+        h = lane * 0.4 if n in THIN else lane - 6 if n == "job" else lane - 10
+        yy = y + (lane - h) / 2
+        edge = ' stroke="#ffffff" stroke-width="1"' if n == "write_large" else ""  # each chunk apart
+        o.append('<rect class="span %s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>' % (
+            n, xs, yy, xe - xs, h, COLORS[n], edge))
+    for n, ts, _ in tr.instants.get(tid, []):
+        if n in MARKS and t0 <= ts <= t1:
+            k, color = MARKS[n]
+            h = lane if k == "poll" else 7
+            o.append('<rect class="mark %s" x="%.1f" y="%d" width="1.2" height="%d" fill="%s"/>' % (
+                k, x(ts) - 0.6, y - (0 if k == "poll" else 3), h, color))
+    o.append('</g>')
+
+
+def draw_flows(o, tr, flows, lane_y, lane, x, t0, t1):
+    """Appends to o up to flows requests drawn whole inside [t0, t1], each
+    a line from its read through its commands to its write."""
+    drawn = 0
+    for fid in sorted(tr.flows):
+        f = tr.flows[fid]
+        if not all(k in f for k in "stf") or f["s"][1] < t0 or f["f"][1] > t1:
+            continue
+        pts = " ".join("%.1f,%.1f" % (x(ts), lane_y[tid] + lane / 2) for tid, ts in (f["s"], f["t"], f["f"])
+                       if tid in lane_y)
+        o.append('<polyline class="flow" points="%s" fill="none" stroke="#333333" stroke-width="1" '
+                 'stroke-opacity="0.55"/>' % pts)
+        drawn += 1
+        if drawn >= flows:
+            break
+
+
+def draw_legend(o, left, legend_y, flows):
+    """Appends to o the legend: a swatch per kind of span or mark, and the
+    request line when flows are drawn."""
+    for i, (k, label) in enumerate(LEGEND):
+        lx, ly = left + (i % COLS) * 280, legend_y + (i // COLS) * 22
+        if k in COLORS:
+            h = 6 if k in THIN else 12
+            o.append('<rect x="%d" y="%.1f" width="18" height="%d" fill="%s"/>' % (lx, ly + (12 - h) / 2, h,
+                                                                                   COLORS[k]))
+        else:
+            color = "#d62728" if k == "poll" else "#222222"
+            o.append('<rect x="%d" y="%d" width="1.5" height="12" fill="%s"/>' % (lx + 8, ly, color))
+        o.append('<text x="%d" y="%d" font-size="11">%s</text>' % (lx + 24, ly + 10, escape(label)))
+    if flows:
+        lx, ly = left + (len(LEGEND) % COLS) * 280, legend_y + (len(LEGEND) // COLS) * 22
+        o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333333"/>' % (lx, ly + 6, lx + 18, ly + 6))
+        o.append('<text x="%d" y="%d" font-size="11">a request: read, commands, write</text>' % (lx + 24, ly + 10))
+
+
 def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
     """Writes the SVG picture of [t0, t1] µs (the whole window by default)."""
     tr = Trace(doc)
@@ -523,57 +602,9 @@ def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
     if title:
         o.append('<text x="%d" y="20" font-size="14" font-weight="bold">%s</text>' % (left, escape(title)))
     for tid in tids:
-        y = lane_y[tid]
-        o.append('<g class="lane" data-tid="%d">' % tid)
-        o.append('<rect x="%d" y="%d" width="%d" height="%d" fill="#f6f6f6"/>' % (left, y, plot_w, lane))
-        o.append('<text x="%d" y="%d" text-anchor="end">%s</text>' % (left - 8, y + lane / 2 + 4,
-                                                                       escape(tr.names[tid])))
-        items = [("write_large" if n == "write" and a.get("bytes", 0) >= LARGE else n, s, e)
-                 for n, s, e, a in tr.spans.get(tid, [])]
-        items += [("job", s, e) for _, s, e, _ in tr.jobs.get(tid, []) if e > s]
-        # Thin (idle) spans first, then jobs, then the spans inside them.
-        order = {k: i for i, k in enumerate(("epoll_wait", "sleep", "parked", "job", "read", "write", "write_large",
-                                              "commands"))}
-        last = {}
-        rects = []
-        for n, s, e in sorted(items, key=lambda it: (order.get(it[0], 9), it[1])):
-            if e < t0 or s > t1 or n not in COLORS:
-                continue
-            xs, xe = x(max(s, t0)), x(min(e, t1))
-            xe = max(xe, xs + 0.6)
-            prev = last.get(n)
-            if prev is not None and xs - prev[1] < 0.4 and n != "write_large":  # merge what the eye cannot separate
-                prev[1] = max(prev[1], xe)
-                continue
-            r = [xs, xe, n]
-            rects.append(r)
-            last[n] = r
-        for xs, xe, n in rects:
-            h = lane * 0.4 if n in THIN else lane - 6 if n == "job" else lane - 10
-            yy = y + (lane - h) / 2
-            edge = ' stroke="#ffffff" stroke-width="1"' if n == "write_large" else ""  # each chunk apart
-            o.append('<rect class="span %s" x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"%s/>' % (
-                n, xs, yy, xe - xs, h, COLORS[n], edge))
-        for n, ts, _ in tr.instants.get(tid, []):
-            if n in MARKS and t0 <= ts <= t1:
-                k, color = MARKS[n]
-                h = lane if k == "poll" else 7
-                o.append('<rect class="mark %s" x="%.1f" y="%d" width="1.2" height="%d" fill="%s"/>' % (
-                    k, x(ts) - 0.6, y - (0 if k == "poll" else 3), h, color))
-        o.append('</g>')
+        draw_lane(o, tr, tid, lane_y[tid], lane, left, plot_w, x, t0, t1)
     if flows:
-        drawn = 0
-        for fid in sorted(tr.flows):
-            f = tr.flows[fid]
-            if not all(k in f for k in "stf") or f["s"][1] < t0 or f["f"][1] > t1:
-                continue
-            pts = " ".join("%.1f,%.1f" % (x(ts), lane_y[tid] + lane / 2) for tid, ts in (f["s"], f["t"], f["f"])
-                           if tid in lane_y)
-            o.append('<polyline class="flow" points="%s" fill="none" stroke="#333333" stroke-width="1" '
-                     'stroke-opacity="0.55"/>' % pts)
-            drawn += 1
-            if drawn >= flows:
-                break
+        draw_flows(o, tr, flows, lane_y, lane, x, t0, t1)
     o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#555555"/>' % (left, axis_y, left + plot_w, axis_y))
     step = nice_step(t1 - t0)
     t = math.ceil(t0 / step) * step
@@ -585,20 +616,7 @@ def draw(doc, out, t0=None, t1=None, title=None, flows=6, focus=None):
         t += step
     o.append('<text x="%d" y="%d" font-size="11" fill="#555555">time since the recording began</text>'
              % (left, axis_y + 32))
-    for i, (k, label) in enumerate(LEGEND):
-        lx, ly = left + (i % COLS) * 280, legend_y + (i // COLS) * 22
-        if k in COLORS:
-            h = 6 if k in THIN else 12
-            o.append('<rect x="%d" y="%.1f" width="18" height="%d" fill="%s"/>' % (lx, ly + (12 - h) / 2, h,
-                                                                                   COLORS[k]))
-        else:
-            color = "#d62728" if k == "poll" else "#222222"
-            o.append('<rect x="%d" y="%d" width="1.5" height="12" fill="%s"/>' % (lx + 8, ly, color))
-        o.append('<text x="%d" y="%d" font-size="11">%s</text>' % (lx + 24, ly + 10, escape(label)))
-    if flows:
-        lx, ly = left + (len(LEGEND) % COLS) * 280, legend_y + (len(LEGEND) // COLS) * 22
-        o.append('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333333"/>' % (lx, ly + 6, lx + 18, ly + 6))
-        o.append('<text x="%d" y="%d" font-size="11">a request: read, commands, write</text>' % (lx + 24, ly + 10))
+    draw_legend(o, left, legend_y, flows)
     o.append('</svg>')
     with open(out, "w", encoding="utf-8") as f:
         f.write("\n".join(o) + "\n")

@@ -222,7 +222,60 @@ class Book:
             f.write(svg)
 
     # -- citations -----------------------------------------------------------
+    def upstream_entry(self, c, lock, hand):
+        """What the book shows of one upstream citation: where it points at
+        the pin, its lines when the source is here, else how far it was
+        checked by hand (chapters/anchors.checked)."""
+        pin, path, a, b = anchors.parse_upstream(c.text)
+        p = self.pins[pin]
+        entry = {"kind": "upstream", "pin": pin, "repo": p["repo"], "sha": p["sha"], "path": path,
+                 "first": a, "last": b,
+                 "url": f"https://github.com/{p['repo']}/blob/{p['sha']}/{path}#L{a}-L{b}",
+                 "command": f"tools/pinned-source.py show {pin} {path} -r {a}:{b}"}
+        if c.text in lock and lock[c.text]["first"] != "?":
+            entry["locked_first"] = lock[c.text]["first"]
+        try:
+            entry["text"] = "\n".join(self.proj.upstream_span(c.text))
+        except pinned_source.Unavailable:
+            # not read at the pin here: say how far it was checked
+            # (chapters/anchors.checked), never show it as checked
+            h = hand.get(c.text)
+            if h and h["where"] != "absent" and h["supports"] != "no":
+                entry["checked"] = (f"Not read at the pin on this machine; checked by hand against "
+                                    f"{h['copy']} ({'at the cited lines' if h['where'] == 'exact' else h['where'] + ' lines'})"
+                                    + ("; only partly confirmed: " + h["note"] if h["supports"] == "partly" else "")
+                                    + ".")
+                entry["partly"] = h["supports"] == "partly"
+            else:
+                entry["unchecked"] = ("Unchecked: not read at the pin on this machine, and no public copy "
+                                      "confirmed these lines" + (f" ({h['note']})" if h else "") + ".")
+        except pinned_source.PinError as e:
+            entry = {"kind": "upstream", "error": str(e)}
+            self.warnings.append(f"{c.where()}: {c.text}: {e}")
+        return entry
+
+    def page_map(self, pages, listings):
+        """{source path: page in the book} for every page, listing, figure
+        and plot, so that a link to a source file lands on its page."""
+        page_map = {}
+        for pg in pages:
+            page_map[self.rel(pg["src"])] = pg["out"]
+        for rel in listings:
+            page_map[rel] = listing_name(rel)
+        for svg in glob.glob(os.path.join(self.out, "figures", "*")):
+            base = os.path.basename(svg)
+            page_map[f"chapters/figures/{base}"] = f"figures/{base}"
+            if base.endswith(".svg"):
+                page_map[f"chapters/figures/{base[:-4]}.dot"] = f"figures/{base}"
+        for svg in glob.glob(os.path.join(self.out, "plots", "*.svg")):
+            base = os.path.basename(svg)
+            page_map[f"chapters/plots/{base}"] = f"plots/{base}"
+            page_map[f"plots/{base}"] = f"plots/{base}"
+        return page_map
+
     def citation_data(self, pages, listings):
+        """Writes citations.lua, read by the Lua filter: what each citation
+        shows, and the page map; -> (its path, the citations)."""
         cites = {}
         lock, _ = self.proj.read_lock()
         hand, _ = self.proj.read_checked()
@@ -241,47 +294,8 @@ class Book:
                                  "first": region.first, "last": region.last, "text": "\n".join(region.lines),
                                  "href": (href + f"#L-{region.first}") if href else "#"}
             else:
-                pin, path, a, b = anchors.parse_upstream(c.text)
-                p = self.pins[pin]
-                entry = {"kind": "upstream", "pin": pin, "repo": p["repo"], "sha": p["sha"], "path": path,
-                         "first": a, "last": b,
-                         "url": f"https://github.com/{p['repo']}/blob/{p['sha']}/{path}#L{a}-L{b}",
-                         "command": f"tools/pinned-source.py show {pin} {path} -r {a}:{b}"}
-                if c.text in lock and lock[c.text]["first"] != "?":
-                    entry["locked_first"] = lock[c.text]["first"]
-                try:
-                    entry["text"] = "\n".join(self.proj.upstream_span(c.text))
-                except pinned_source.Unavailable:
-                    # not read at the pin here: say how far it was checked
-                    # (chapters/anchors.checked), never show it as checked
-                    h = hand.get(c.text)
-                    if h and h["where"] != "absent" and h["supports"] != "no":
-                        entry["checked"] = (f"Not read at the pin on this machine; checked by hand against "
-                                            f"{h['copy']} ({'at the cited lines' if h['where'] == 'exact' else h['where'] + ' lines'})"
-                                            + ("; only partly confirmed: " + h["note"] if h["supports"] == "partly" else "")
-                                            + ".")
-                        entry["partly"] = h["supports"] == "partly"
-                    else:
-                        entry["unchecked"] = ("Unchecked: not read at the pin on this machine, and no public copy "
-                                              "confirmed these lines" + (f" ({h['note']})" if h else "") + ".")
-                except pinned_source.PinError as e:
-                    entry = {"kind": "upstream", "error": str(e)}
-                    self.warnings.append(f"{c.where()}: {c.text}: {e}")
-                cites[c.text] = entry
-        page_map = {}
-        for pg in pages:
-            page_map[self.rel(pg["src"])] = pg["out"]
-        for rel in listings:
-            page_map[rel] = listing_name(rel)
-        for svg in glob.glob(os.path.join(self.out, "figures", "*")):
-            base = os.path.basename(svg)
-            page_map[f"chapters/figures/{base}"] = f"figures/{base}"
-            if base.endswith(".svg"):
-                page_map[f"chapters/figures/{base[:-4]}.dot"] = f"figures/{base}"
-        for svg in glob.glob(os.path.join(self.out, "plots", "*.svg")):
-            base = os.path.basename(svg)
-            page_map[f"chapters/plots/{base}"] = f"plots/{base}"
-            page_map[f"plots/{base}"] = f"plots/{base}"
+                cites[c.text] = self.upstream_entry(c, lock, hand)
+        page_map = self.page_map(pages, listings)
         data = os.path.join(self.work, "citations.lua")
         with open(data, "w", encoding="utf-8") as f:
             f.write("-- generated by tools/book/build.py; read by tools/book/soloist.lua\n")

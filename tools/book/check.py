@@ -92,7 +92,89 @@ def is_external(url):
     return bool(s.scheme and s.scheme not in ("file",)) or url.startswith("//")
 
 
+def check_links(book, path, rel, pg, ids_of):
+    """One page's links and assets: each resolves to a file in the book
+    (and to an id there when it names one), none loads from another host
+    or is a javascript: URL. A link out (an <a> to another host) is left
+    alone. -> (links resolved, failures)."""
+    refs, fails = 0, []
+    for tag, attr, url, line, rel_attr in pg.refs:
+        where = f"{rel}:{line}: <{tag} {attr}={url!r}>"
+        if url.startswith(("mailto:", "data:")) and tag == "a":
+            continue
+        if is_external(url):
+            if tag == "a":
+                continue  # a link out (GitHub at the pin); never an asset
+            fails.append(f"{where}: asset from another host; the book must work offline")
+            continue
+        if url.startswith("javascript:"):
+            fails.append(f"{where}: javascript: URL")
+            continue
+        s = urllib.parse.urlsplit(url)
+        target = os.path.normpath(os.path.join(os.path.dirname(path), urllib.parse.unquote(s.path))) \
+            if s.path else os.path.abspath(path)
+        if not os.path.abspath(target).startswith(os.path.abspath(book) + os.sep):
+            fails.append(f"{where}: points outside the book")
+            continue
+        if not os.path.isfile(target):
+            fails.append(f"{where}: no such file in the book")
+            continue
+        if s.fragment:
+            ids = ids_of(target)
+            if ids is not None and urllib.parse.unquote(s.fragment) not in ids:
+                fails.append(f"{where}: no id {s.fragment!r} in {os.path.relpath(target, book)}")
+                continue
+        refs += 1
+    return refs, fails
+
+
+def check_plot_refs(book, root, docs):
+    """Every {{plot NAME}} in docs was drawn into the book, and is no
+    placeholder once FINDINGS.md exists. -> (passed, failures)."""
+    passed, fails = 0, []
+    measured = os.path.isfile(os.path.join(root, "FINDINGS.md"))
+    for doc in docs:
+        with open(doc, encoding="utf-8") as f:
+            refs_here = findings_refs.references(f.read(), findings_refs.PLOT_REF)
+        for line, name in refs_here:
+            where = f"{os.path.relpath(doc, root)}:{line}: {{{{plot {name}}}}}"
+            svg = os.path.join(book, findings_refs.plot_path(name))
+            if not os.path.isfile(svg) or os.path.getsize(svg) == 0:
+                fails.append(f"{where}: no {findings_refs.plot_path(name)} in the book")
+                continue
+            with open(svg, encoding="utf-8", errors="replace") as f:
+                placeholder = PLACEHOLDER in f.read(4096)
+            if placeholder and measured:
+                fails.append(f"{where}: FINDINGS.md exists but the plot is a placeholder (see `make book`'s notes)")
+            else:
+                passed += 1
+    return passed, fails
+
+
+def check_pages_drawn(book, root):
+    """Every figure source has its SVG in the book, and every chapter its
+    page. -> (passed, failures)."""
+    passed, fails = 0, []
+    for dot in sorted(glob.glob(os.path.join(root, "chapters", "figures", "*.dot"))):
+        svg = os.path.join(book, "figures", os.path.basename(dot)[:-4] + ".svg")
+        if os.path.isfile(svg) and os.path.getsize(svg) > 0:
+            passed += 1
+        else:
+            fails.append(f"chapters/figures/{os.path.basename(dot)}: no figures/{os.path.basename(svg)} in the book")
+    for ch in sorted(glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*.md"))):
+        page = os.path.join(book, os.path.basename(ch)[:-3] + ".html")
+        if os.path.isfile(page):
+            passed += 1
+        else:
+            fails.append(f"chapters/{os.path.basename(ch)}: no page {os.path.basename(page)} in the book")
+    return passed, fails
+
+
 def check(book, root):
+    """The built book against the tree: every page's links and citations,
+    a page per chapter, an SVG per figure and plot, no reference left
+    unrendered, the question lists and the readings of measured rows.
+    -> (passed, failures)."""
     passed, fails = 0, []
     pages = sorted(glob.glob(os.path.join(book, "**", "*.html"), recursive=True))
     if not pages:
@@ -112,67 +194,20 @@ def check(book, root):
         before = len(fails)
         for t in pg.missing:
             fails.append(f"{rel}: unresolved citation: {t}")
-        for tag, attr, url, line, rel_attr in pg.refs:
-            where = f"{rel}:{line}: <{tag} {attr}={url!r}>"
-            if url.startswith(("mailto:", "data:")) and tag == "a":
-                continue
-            if is_external(url):
-                if tag == "a":
-                    continue  # a link out (GitHub at the pin); never an asset
-                fails.append(f"{where}: asset from another host; the book must work offline")
-                continue
-            if url.startswith("javascript:"):
-                fails.append(f"{where}: javascript: URL")
-                continue
-            s = urllib.parse.urlsplit(url)
-            target = os.path.normpath(os.path.join(os.path.dirname(path), urllib.parse.unquote(s.path))) \
-                if s.path else os.path.abspath(path)
-            if not os.path.abspath(target).startswith(os.path.abspath(book) + os.sep):
-                fails.append(f"{where}: points outside the book")
-                continue
-            if not os.path.isfile(target):
-                fails.append(f"{where}: no such file in the book")
-                continue
-            if s.fragment:
-                ids = ids_of(target)
-                if ids is not None and urllib.parse.unquote(s.fragment) not in ids:
-                    fails.append(f"{where}: no id {s.fragment!r} in {os.path.relpath(target, book)}")
-                    continue
-            refs += 1
+        page_refs, page_fails = check_links(book, path, rel, pg, ids_of)
+        refs += page_refs
+        fails += page_fails
         if len(fails) == before:
             passed += 1  # one page: all its links, assets and citations resolve
-    # every figure source has its SVG; every chapter has its page
-    for dot in sorted(glob.glob(os.path.join(root, "chapters", "figures", "*.dot"))):
-        svg = os.path.join(book, "figures", os.path.basename(dot)[:-4] + ".svg")
-        if os.path.isfile(svg) and os.path.getsize(svg) > 0:
-            passed += 1
-        else:
-            fails.append(f"chapters/figures/{os.path.basename(dot)}: no figures/{os.path.basename(svg)} in the book")
-    for ch in sorted(glob.glob(os.path.join(root, "chapters", "[0-9][0-9]-*.md"))):
-        page = os.path.join(book, os.path.basename(ch)[:-3] + ".html")
-        if os.path.isfile(page):
-            passed += 1
-        else:
-            fails.append(f"chapters/{os.path.basename(ch)}: no page {os.path.basename(page)} in the book")
+    d_passed, d_fails = check_pages_drawn(book, root)
+    passed += d_passed
+    fails += d_fails
     # every plot reference was drawn, from results once there are any
     docs = sorted(glob.glob(os.path.join(root, "chapters", "*.md")) + glob.glob(os.path.join(root, "notes.md"))
                   + glob.glob(os.path.join(root, "exercises", "*", "README.md")))
-    measured = os.path.isfile(os.path.join(root, "FINDINGS.md"))
-    for doc in docs:
-        with open(doc, encoding="utf-8") as f:
-            refs_here = findings_refs.references(f.read(), findings_refs.PLOT_REF)
-        for line, name in refs_here:
-            where = f"{os.path.relpath(doc, root)}:{line}: {{{{plot {name}}}}}"
-            svg = os.path.join(book, findings_refs.plot_path(name))
-            if not os.path.isfile(svg) or os.path.getsize(svg) == 0:
-                fails.append(f"{where}: no {findings_refs.plot_path(name)} in the book")
-                continue
-            with open(svg, encoding="utf-8", errors="replace") as f:
-                placeholder = PLACEHOLDER in f.read(4096)
-            if placeholder and measured:
-                fails.append(f"{where}: FINDINGS.md exists but the plot is a placeholder (see `make book`'s notes)")
-            else:
-                passed += 1
+    p_passed, p_fails = check_plot_refs(book, root, docs)
+    passed += p_passed
+    fails += p_fails
     for path in pages:
         with open(path, encoding="utf-8", errors="replace") as f:
             text = f.read()
