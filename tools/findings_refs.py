@@ -493,6 +493,10 @@ def _scope(figure, of):
     return figure if of is None else _after(figure, of)
 
 
+# Long: one arm per form of the predicate language, in the order the
+# opening comment lists them, each a regular expression and its test; a
+# table of (pattern, test) pairs would split it, at the cost of reading
+# the forms in two places.
 def _part(part, figure):
     """None when one form holds of the figure, else why not."""
     m = _BOUND.match(part)

@@ -29,9 +29,6 @@ that the reason can sit outside a region the chapters cite); in Python,
 a comment line just above the def (or its decorators) or a docstring
 line that starts "Long:".
 
-Files named in BEING_SPLIT are not read at all: they are being split
-elsewhere, and each is taken off the list when it is done.
-
     tools/longfuncs.py [--root DIR] [--limit N]   check; exit 1 on a failure
     tools/longfuncs.py --list                     every function over the
                                                   limit, reasons included
@@ -52,10 +49,6 @@ REASON = "Long:"
 
 # Being split into smaller functions on another line of work; each is
 # taken off this list when its split is done (paths from the root).
-BEING_SPLIT = (
-    "tools/findings.py",
-    "tools/findings_refs.py",
-)
 
 ANCHOR = re.compile(r"^\s*/\*@.*\*/\s*$")
 
@@ -249,14 +242,14 @@ def is_python_script(path):
 
 
 def sources(root):
-    """The files read, as paths relative to root, BEING_SPLIT left out."""
+    """The files read, as paths relative to root."""
     c = sorted(glob.glob(os.path.join(root, "src", "*.c")))
     py = set(glob.glob(os.path.join(root, "tools", "**", "*.py"), recursive=True))
     for p in glob.glob(os.path.join(root, "tools", "**", "*"), recursive=True):
         if os.path.isfile(p) and "." not in os.path.basename(p) and is_python_script(p):
             py.add(p)
     rel = [os.path.relpath(p, root) for p in c + sorted(py)]
-    return [p for p in rel if p not in BEING_SPLIT]
+    return rel
 
 
 def check(root, limit):
@@ -288,8 +281,6 @@ def main(argv=None):
             print("%s %s:%d %s is %d lines (over %d)%s" % (
                 word, rel, first, name, last - first + 1, args.limit,
                 "" if reason else ': split it, or say why not in a comment starting "Long:" just before it'))
-    for rel in BEING_SPLIT:
-        print("skipped %s (being split; taken off BEING_SPLIT when done)" % rel)
     print("%d passed, %d failed" % (len(files) - len({x[0] for x in bad}), len({x[0] for x in bad})))
     return 1 if bad else 0
 

@@ -13,7 +13,7 @@ import statistics
 from findings_core import base_conditions, fmt_rps, NotMeasured, ONE_RUN, one_run_of, plot, Row, skipped_why
 
 
-# Longer than 64 lines: F5.1-F5.7 share one config and the step-timing helpers nested in it.
+# Long: F5.1-F5.7 share one config and the step-timing helpers nested in it.
 def h_ignition_timing(run, lines, bench):
     """F5.1-F5.5 (ignition and scale-down), F5.6-F5.7 (idle CPU after a
     burst)."""

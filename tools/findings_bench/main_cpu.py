@@ -34,7 +34,7 @@ def main_cpu_cells(lines):
     return cells
 
 
-# Longer than 64 lines: each cell's row also feeds the target row F4.17, which reads its medians.
+# Long: each cell's row also feeds the target row F4.17, which reads its medians.
 def h_main_cpu(run, lines, bench):
     """F4.1-F4.8 (per cell), F4.17 (the target), F4.18 (the clocks)."""
     base = base_conditions(run)

@@ -15,7 +15,7 @@ from findings_core import base_conditions, field_runs, lo_hi, ONE_RUN, placement
 P1_TESTS = ("GET", "SET", "PING")
 
 
-# Longer than 64 lines: F0.45-F0.49 read the same cells through the helpers nested in it.
+# Long: F0.45-F0.49 read the same cells through the helpers nested in it.
 def h_p1_anatomy(run, lines, bench):
     """bench/p1_anatomy.py: per-request counts at P=1 on both sides."""
     base = base_conditions(run)

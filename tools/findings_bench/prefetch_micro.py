@@ -37,7 +37,7 @@ def residency(ln):
     return "about the size of the last-level cache"
 
 
-# Longer than 64 lines: F6.1-F6.19 read one run's lines, each part's rows its part's medians.
+# Long: F6.1-F6.19 read one run's lines, each part's rows its part's medians.
 def h_prefetch_micro(run, lines, bench):
     """Rows F6.1-F6.19 from bench/prefetch_micro.c's run lines."""
     base = base_conditions(run)

@@ -44,7 +44,7 @@ def queue_cfg(ln, extra=()):
     return cfg + list(extra)
 
 
-# Longer than 64 lines: F2 and F3's rows read one run's lines; each commented block is one part.
+# Long: F2 and F3's rows read one run's lines; each commented block is one part.
 def h_queues(run, lines, bench):
     """Rows F2.1-F2.14 and F3.1-F3.8 from bench/queues.c's run lines."""
     base = base_conditions(run)

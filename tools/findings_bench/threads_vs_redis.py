@@ -18,7 +18,7 @@ TVR_TABLE = ("Closed loop with I/O threads: soloist io-threads 1, 2, 4 (adaptive
              "io-threads 1, 2 (medians, rps)", ["cell"] + list(TVR_SIDES) + ["4 / 1", "4 / redis-2"])
 
 
-# Longer than 64 lines: each cell's row also feeds the targets F4.38-F4.40.
+# Long: each cell's row also feeds the targets F4.38-F4.40.
 def h_threads_vs_redis(run, lines, bench):
     """F4.30-F4.37 (per cell), F4.38-F4.39 (targets), F4.40 (redis's own
     threads)."""

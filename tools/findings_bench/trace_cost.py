@@ -37,7 +37,7 @@ def others_share(side):
             if ln.get("others_cpu_s") is not None and ln.get("wall_s") and ln.get("cores")]
 
 
-# Longer than 64 lines: a cell's two rows (off / none, on / off) share its runs and config.
+# Long: a cell's two rows (off / none, on / off) share its runs and config.
 def h_trace_cost(run, lines, bench):
     """F4.70-F4.73: recording off against a build without trace points;
     F4.74-F4.77: recording on against off; per cell (io-threads 1 and 4,

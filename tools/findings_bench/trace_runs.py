@@ -21,7 +21,7 @@ from findings_core import base_conditions, one_run_of, Row
 # a request's time, jobs, the POLL job), F5.30-F5.31 (a woken worker),
 # F7.40-F7.41 (a 10 MB reply written between small ones).
 
-# Longer than 64 lines: one row after another, each one trace's summary, sharing cfg() and row().
+# Long: one row after another, each one trace's summary, sharing cfg() and row().
 def h_trace_runs(run, lines, bench):
     """F4.80-F4.86, F5.30-F5.31, F7.40-F7.41 from bench/trace_runs.py."""
     base = base_conditions(run)

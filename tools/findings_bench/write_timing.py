@@ -22,7 +22,7 @@ WT_TABLE = ("Reply write timing: before_sleep vs immediately in the read handler
              "syscalls/req"])
 
 
-# Longer than 64 lines: each loop's rows and the cost row F0.56 read the same medians.
+# Long: each loop's rows and the cost row F0.56 read the same medians.
 def h_write_timing(run, lines, bench):
     """F0.50-F0.56: replies written in before_sleep or immediately (the
     experiment option reply-write-timing), closed and open loop, from

@@ -47,7 +47,7 @@ def fmt_count(n):
     return "%gM" % (n / 1e6) if n >= 1e6 else "%gk" % (n / 1e3)
 
 
-# Longer than 64 lines: F8.1-F8.35 share the sides, the sizes and the config.
+# Long: F8.1-F8.35 share the sides, the sizes and the config.
 def h_zset_memory(run, lines, bench):
     """bench/zset_memory.py: bytes per member, inserts/s and range-query
     rates per layout and for redis-server 7.0 (F8.1-F8.35)."""
