@@ -51,8 +51,10 @@ def p_beside_valkey_scaling(lines):
         row.append(round(pm.bound(got["soloist"], n, cores, 0.0 if pinned else gen), 3))
         for name in ("soloist", "valkey"):
             row.append(round(pm.bound(got[name], n), 3) if name in got else "NaN")
+        v = got.get("valkey")
+        row.append(round(pm.bound(dict(v, mN=v["m1"] * (1 - v["f"]), w=v["m1"] * v["f"]), n), 3) if v else "NaN")
         rows.append(row)
-    here = "this machine's %s cores" % cores if cores else "the server's cores"
+    here = "these %s cores" % cores if cores else "the server cores"
     body = ("set datafile missing 'NaN'; set xlabel 'io-threads (main counted)'; "
             "set ylabel 'throughput / io-threads 1'; set yrange [0:*]; set xrange [0.5:%d.5]; set grid; "
             "set key outside right top vertical; "
@@ -60,6 +62,7 @@ def p_beside_valkey_scaling(lines):
             "'' using 1:3 with points pt 5 ps 1.2 lc rgb '#3b5b92' title 'Valkey, measured', "
             "'' using 1:4 with lines lw 2 dt 2 lc rgb '#a23b2a' title 'soloist, model on %s', "
             "'' using 1:5 with lines lw 2 lc rgb '#a23b2a' title 'soloist, model, cores to spare', "
-            "'' using 1:6 with lines lw 2 lc rgb '#3b5b92' title 'Valkey, model, cores to spare'" % (TOP, here))
+            "'' using 1:6 with lines lw 2 lc rgb '#3b5b92' title 'Valkey, model, cores to spare', "
+            "'' using 1:7 with lines lw 2 dt 3 lc rgb '#3b5b92' title 'Valkey, model, hand-offs free'" % (TOP, here))
     return ["io_threads", "soloist_measured", "valkey_measured", "soloist_model_here", "soloist_model_spare",
-            "valkey_model_spare"], rows, body
+            "valkey_model_spare", "valkey_model_free_handoffs"], rows, body
