@@ -59,13 +59,16 @@ fi
 # much of their time waiting: the integration suite waits on its servers
 # (a fifth of two cores busy), its ASan twin is the same tests; the book's
 # build and the handouts' grading leave a third of the cores idle
-# between them. The suites that time something (27's spinning, 40's
-# latencies, 72's try-it figures) always run alone.
+# between them; the layer checks and the tree's standalone check, and the
+# findings' readings and the anchors, are light checks that time nothing.
+# The suites that time something (27's spinning, 40's latencies, 72's
+# try-it figures) always run alone.
 # The long runs (SOLOIST_LONG=1) pair nothing: they are not held to make
 # test's time, and there the handouts' grading runs every step's threaded
 # tests, whose waits are bounded in time, beside a browser opening every
 # page of the book.
-declare -A BESIDE=([30-integration]=35-integration-asan [70-book]=81-handouts)
+declare -A BESIDE=([30-integration]=35-integration-asan [70-book]=81-handouts [15-layers]=16-standalone
+  [55-findings]=60-anchors)
 [ "${SOLOIST_LONG:-0}" = 1 ] && BESIDE=()
 declare -A bg_rc bg_secs
 
