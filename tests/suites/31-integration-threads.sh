@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Steps 4 and 5 end to end: suite 30's transcripts, integration tests and C
-# client again, against the server with its I/O threads on. Three runs:
-# io-threads 2 and 4 with io-threads-always-active (every read and write
-# offered to a worker: the ignition policy bypassed), and io-threads 4
-# with the default policy (adaptive: on this machine it mostly keeps the
-# workers asleep, which is what it should do). io-threads 3 runs under
-# ThreadSanitizer in suite 37. Each run counts as suite 30 does.
+# client again, against the server with its I/O threads on: io-threads 4
+# with io-threads-always-active (every read and write offered to a
+# worker: the ignition policy bypassed), and io-threads 4 with the default
+# policy (adaptive: on this machine it mostly keeps the workers asleep,
+# which is what it should do). The long run (SOLOIST_LONG=1, `make
+# check-long`) adds io-threads 2 forced on, a single worker. io-threads 3
+# runs under ThreadSanitizer in suite 37. Each run counts as suite 30
+# does.
 # A run spends nine tenths of its time waiting (expiry, timeouts, servers
-# starting and stopping), so the three run side by side, each against
+# starting and stopping), so the runs go side by side, each against
 # servers of its own on ports of their own, and each run's output is
-# printed whole once all three are done.
+# printed whole once all are done.
 cd "$(dirname "$0")/../.."
 J=-j${SOLOIST_JOBS:-$(nproc)}
 if ! make --no-print-directory -s "$J" all >/dev/null || ! make --no-print-directory -s "$J" integration-client >/dev/null; then
@@ -17,7 +19,8 @@ if ! make --no-print-directory -s "$J" all >/dev/null || ! make --no-print-direc
 fi
 out=build/test-logs/31-runs
 rm -rf "$out"; mkdir -p "$out"
-runs=("--io-threads 2 --io-threads-always-active yes" "--io-threads 4 --io-threads-always-active yes" "--io-threads 4")
+runs=("--io-threads 4 --io-threads-always-active yes" "--io-threads 4")
+[ "${SOLOIST_LONG:-0}" = 1 ] && runs+=("--io-threads 2 --io-threads-always-active yes")
 for i in "${!runs[@]}"; do
   args=${runs[$i]}
   name=threads-$(tr -dc '0-9a-z' <<<"$args" | cut -c1-40)

@@ -440,6 +440,7 @@ class Parts(Fixture):
         self.assertEqual(self.tool("manifest", "0", "--write")[0], 0)
         self.assertEqual(self.tool("points", "0", "--write")[0], 0)
 
+    @long_run("suite 80 checks exercise 00's bonus on the real exercise: graded apart, full marks without it")
     def test_the_bonus_is_graded_apart(self):
         with open(self.path("exercises", "00-demo", "README.md")) as f:
             self.assertIn("5 tests, 7 points: warm-up 2, core 4, bonus 1 (a bonus, not needed for full marks).",
@@ -851,6 +852,7 @@ class Order(Fixture):
 
 
 class Handout(Fixture):
+    @long_run("suite 81 grades every step's handout tree in place")
     def test_handout_tree_grades_in_place(self):
         shutil.copy(os.path.join(ROOT, ".clang-format"), self.root)  # the project's style, which the starter keeps
         rc, out = self.tool("handout")
