@@ -141,7 +141,7 @@ check-all: test ## make test, then the long runs (make check-long)
 # The long runs are the suites' own (SOLOIST_LONG=1): each suite that has
 # one says in its header what it runs in `make test` and what it leaves
 # here. Together the two runs prove everything once.
-LONG_SUITES := 26 31 36 37 40 50 70 80 81
+LONG_SUITES := 26 31 36 37 40 50 70 72 80 81
 check-long: deps-check ## the long runs alone: TSan repetitions, fuzzing and chaos at length, the load generator under the sanitizers, every mutant of every exercise, every handout end to end
 	@SOLOIST_LONG=1 SOLOIST_SUITES="$(LONG_SUITES)" tests/run.sh
 
