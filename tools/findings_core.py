@@ -345,6 +345,15 @@ def sb_cfg(text):
 
 # -------------------------------------------- rows a benchmark prints itself
 
+def printed_rows(rows):
+    """(row, claim, config) of each row a benchmark printed itself (its
+    "finding" line kept in row.extra), for a SPREAD function to amend."""
+    for r in rows:
+        f = r.extra.get("finding")
+        if f:
+            yield r, f.get("claim") or "", f.get("config") or {}
+
+
 def h_generic(run, lines, bench):
     """The rows a benchmark printed as JSON lines {"finding": true, "id":
     ..., "claim": ..., "figure": ..., "config": {...}}, with the run's

@@ -5,6 +5,7 @@ standing in for Valkey (so pinned-source can be proved against a local
 clone without the network), a pin table naming it, chapters, source files.
 """
 
+import importlib.util
 import json
 import os
 import subprocess
@@ -16,6 +17,16 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOOLS = os.path.join(ROOT, "tools")
 if TOOLS not in sys.path:
     sys.path.insert(0, TOOLS)
+
+def load_tool(name):
+    """(module, path) of tools/NAME.py, loaded by path: a test calls its
+    functions and runs the same file as a program."""
+    path = os.path.join(TOOLS, name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod, path
+
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "fixture", "GIT_AUTHOR_EMAIL": "fixture@example.invalid",

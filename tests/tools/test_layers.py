@@ -1,6 +1,5 @@
 """Tests of tools/layers.py: the layers form a line, checked on the include graph."""
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -10,11 +9,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOOL = os.path.join(ROOT, "tools", "layers.py")
+sys.path.insert(0, HERE)
+from fixtures import load_tool  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("layers", TOOL)
-layers = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(layers)
+layers, TOOL = load_tool("layers")
 
 
 class LayersTest(unittest.TestCase):

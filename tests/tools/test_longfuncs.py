@@ -2,7 +2,6 @@
 "Long:" comment says why; C bodies are found by matching braces, Python
 ones by ast."""
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -12,11 +11,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOOL = os.path.join(ROOT, "tools", "longfuncs.py")
+sys.path.insert(0, HERE)
+from fixtures import load_tool  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("longfuncs", TOOL)
-longfuncs = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(longfuncs)
+longfuncs, TOOL = load_tool("longfuncs")
 
 
 def c_func(name, body_lines, before=""):

@@ -1,6 +1,5 @@
 """Tests of tools/steps.py: each file's step and layer, held to README.md's step table and tools/layers.py."""
 
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -10,11 +9,10 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-TOOL = os.path.join(ROOT, "tools", "steps.py")
+sys.path.insert(0, HERE)
+from fixtures import load_tool  # noqa: E402
 
-_spec = importlib.util.spec_from_file_location("steps", TOOL)
-steps = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(steps)
+steps, TOOL = load_tool("steps")
 
 # A step table shaped as README.md's: the module(s) column is the third.
 README = """# fixture

@@ -10,7 +10,7 @@ Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 
 import re
 
-from findings_core import lo_hi, median_of, NotMeasured, ONE_RUN, plot, verdict
+from findings_core import lo_hi, median_of, NotMeasured, ONE_RUN, plot, printed_rows, verdict
 
 
 def s_big_values(lines, rows):
@@ -27,11 +27,7 @@ def s_big_values(lines, rows):
     def p999(setting, noise):
         return [ln["p999_us"] for ln in nz if ln.get("setting") == setting and ln.get("noise") == noise]
     names = (("on", "on"), ("off", "off"), ("redis", "redis"), ("raw", "ceiling"))
-    for r in rows:
-        f = r.extra.get("finding")
-        if not f:
-            continue
-        claim, cfg = f.get("claim") or "", f.get("config") or {}
+    for r, claim, cfg in printed_rows(rows):
         test, mb = cfg.get("test"), cfg.get("value_mb")
         if " bandwidth, " in claim and mb is not None:
             got = {label: mbps(k, test, mb) for k, label in names}

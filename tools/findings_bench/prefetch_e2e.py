@@ -8,7 +8,7 @@ tools/findings_core.py.
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
 
-from findings_core import lo_hi, ONE_RUN, side_note
+from findings_core import lo_hi, ONE_RUN, printed_rows, side_note
 
 
 def s_prefetch_e2e(lines, rows):
@@ -19,11 +19,7 @@ def s_prefetch_e2e(lines, rows):
     def side(setting, p, field):
         return [ln[field] for ln in runs if ln.get("setting") == setting and ln.get("pipeline") == p
                 and ln.get(field) is not None]
-    for r in rows:
-        f = r.extra.get("finding")
-        if not f:
-            continue
-        claim, cfg = f.get("claim") or "", f.get("config") or {}
+    for r, claim, cfg in printed_rows(rows):
         p, t = cfg.get("pipeline"), cfg.get("setting")
         for head, field, fmt, lower in (("GET rps, ", "rps", "%.0f", False),
                                         ("main thread's CPU per GET, ", "main_cpu_us_per_req", "%.3f", True)):
