@@ -456,17 +456,19 @@ def thread_server(label, binary, threads, extra_args=()):
 
 def main_thread_cpu(srv):
     """The main thread's CPU seconds three ways (its tid is the pid):
-    INFO cpu (getrusage RUSAGE_THREAD, printed to the µs), the scheduler's
+    INFO cpu (getrusage RUSAGE_THREAD, printed to the µs; its user and
+    system parts kept apart too), the scheduler's
     run time from /proc/PID/task/PID/schedstat (ns), and utime+stime from
     /proc/PID/task/PID/stat (clock ticks, 10 ms at USER_HZ 100). Also the
     whole process from INFO (RUSAGE_SELF) and /proc/PID/stat."""
     info = srv.info("cpu")
     out = {}
     try:
-        out["info_main_s"] = (float(info[("cpu", "used_cpu_user_main_thread")]) +
-                              float(info[("cpu", "used_cpu_sys_main_thread")]))
+        out["info_main_user_s"] = float(info[("cpu", "used_cpu_user_main_thread")])
+        out["info_main_sys_s"] = float(info[("cpu", "used_cpu_sys_main_thread")])
+        out["info_main_s"] = out["info_main_user_s"] + out["info_main_sys_s"]
     except (KeyError, ValueError):
-        out["info_main_s"] = None
+        out["info_main_user_s"] = out["info_main_sys_s"] = out["info_main_s"] = None
     try:
         out["info_process_s"] = float(info[("cpu", "used_cpu_user")]) + float(info[("cpu", "used_cpu_sys")])
     except (KeyError, ValueError):

@@ -63,6 +63,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 import pipeline_model as pm  # noqa: E402
 
+sys.path.insert(0, os.path.join(bl.ROOT, "tools"))
+from findings_core import lo_hi, verdict  # noqa: E402  (the rows say spreads in FINDINGS.md's words)
+
 CLIENTS = 50
 KEYS = 100000
 BIG = 1 << 20
@@ -86,16 +89,14 @@ def valkey_binary():
 
 def start(name, threads):
     """One server at `threads` I/O threads (main counted), forced on."""
-    label, binary = name, None
-    if name == "soloist":
-        binary, extra = bl.servers()[0][1], ["--io-threads-always-active", "yes"]
-    elif name == "valkey":
-        binary, extra = valkey_binary(), ["--events-per-io-thread", "0"]
-    else:
-        binary, extra = bl.servers()[1][1], []
+    (_, sol_bin, sol_is), (_, redis_bin, _) = bl.servers()
+    binary, really, extra = {
+        "soloist": (sol_bin, sol_is, ["--io-threads-always-active", "yes"]),
+        "valkey": (valkey_binary(), "valkey-server", ["--events-per-io-thread", "0"]),
+        "redis": (redis_bin, "redis-server", []),
+    }[name]
     args = ["--io-threads", str(threads)] + (extra if threads > 1 else [])
-    really = {"soloist": bl.servers()[0][2], "valkey": "valkey-server"}.get(name, "redis-server")
-    srv = bl.Server("%s-t%d" % (label, threads), binary, really, args)
+    srv = bl.Server("%s-t%d" % (name, threads), binary, really, args)
     got = srv.config_get("io-threads")
     if got != str(threads):
         srv.stop()
@@ -109,22 +110,6 @@ def thread_cpu(pid):
     main = t.get(pid, ("", 0.0))[1]
     io = sum(s for tid, (comm, s) in t.items() if tid != pid and comm.startswith("io_thd"))
     return main, io, sum(s for _, s in t.values())
-
-
-def counters(srv):
-    """Commands executed; main's user and system CPU (INFO cpu: getrusage
-    RUSAGE_THREAD, both servers); soloist's idle-spin wall time (INFO
-    iothreads io_threads_main_spin_us; Valkey has no such counter)."""
-    info = srv.info("everything")
-
-    def num(sect, key):
-        v = info.get((sect, key))
-        return float(v) if v is not None else None
-    return {"commands": num("stats", "total_commands_processed"),
-            "main_user_s": num("cpu", "used_cpu_user_main_thread"),
-            "main_sys_s": num("cpu", "used_cpu_sys_main_thread"),
-            "spin_s": (num("iothreads", "io_threads_main_spin_us") or 0) / 1e6
-            if num("iothreads", "io_threads_main_spin_us") is not None else None}
 
 
 # ------------------------------------------------------------ (a) and (b)
@@ -182,10 +167,13 @@ def alternate(srv, cfg, runs, one):
 def cpu_run(s, args, rate, times):
     """One open-loop run at `rate`: per-request CPU of main, I/O threads, process."""
     warmup, duration = times
-    c0, m0 = counters(s), thread_cpu(s.proc.pid)
+    # Commands, main's user and system CPU (INFO cpu: getrusage
+    # RUSAGE_THREAD, both servers), soloist's idle-spin wall time (Valkey
+    # has no such counter): benchlib's counters, as main_cpu.py reads them.
+    c0, m0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
     rep, argv = bl.soloist_bench(s.port, list(args) + [
         "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
-    c1, m1 = counters(s), thread_cpu(s.proc.pid)
+    c1, m1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
     dc = bl.counters_diff(c0, c1)
     cmds = int(dc["commands"]) if dc["commands"] is not None else None
     cls = rep["classes"][0]
@@ -198,9 +186,9 @@ def cpu_run(s, args, rate, times):
             "main_us_per_request": bl.per_req_us(d[0], cmds),
             "io_us_per_request": bl.per_req_us(d[1], cmds),
             "process_us_per_request": bl.per_req_us(d[2], cmds),
-            "main_user_us_per_request": bl.per_req_us(dc["main_user_s"], cmds),
-            "main_sys_us_per_request": bl.per_req_us(dc["main_sys_s"], cmds),
-            "main_spin_us_per_request": bl.per_req_us(dc["spin_s"], cmds),
+            "main_user_us_per_request": bl.per_req_us(dc["info_main_user_s"], cmds),
+            "main_sys_us_per_request": bl.per_req_us(dc["info_main_sys_s"], cmds),
+            "main_spin_us_per_request": bl.per_req_us(dc["main_spin_s"], cmds),
             "generator_cpu_s": rep.get("generator", {}).get("cpu_s"), "argv": argv}
 
 
@@ -256,24 +244,6 @@ def cpu_cells(base, runs, budget):
 
 # ------------------------------------------------------------------ rows
 
-def lo_hi(xs, fmt):
-    return (fmt % min(xs)) + "–" + (fmt % max(xs)) if len(xs) > 1 else fmt % xs[0]
-
-
-def separate(a, b, names, lower=False):
-    """'<names[i]> faster|lower in every run' or 'run ranges overlap'."""
-    if len(a) < 2 or len(b) < 2:
-        return "one run"
-    word = "lower" if lower else "faster"
-    a_wins = max(a) < min(b) if lower else min(a) > max(b)
-    b_wins = max(b) < min(a) if lower else min(b) > max(a)
-    if a_wins:
-        return "%s %s in every run" % (names[0], word)
-    if b_wins:
-        return "%s %s in every run" % (names[1], word)
-    return "run ranges overlap"
-
-
 def findings(base):
     """The rows, computed from this run's lines alone."""
     cmd = "make findings BENCH=beside_valkey" + (" QUICK=1" if base["quick"] else "")
@@ -281,6 +251,7 @@ def findings(base):
 
     def row(rid, claim, figure, **cfg):
         bl.emit({"finding": True, "id": rid, "claim": claim, "figure": figure, "command": cmd,
+                 "run_id": base.get("run_id") or bl.run_id(),
                  "config": dict({"peer": "Valkey built from source (%s)" % vk, "quick": base["quick"],
                                  "placement": base.get("placement_note")}, **cfg)})
 
@@ -294,7 +265,7 @@ def findings(base):
             "soloist %.0f rps, Valkey %.0f, redis-server %.0f → **%.2f×** Valkey (%s), **%.2f×** redis-server "
             "(%s); runs soloist %s, Valkey %s, redis-server %s; redis-benchmark's CPU %.2f / %.2f / %.2f s a run"
             % (c["soloist"]["rps"], c["valkey"]["rps"], c["redis"]["rps"], c["ratio_valkey"],
-               separate(s, v, ("soloist", "Valkey")), c["ratio_redis"], separate(s, r, ("soloist", "redis-server")),
+               verdict(s, v, ("soloist", "Valkey")), c["ratio_redis"], verdict(s, r, ("soloist", "redis-server")),
                lo_hi(s, "%.0f"), lo_hi(v, "%.0f"), lo_hi(r, "%.0f"), c["soloist"]["client_cpu_s"],
                c["valkey"]["client_cpu_s"], c["redis"]["client_cpu_s"]),
             test=c["test"], value_size=c["value_size"], pipeline=c["pipeline"], runs=c["runs"], keys=KEYS,
@@ -311,8 +282,8 @@ def findings(base):
             "**%.2f×** Valkey, **%.2f×** redis-server (%s; %s); p50 %.2f / %.2f / %.2f ms, p99 %.2f / %.2f / "
             "%.2f ms (soloist / Valkey / redis-server; p99 runs %s, %s, %s)"
             % (c["ratio_valkey"], c["ratio_redis"],
-               separate(c["soloist"]["rps_runs"], c["valkey"]["rps_runs"], ("soloist", "Valkey")),
-               separate(c["soloist"]["rps_runs"], c["redis"]["rps_runs"], ("soloist", "redis-server")),
+               verdict(c["soloist"]["rps_runs"], c["valkey"]["rps_runs"], ("soloist", "Valkey")),
+               verdict(c["soloist"]["rps_runs"], c["redis"]["rps_runs"], ("soloist", "redis-server")),
                c["soloist"]["p50_latency_ms"], c["valkey"]["p50_latency_ms"], c["redis"]["p50_latency_ms"],
                c["soloist"]["p99_latency_ms"], c["valkey"]["p99_latency_ms"], c["redis"]["p99_latency_ms"],
                lo_hi(p99["soloist"], "%.2f"), lo_hi(p99["valkey"], "%.2f"), lo_hi(p99["redis"], "%.2f")),
@@ -358,7 +329,7 @@ def model_rows(row):
         "%s: predicted %.2f× (%+.0f %%) with the hand-offs' cost measured here; %.2f× with none (their floor, "
         "where workers never sleep and the hand-offs are batched)"
         % ("met" if abs(pred / want - 1) <= 0.25 else "not met", pred, 100 * (pred / want - 1),
-           pm.bound(dict(v, mN=v["m1"] * (1 - v["f"]), w=v["m1"] * v["f"]), n)), model="bench/pipeline_model.py")
+           pm.bound(pm.with_handoffs(v, 0.0), n)), model="bench/pipeline_model.py")
     row("F4.102", "the model's throughput against io-threads with cores to spare, X(N)/X(1) for N = 1..16, %s"
         % s["cell"], "soloist %s; Valkey %s" % (" ".join("%.2f" % x for x in s["curve"]),
                                                " ".join("%.2f" % x for x in v["curve"])),
@@ -381,25 +352,18 @@ def scale_rows(row):
     for i, name in enumerate(("soloist", "valkey")):
         if name not in got:
             continue
-        rps = {n: [ln["rps"] for ln in sc if ln["server"] == name and ln["io_threads"] == n] for n in THREADS}
-        if not rps.get(1):
+        ratios = pm.measured(sc, name)
+        if not ratios:
             continue
-        base1 = bl.median(rps[1])
-        gen = bl.median([ln["generator_us_per_request"] for ln in sc if ln["server"] == name
-                         and ln.get("generator_us_per_request") is not None]) or 0.0
-        pinned = sc[0].get("placement") == "pinned"
-        cores = sc[0].get("cores") if not pinned else None
-        pts = []
-        for n in THREADS:
-            if rps.get(n):
-                pred = pm.bound(got[name], n, cores, 0.0 if pinned else gen)
-                pts.append("t%d measured %.2f× (runs %s) against %.2f× predicted" % (
-                    n, bl.median(rps[n]) / base1, lo_hi([x / base1 for x in rps[n]], "%.2f"), pred))
+        base1 = bl.median([ln["rps"] for ln in sc if ln["server"] == name and ln["io_threads"] == 1])
+        cores, gen = pm.machine(sc, name)
+        pts = ["t%d measured %.2f× (runs %s) against %.2f× predicted" % (
+            n, bl.median(r), lo_hi(r, "%.2f"), pm.bound(got[name], n, cores, gen)) for n, r in ratios.items()]
         row("F4.%d" % (104 + i), "%s's throughput against io-threads, measured in closed loop (%s, %d connections) "
             "beside the model's prediction for this machine (%s)" % (
-                NAMES[name], got[name]["cell"], sc[0]["clients"] if sc else 0,
-                "the generator on its own cores" if pinned else "the generator sharing the %d cores, %.1f µs of "
-                "its CPU a request" % (cores, gen)),
+                NAMES[name], got[name]["cell"], sc[0]["clients"],
+                "the generator on its own cores" if cores is None else "the generator sharing the %d cores, %.1f µs "
+                "of its CPU a request" % (cores, gen)),
             "; ".join(pts) + "; io-threads 1 served %.0f requests/s" % base1, model="bench/pipeline_model.py")
 
 
@@ -430,7 +394,7 @@ def cpu_rows(row):
             short = ["%s served %.0f %% of the offered rate" % (NAMES[name], 100 * x)
                      for name, x in served.items() if x < 0.95]
             parts.append("t%d %.2f vs %.2f µs (%.2f×; %s%s)" % (n, ms, mv, ms / mv,
-                                                                separate(side["soloist"], side["valkey"],
+                                                                verdict(side["soloist"], side["valkey"],
                                                                          ("soloist", "Valkey"), lower=True),
                                                                 "; " + ", ".join(short) if short else ""))
             if n > 1:
@@ -470,12 +434,11 @@ def scaling(settings, base, runs, seconds):
     for i in range(runs):
         for (name, n), s in settings.items():
             with s.turn():
-                c0 = counters(s)
+                c0 = bl.main_cpu_counters(s)
                 rep, argv = bl.soloist_bench(s.port, args)
-                c1 = counters(s)
+                served = bl.counters_diff(c0, bl.main_cpu_counters(s))["commands"]
             cls = rep["classes"][0]
             gen = rep.get("generator", {}).get("cpu_s")
-            served = (c1["commands"] - c0["commands"]) if None not in (c0["commands"], c1["commands"]) else None
             emit(dict(cfg, kind="scale", server=name, server_is=s.really, io_threads=n, run=i + 1,
                       rps=cls["rps"], requests=cls["requests"], errors=cls.get("errors", 0),
                       generator_us_per_request=bl.per_req_us(gen, cls["requests"]),
@@ -526,14 +489,14 @@ def rows_again(path):
         lines = [json.loads(x) for x in f if x.strip()]
     raw = [ln for ln in lines if not ln.get("finding")]
     SEEN[:] = raw
-    base = next(ln for ln in raw if ln.get("bench") == "beside_valkey")
+    base = next(ln for ln in raw if ln.get("bench") == "beside_valkey")  # the run's own id and conditions
     tmp = path + ".tmp"
     with open(tmp, "w") as out:
         for ln in raw:
             out.write(json.dumps(ln, sort_keys=True) + "\n")
         saved, sys.stdout = sys.stdout, out
         try:
-            findings({"quick": base.get("quick", False), "valkey_version": base.get("valkey_version")})
+            findings(base)
         finally:
             sys.stdout = saved
     os.replace(tmp, path)

@@ -91,8 +91,14 @@ def inputs(lines, server, cell, h=None):
         if None in (main4, spin4):
             return None
         h = max(0.0, (main4 - spin4) - m1 * (1 - f))
-    return {"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f, "h": h,
-            "mN": m1 * (1 - f) + h, "w": m1 * f + h}
+    return with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h)
+
+
+def with_handoffs(inp, h):
+    """inp with hand-offs costing h µs a request on each side: main keeps
+    what the kernel does not take, plus h; a worker does the kernel's
+    share, plus h (h = 0: their floor, batched where workers never sleep)."""
+    return dict(inp, h=h, mN=inp["m1"] * (1 - inp["f"]) + h, w=inp["m1"] * inp["f"] + h)
 
 
 def bound(inp, n, cores=None, client_us=0.0):
@@ -123,6 +129,30 @@ def mva(inp, n, clients, think_us):
 
 def curve(inp, cores=None, top=16, client_us=0.0):
     return [round(bound(inp, n, cores, client_us), 3) for n in range(1, top + 1)]
+
+
+def measured(scale, server):
+    """{N: [each run's rps / the median rps at io-threads 1]} of one
+    server's closed-loop runs (beside_valkey's kind=scale lines), or {}."""
+    by_n = {}
+    for ln in scale:
+        if ln["server"] == server:
+            by_n.setdefault(ln["io_threads"], []).append(ln["rps"])
+    if 1 not in by_n:
+        return {}
+    one = statistics.median(by_n[1])
+    return {n: [x / one for x in v] for n, v in sorted(by_n.items())}
+
+
+def machine(scale, server):
+    """(cores, client_us) for bound() on the machine the runs came from:
+    (None, 0) when the generator had cores of its own (pinned), else the
+    cores and the generator's median CPU per request for this server."""
+    if not scale or scale[0].get("placement") == "pinned":
+        return None, 0.0
+    gen = [ln["generator_us_per_request"] for ln in scale
+           if ln["server"] == server and ln.get("generator_us_per_request") is not None]
+    return scale[0].get("cores"), med(gen) or 0.0
 
 
 def model(lines, cell=BLOG_CELL, cores=None):

@@ -30,29 +30,18 @@ def p_beside_valkey_scaling(lines):
     got = pm.model([ln for ln in lines if ln.get("kind") == "cpu"])
     if not scale or "soloist" not in got:
         raise NotMeasured("plot beside_valkey_scaling: no part (d) runs or no model inputs")
-    pinned = scale[0].get("placement") == "pinned"
-    cores = scale[0].get("cores") if not pinned else None
-    measured = {}
-    for name in ("soloist", "valkey"):
-        by_n = {}
-        for ln in scale:
-            if ln["server"] == name:
-                by_n.setdefault(ln["io_threads"], []).append(ln["rps"])
-        if 1 in by_n:
-            one = statistics.median(by_n[1])
-            measured[name] = {n: statistics.median(v) / one for n, v in by_n.items()}
-    gen = statistics.median([ln["generator_us_per_request"] for ln in scale
-                             if ln.get("generator_us_per_request") is not None] or [0.0])
+    measured = {name: pm.measured(scale, name) for name in ("soloist", "valkey")}
+    cores, gen = pm.machine(scale, "soloist")  # as row F4.104 reads it
     rows = []
     for n in range(1, TOP + 1):
         row = [n]
         for name in ("soloist", "valkey"):
-            row.append(round(measured.get(name, {}).get(n), 3) if n in measured.get(name, {}) else "NaN")
-        row.append(round(pm.bound(got["soloist"], n, cores, 0.0 if pinned else gen), 3))
+            row.append(round(statistics.median(measured[name][n]), 3) if n in measured[name] else "NaN")
+        row.append(round(pm.bound(got["soloist"], n, cores, gen), 3))
         for name in ("soloist", "valkey"):
             row.append(round(pm.bound(got[name], n), 3) if name in got else "NaN")
         v = got.get("valkey")
-        row.append(round(pm.bound(dict(v, mN=v["m1"] * (1 - v["f"]), w=v["m1"] * v["f"]), n), 3) if v else "NaN")
+        row.append(round(pm.bound(pm.with_handoffs(v, 0.0), n), 3) if v else "NaN")
         rows.append(row)
     here = "these %s cores" % cores if cores else "the server cores"
     body = ("set datafile missing 'NaN'; set xlabel 'io-threads (main counted)'; "
