@@ -27,6 +27,8 @@ verdicts, so the prose around a citation is checked too:
     {{finding F7.31 | on faster in every run of "against redis"}}
     {{finding F7.28 | spread at most 15% of "ceiling"}}
     {{finding F8.54 | every run below 1 of "ZRANGEBYSCORE 100"}}
+    {{finding F6.16 | "batch 16" runs below "find" runs in every pair}}
+    {{finding F2.5 | runs below F2.6's in every pair}}
 
 and any form may end `in every stored run`, which holds it against this
 row as every stored run of its benchmark (bench/results/*/) produces it,
@@ -266,6 +268,16 @@ def check_plots(root, docs):
 #                                        TEXT ("on 3583 ... runs on
 #                                        3353–3803" spreads 12.6%).
 #
+# Pairs: two sides measured in alternation (A, B, A, B, ...) are compared
+# run by run, the i-th run of one against the i-th of the other, which
+# says more than whether their ranges overlap: two sides whose runs both
+# drift can overlap and still be ordered in every pair. The runs are read
+# as above, at "A" and at "B" (without "A", the headline's), or at another
+# row's headline (F2.6's); both lists must be as long.
+#   ["A"] runs above/below "B" runs in every pair
+#   ["A"] runs above/below F2.6's in every pair
+#   ... in N of M pairs                  exactly N of the M pairs are so.
+#
 # Values: the numbers a row writes right before TEXT, for rows whose items
 # are not "NAME VALUE×" cells (F7.19's "1.04× t1", F7.36's "0.84× zero-page
 # ceiling"); with of, only those from TEXT's first occurrence on:
@@ -304,6 +316,7 @@ READING_FORMS = ("faster", "slower", "faster in every run", "slower in every run
                  "every/no/lowest/highest [NAME] cell REL X", "[NAME] cells REL X: A, B",
                  "every/no/lowest/highest run REL X", "spread REL X%",
                  'every/no/lowest/highest value before "TEXT" REL X',
+                 '["A"] runs above/below "B" runs (or F2.6\'s) in every pair (or in N of M pairs)',
                  '... of "TEXT"', "... in every stored run", "... in some stored run")
 _OF = r'(?:\s+of\s+"([^"]+)")?'
 _BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?%s$' % (NUMBER, _OF))
@@ -316,6 +329,8 @@ _CELLSET = re.compile(r'^(?:(.+?)\s+)?cells\s+%s\s+(%s)\s*[^\s:]*:\s*(.+?)%s$' %
 _SPREAD = re.compile(r'^spread\s+%s\s+(%s)\s*%%%s$' % (REL, NUMBER, _OF))
 _VALUES = re.compile(r'^(every|no|lowest|highest)\s+value before\s+"([^"]+)"\s+%s\s+(%s)\s*[^\s"]*%s$'
                      % (REL, NUMBER, _OF))
+_PAIRS = re.compile(r'^(?:"([^"]+)"\s+)?runs\s+(above|below)\s+(?:(F\d+\.\d+)\'s|"([^"]+)"\s+runs)'
+                    r'\s+in\s+(?:(every) pair|(\d+) of (\d+) pairs)$')
 STORED = " in every stored run"
 SOME_STORED = " in some stored run"
 
@@ -493,12 +508,38 @@ def _scope(figure, of):
     return figure if of is None else _after(figure, of)
 
 
+def _pairs(part, m, figure, rows):
+    """The pairs form (see "Pairs" above) against one figure."""
+    a_of, rel, other, b_of, every, n_want, m_want = m.groups()
+    for text in (a_of, b_of):
+        if text is not None and text not in figure:
+            return f'{part}: the row has no "{text}"'
+    a = run_values(figure, a_of)
+    if other is not None:
+        if rows is None or other not in rows:
+            return f"{part}: there is no row {other} to pair with"
+        b = run_values(rows[other]["figure"])
+    else:
+        b = run_values(figure, b_of)
+    if a is None or b is None:
+        return f"{part}: the row gives no runs to pair"
+    if len(a[0]) != len(b[0]):
+        return f"{part}: {len(a[0])} runs ({a[1]}) do not pair with {len(b[0])} ({b[1]})"
+    hits = sum(1 for x, y in zip(a[0], b[0]) if _rel(x, rel, y))
+    if every:
+        return None if hits == len(a[0]) else f"{part}: {hits} of {len(a[0])} pairs ({a[1]} against {b[1]})"
+    if int(m_want) != len(a[0]) or int(n_want) != hits:
+        return f"{part}: {hits} of {len(a[0])} pairs ({a[1]} against {b[1]})"
+    return None
+
+
 # Long: one arm per form of the predicate language, in the order the
 # opening comment lists them, each a regular expression and its test; a
 # table of (pattern, test) pairs would split it, at the cost of reading
 # the forms in two places.
-def _part(part, figure):
-    """None when one form holds of the figure, else why not."""
+def _part(part, figure, rows=None):
+    """None when one form holds of the figure, else why not. rows: every
+    row by id, for a form that reads another row's runs."""
     m = _BOUND.match(part)
     if m:
         kind, x, of = m.group(1), _num(m.group(2)), m.group(3)
@@ -642,6 +683,9 @@ def _part(part, figure):
         if empty:
             why.append("no cell %s is %s %g" % (", ".join(empty), rel, x))
         return f"{part}: {'; '.join(why)}" if why else None
+    m = _PAIRS.match(part)
+    if m:
+        return _pairs(part, m, figure, rows)
     m = _SIDE.match(part)
     if m:
         side, word, of = m.group(1), m.group(2), m.group(3)
@@ -662,12 +706,13 @@ def reading_parts(reading):
     return [p.strip() for p in re.findall(r'(?:[^;"]|"[^"]*")+|(?<=;)(?=;|$)|^(?=;)', reading)]
 
 
-def evaluate(reading, figure, stored=None):
+def evaluate(reading, figure, stored=None, rows=None):
     """None when the reading holds of the figure, else why it does not (one
     line, with what the row measured). stored: for parts read 'in every
     stored run', a function giving [(run name, figure)] of the row as the
     stored runs produce it (check_readings passes stored_figures); None
-    holds such parts against the figure alone."""
+    holds such parts against the figure alone. rows: every kept row by id,
+    for a form that pairs this row's runs with another row's."""
     why = []
     for part in reading_parts(reading):
         if not part:
@@ -675,7 +720,7 @@ def evaluate(reading, figure, stored=None):
         if part.endswith(SOME_STORED):
             # Holds when the kept row, or any stored run of it, has it.
             core = part[:-len(SOME_STORED)].rstrip()
-            w = _part(core, figure)
+            w = _part(core, figure, rows)
             if not w:
                 continue
             runs = stored() if stored is not None else []
@@ -684,7 +729,7 @@ def evaluate(reading, figure, stored=None):
                            f" (the kept row: {w[len(core) + 2:] if w.startswith(core + ': ') else w})")
             continue
         core = part[:-len(STORED)].rstrip() if part.endswith(STORED) else part
-        w = _part(core, figure)
+        w = _part(core, figure, rows)
         if w:
             why.append(part + w[len(core):] if w.startswith(core + ":") else w)
             continue
@@ -760,7 +805,7 @@ def check_readings(root, docs, rows=None):
                               "no reading: write {{finding %s | READING}} (%s)" % (rid, ", ".join(READING_FORMS))))
             else:
                 why = evaluate(reading, row["figure"],
-                               lambda row=row, rid=rid: stored_figures(root, row.get("source"), rid, cache))
+                               lambda row=row, rid=rid: stored_figures(root, row.get("source"), rid, cache), rows)
                 if why:
                     fails.append((where, rid, reading, why))
     return n, fails

@@ -174,6 +174,22 @@ class Readings(unittest.TestCase):
         self.fails("every run below 1.2", PREFETCH.replace("1.243", "1.25"), "runs 1.120–1.25")
         self.fails("every GET run below 1", PER_RUN, "runs are not named")
 
+    def test_runs_compared_pair_by_pair(self):
+        drift = "**1.27×** (64.7 / 51.1 ns/lookup; runs find 64.7/65.5/74.2/31.8/34.0, batch 16 52.3/51.3/50.1/36.3/51.1; run ranges overlap)"
+        self.holds('"batch 16" runs below "find" runs in 3 of 5 pairs', drift)
+        self.holds('"find" runs above "batch 16" runs in 3 of 5 pairs; runs overlap', drift)
+        # a planted reading: the two drifted together, so not every pair is ordered
+        self.fails('"batch 16" runs below "find" runs in every pair', drift, "3 of 5 pairs")
+        self.fails('"batch 16" runs below "find" runs in 4 of 5 pairs', drift, "3 of 5 pairs")
+        self.fails('"batch 16" runs below "find" runs in 3 of 4 pairs', drift, "3 of 5 pairs")
+        self.fails('"batch 16" runs below "find" runs in every pair', "runs find 1/2, batch 16 1/2/3", "do not pair")
+        self.fails('"none" runs below "find" runs in every pair', drift, 'no "none"')
+        rows = {"F2.6": {"figure": "**109.3 ns/item** (runs 27.3/64.1/120.9)"}}
+        mine = "**53.5 ns/item** (runs 17.8/16.9/55.4)"
+        self.assertIsNone(findings_refs.evaluate("runs below F2.6's in every pair", mine, None, rows))
+        self.assertIn("0 of 3 pairs", findings_refs.evaluate("runs above F2.6's in every pair", mine, None, rows))
+        self.assertIn("no row F9.9", findings_refs.evaluate("runs below F9.9's in every pair", mine, None, rows))
+
     def test_a_wrong_form_names_the_forms(self):
         self.fails("cells above one: GET", CEILING, "not a reading")
         self.fails("runs overlapping", SET_BW, "not a reading")
