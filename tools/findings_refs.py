@@ -227,6 +227,10 @@ def check_plots(root, docs):
 #                                     every run.
 #   runs overlap in every pair,       every verdict the row gives (after TEXT,
 #   runs apart in every pair          with of) says so.
+#   runs overlap in N of M pairs,     exactly N of the M verdicts the row
+#   runs apart in N of M pairs        gives (after TEXT, with of) say so:
+#                                     F4.40's "in all but one of them in
+#                                     every run" is runs apart in 7 of 8.
 #   SIDE faster in every run          that verdict names SIDE and the word
 #   (or lower, slower, higher)        (faster, lower, ...) as the row writes
 #                                     them: on faster in every run of
@@ -287,7 +291,9 @@ def check_plots(root, docs):
 # run") and even takes the suffix
 # ' of "TEXT"': the bound, verdict, cells or runs read are those after the
 # first occurrence of TEXT (as written, spaces included) in the figure,
-# instead of the headline's.
+# instead of the headline's. ' of last "TEXT"' reads from TEXT's last
+# occurrence instead: F4.1 gives "without main's idle spin" once for each
+# thread count, and io-threads 4's is the last.
 #
 # Across the stored runs: any form may end with ' in every stored run':
 # then it must hold of the kept row and of the same row as every stored
@@ -311,17 +317,17 @@ NUMBER = r"[-+]?\d[\d,]*(?:\.\d+)?"
 REL = r"(above|below|at least|at most)"
 READING_FORMS = ("faster", "slower", "faster in every run", "slower in every run", "even",
                  "at least X", "at most X", "met", "not met",
-                 "runs overlap", "runs apart", "runs overlap in every pair", "runs apart in every pair",
+                 "runs overlap", "runs apart", "runs overlap/apart in every pair (or in N of M pairs)",
                  "SIDE faster/lower in every run",
                  "every/no/lowest/highest [NAME] cell REL X", "[NAME] cells REL X: A, B",
                  "every/no/lowest/highest run REL X", "spread REL X%",
                  'every/no/lowest/highest value before "TEXT" REL X',
                  '["A"] runs above/below "B" runs (or F2.6\'s) in every pair (or in N of M pairs)',
-                 '... of "TEXT"', "... in every stored run", "... in some stored run")
+                 '... of "TEXT"', '... of last "TEXT"', "... in every stored run", "... in some stored run")
 _OF = r'(?:\s+of\s+"([^"]+)")?'
 _BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?%s$' % (NUMBER, _OF))
 _VERDICT = re.compile(r'^(met|not met)%s$' % _OF)
-_RUNS_SEP = re.compile(r'^runs\s+(overlap|apart)(\s+in every pair)?%s$' % _OF)
+_RUNS_SEP = re.compile(r'^runs\s+(overlap|apart)(\s+in (?:every|(\d+) of (\d+)) pairs?)?%s$' % _OF)
 _SIDE = re.compile(r'^(.+?)\s+(faster|slower|lower|higher)\s+in every run%s$' % _OF)
 _QUANT = re.compile(r'^(every|no|lowest|highest)\s+(?:(.+?)\s+)?(cell|run)\s+%s\s+(%s)\s*[^\s"]*%s$'
                     % (REL, NUMBER, _OF))
@@ -537,9 +543,22 @@ def _pairs(part, m, figure, rows):
 # opening comment lists them, each a regular expression and its test; a
 # table of (pattern, test) pairs would split it, at the cost of reading
 # the forms in two places.
+_OF_LAST = re.compile(r'\s+of\s+last\s+"([^"]+)"$')
+
+
 def _part(part, figure, rows=None):
     """None when one form holds of the figure, else why not. rows: every
     row by id, for a form that reads another row's runs."""
+    m = _OF_LAST.search(part)
+    if m:
+        # of last "TEXT" reads from TEXT's last occurrence: the figure is
+        # cut there, and the form read with of "TEXT" as its first.
+        i = figure.rfind(m.group(1))
+        if i < 0:
+            return f'{part}: the row has no "{m.group(1)}"'
+        first = part[:m.start()] + f' of "{m.group(1)}"'
+        why = _part(first, figure[i:], rows)
+        return why and why.replace(first, part, 1)
     m = _BOUND.match(part)
     if m:
         kind, x, of = m.group(1), _num(m.group(2)), m.group(3)
@@ -583,7 +602,7 @@ def _part(part, figure, rows=None):
         return None
     m = _RUNS_SEP.match(part)
     if m:
-        want, every, of = m.group(1), m.group(2), m.group(3)
+        want, every, n, total, of = m.groups()
         if every:
             scope = _scope(figure, of)
             if scope is None:
@@ -592,6 +611,10 @@ def _part(part, figure, rows=None):
             if not vs:
                 return f"{part}: the row gives no runs' spread to say so"
             bad = [v for v in vs if v[0] != want]
+            if n is not None:
+                if len(vs) != int(total) or len(vs) - len(bad) != int(n):
+                    return f"{part}: {len(vs) - len(bad)} of the row's {len(vs)} verdicts say so"
+                return None
             if bad:
                 return f"{part}: {len(bad)} of the row's {len(vs)} verdicts say otherwise: {bad[0][3]}"
             return None

@@ -190,6 +190,27 @@ class Readings(unittest.TestCase):
         self.assertIn("0 of 3 pairs", findings_refs.evaluate("runs above F2.6's in every pair", mine, None, rows))
         self.assertIn("no row F9.9", findings_refs.evaluate("runs below F9.9's in every pair", mine, None, rows))
 
+    def test_of_last_reads_the_last_occurrence(self):
+        cost = ("io-threads 2 **2.80 µs** (2.25× of io-threads 1, io-threads 1 lower in every run; without main's idle"
+                " spin 1.42 µs (runs 1.24–1.44), 1.14× of io-threads 1, run ranges overlap); io-threads 4 **1.22 µs**"
+                " (0.98× of io-threads 1, run ranges overlap; without main's idle spin 0.96 µs (runs 0.65–1.24),"
+                " 0.77× of io-threads 1, io-threads 4 without the spin lower in every run)")
+        self.holds('io-threads 4 without the spin lower in every run of last "without main\'s idle spin"', cost)
+        self.holds('every value before "× of io-threads 1" below 1 of last "without main\'s idle spin"', cost)
+        # a planted reading: the first occurrence (io-threads 2's) overlaps, the last does not
+        self.fails('runs overlap of last "without main\'s idle spin"', cost, "of last")
+        self.holds('runs overlap of "without main\'s idle spin"', cost)
+        self.fails('runs overlap of last "no such text"', cost, 'no "no such text"')
+
+    def test_verdicts_counted(self):
+        peer = ("GET 0.05× (io-threads 1 faster in every run); GET 512 B 0.65× (run ranges overlap);"
+                " SET 0.59× (io-threads 1 faster in every run)")
+        self.holds("runs apart in 2 of 3 pairs; runs overlap in 1 of 3 pairs", peer)
+        # planted: "in every cell in every run" where one cell's runs overlap
+        self.fails("runs apart in every pair", peer, "1 of the row's 3 verdicts say otherwise")
+        self.fails("runs apart in 3 of 3 pairs", peer, "2 of the row's 3 verdicts say so")
+        self.fails("runs apart in 2 of 4 pairs", peer, "2 of the row's 3 verdicts say so")
+
     def test_a_wrong_form_names_the_forms(self):
         self.fails("cells above one: GET", CEILING, "not a reading")
         self.fails("runs overlapping", SET_BW, "not a reading")
