@@ -252,6 +252,8 @@ def check_plots(root, docs):
 #   no [NAME] cell REL X          none is.
 #   lowest [NAME] cell REL X,     the smallest / largest cell is REL X.
 #   highest [NAME] cell REL X
+#   N of M [NAME] cells REL X     the row has M such cells and exactly N
+#                                 of them are REL X.
 #   [NAME] cells REL X: A, B      the cells REL X are exactly those A, B
 #                                 name: each of them is named, and each of
 #                                 A, B names at least one of them.
@@ -266,6 +268,8 @@ def check_plots(root, docs):
 # next one's runs.
 #   every run REL X, no run REL X        each / none of the runs is REL X.
 #   lowest run REL X, highest run REL X  the smallest / largest run is.
+#   N of M runs REL X                    there are M runs and exactly N
+#                                        are REL X ("six of its seven").
 #   spread REL X%                        (largest run - smallest) is REL X%
 #                                        of the median: the headline, or
 #                                        with of, the first number after
@@ -319,8 +323,8 @@ READING_FORMS = ("faster", "slower", "faster in every run", "slower in every run
                  "at least X", "at most X", "met", "not met",
                  "runs overlap", "runs apart", "runs overlap/apart in every pair (or in N of M pairs)",
                  "SIDE faster/lower in every run",
-                 "every/no/lowest/highest [NAME] cell REL X", "[NAME] cells REL X: A, B",
-                 "every/no/lowest/highest run REL X", "spread REL X%",
+                 "every/no/lowest/highest [NAME] cell REL X", "N of M [NAME] cells REL X", "[NAME] cells REL X: A, B",
+                 "every/no/lowest/highest run REL X", "N of M runs REL X", "spread REL X%",
                  'every/no/lowest/highest value before "TEXT" REL X',
                  '["A"] runs above/below "B" runs (or F2.6\'s) in every pair (or in N of M pairs)',
                  '... of "TEXT"', '... of last "TEXT"', "... in every stored run", "... in some stored run")
@@ -329,7 +333,7 @@ _BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?%s$' % (NUMBER, _OF))
 _VERDICT = re.compile(r'^(met|not met)%s$' % _OF)
 _RUNS_SEP = re.compile(r'^runs\s+(overlap|apart)(\s+in (?:every|(\d+) of (\d+)) pairs?)?%s$' % _OF)
 _SIDE = re.compile(r'^(.+?)\s+(faster|slower|lower|higher)\s+in every run%s$' % _OF)
-_QUANT = re.compile(r'^(every|no|lowest|highest)\s+(?:(.+?)\s+)?(cell|run)\s+%s\s+(%s)\s*[^\s"]*%s$'
+_QUANT = re.compile(r'^(every|no|lowest|highest|\d+ of \d+)\s+(?:(.+?)\s+)?(cell|run)s?\s+%s\s+(%s)\s*[^\s"]*%s$'
                     % (REL, NUMBER, _OF))
 _CELLSET = re.compile(r'^(?:(.+?)\s+)?cells\s+%s\s+(%s)\s*[^\s:]*:\s*(.+?)%s$' % (REL, NUMBER, _OF))
 _SPREAD = re.compile(r'^spread\s+%s\s+(%s)\s*%%%s$' % (REL, NUMBER, _OF))
@@ -680,6 +684,13 @@ def _part(part, figure, rows=None):
             pick = (min if q == "lowest" else max)(what, key=lambda c: c[1])
             if not _rel(pick[1], rel, x):
                 return f"{part}: the {q} is {pick[1]:g}" + (f" ({pick[0]})" if noun == "cell" else f" (runs {text})")
+            return None
+        if q[0].isdigit():
+            n, total = (int(t) for t in q.split(" of "))
+            hits = [c for c in what if _rel(c[1], rel, x)]
+            if len(what) != total or len(hits) != n:
+                return (f"{part}: {len(hits)} of the {len(what)} {noun}s are {rel} {x:g}"
+                        + (f" (runs {text})" if noun == "run" else ""))
             return None
         bad = [c for c in what if _rel(c[1], rel, x) != (q == "every")]
         if bad:

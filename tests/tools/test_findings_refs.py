@@ -202,6 +202,15 @@ class Readings(unittest.TestCase):
         self.holds('runs overlap of "without main\'s idle spin"', cost)
         self.fails('runs overlap of last "no such text"', cost, 'no "no such text"')
 
+    def test_runs_and_cells_counted(self):
+        ring = "**3.87 ns/item** (runs 9.7/3.9/3.8/3.9/4.1/3.8/3.8)"
+        self.holds("6 of 7 runs below 4.2", ring)
+        # planted: "every run but the first" said of a row where two are above
+        self.fails("7 of 7 runs below 4.2", ring, "6 of the 7 runs are below 4.2")
+        self.fails("6 of 8 runs below 4.2", ring, "6 of the 7 runs")
+        self.holds("2 of 3 GET cells below 1", "GET 3 B 0.05×; GET 512 B 1.65×; GET 1 MB 0.59×; SET 3 B 2.0×")
+        self.fails("3 of 3 GET cells below 1", "GET 3 B 0.05×; GET 512 B 1.65×; GET 1 MB 0.59×", "2 of the 3 cells")
+
     def test_verdicts_counted(self):
         peer = ("GET 0.05× (io-threads 1 faster in every run); GET 512 B 0.65× (run ranges overlap);"
                 " SET 0.59× (io-threads 1 faster in every run)")
