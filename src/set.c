@@ -40,7 +40,9 @@
  *     hashtable. The limits are checked when a member is added, so a set
  *     made under larger limits keeps its encoding when CONFIG SET lowers
  *     them, and a shrinking set never converts back (Valkey does the same:
- *     converting back would make a remove cost O(n)).
+ *     converting back would make a remove cost O(n)). The one way back is
+ *     SPOP with a count near the set's size, which copies the members
+ *     that stay into a new set, built small (cmd_set.c), as Valkey does.
  *
  * The conversions, as Valkey 8's setTypeAddAux makes them:
  *  - intset, an integer arrives: added; past set-max-intset-entries the
