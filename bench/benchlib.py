@@ -69,6 +69,18 @@ def servers():
     return [("soloist", a_bin, a_is), ("redis", b_bin, "redis-server")]
 
 
+VALKEY_SKIPPED = ("VALKEY_SERVER is not set to a runnable valkey-server: build Valkey from source "
+                  "(bench/README.md) and point VALKEY_SERVER at it")
+
+
+def valkey_binary():
+    """VALKEY_SERVER's path, or None when unset or not runnable: a benchmark
+    that sets soloist beside Valkey then skips that peer and says so
+    (VALKEY_SKIPPED), and measures the others."""
+    b = os.environ.get("VALKEY_SERVER", "")
+    return b if b and os.access(b, os.X_OK) else None
+
+
 def placement():
     """How client and server share the CPUs; recorded on every line."""
     cores = os.cpu_count() or 1
