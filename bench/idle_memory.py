@@ -3,8 +3,10 @@
 
 Step 0 benchmark. Owns one measurement: the growth of a server's resident
 set (VmRSS) divided by the number of connections it holds, at 10,000
-connections, for soloist and for Debian's redis-server 7.0 started the
-same way, one after the other in one run. Two moments per server:
+connections, for soloist, for Debian's redis-server 7.0 and, when
+VALKEY_SERVER names a valkey-server built from source, for Valkey (the
+2024 tree), each started the same way, one after the other in one run.
+Two moments per server:
 
   connected   every connection accepted, none has sent a byte;
   after_ping  each then sent one PING and read the PONG, and all stayed
@@ -17,7 +19,8 @@ script raises its own open-files limit (soft to hard) so that it and the
 servers it starts can hold the sockets.
 
 Prints JSON lines: kind=run per server and moment (rss_base_bytes,
-rss_bytes, connections, bytes_per_conn). Knobs: QUICK=1 (2,000
+rss_bytes, connections, bytes_per_conn), kind=skipped when Valkey is
+not there. Knobs: VALKEY_SERVER, QUICK=1 (2,000
 connections), BENCH_CONNS, BENCH_IDLE_S. Single-threaded; loopback only.
 
 Valkey anchor: none in code; the behaviour measured is Valkey 8's shared
@@ -128,7 +131,15 @@ def main():
     raise_nofile(conns + 200)
     base = {"bench": "idle_memory", "cores": os.cpu_count(), "quick": q, "idle_s": idle_s,
             "maxclients": conns + 100}
-    for label, binary, really in bl.servers():
+    sides = bl.servers()
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
+        bl.log("idle_memory: Valkey skipped, VALKEY_SERVER not set")
+    else:
+        sides.append(("valkey", vk, "valkey-server"))
+        base["valkey_version"] = bl.server_version(vk)
+    for label, binary, really in sides:
         bl.log("%s: %d idle connections" % (label, conns))
         measure(label, binary, really, conns, idle_s, base)
 

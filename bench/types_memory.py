@@ -4,8 +4,9 @@
 The types' memory benchmark. For each type (list, hash, set), each
 element kind (short strings "m:12345", and integers 12345) and each size
 (10, 100 and 1,000,000 elements in a key; 10, 100 and 100,000 with QUICK),
-on a fresh server each time, soloist and Debian's redis-server 7.0
-alternated:
+on a fresh server each time, soloist, Debian's redis-server 7.0 and,
+when VALKEY_SERVER names a valkey-server built from source, Valkey (the
+2024 tree), their order turned each run:
 
   1. read INFO memory's used_memory;
   2. load KEYS keys of that many elements each (10,000 keys of 10 or 100
@@ -48,7 +49,9 @@ and kind=refused, then generic finding rows F10.10-F10.27, one per cell
 (type, element kind, size: each server's bytes per element and the ratio
 soloist / redis-server, and the same by RSS growth) and F10.28, the
 target: at most 1.0x redis-server 7.0 in every cell by used_memory, met or
-not, with the highest cell (and the highest by RSS growth). Knobs: QUICK=1 (about
+not, with the highest cell (and the highest by RSS growth); with Valkey,
+each cell's figure adds Valkey's bytes per element and soloist / Valkey,
+and F10.29 gives the highest and lowest of those ratios. Knobs: VALKEY_SERVER, QUICK=1 (about
 40 s; full about 2 min), RUNS, BENCH_TYPES_KEYS (10,000; 2,000 with QUICK),
 BENCH_TYPES_SIZES (comma list), BENCH_TYPES_BATCH (100),
 BENCH_TYPES_WINDOW (64), TYPES_LOAD_BIN, SOLOIST_BIN, REDIS_BIN.
@@ -70,14 +73,14 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-ID_BASE = 10  # rows F10.10-F10.28
+ID_BASE = 10  # rows F10.10-F10.28, and F10.29 when Valkey ran
 FIRST_ROW = 10
 TYPES = ["list", "hash", "set"]
 ELEMS = ["str", "int"]
 ELEM_TEXT = {"str": 'short strings ("m:i")', "int": "integers"}
 KEY_PREFIX = {"list": "l", "hash": "h", "set": "s"}
 VERB = {"list": "RPUSH", "hash": "HSET", "set": "SADD"}
-ALLOCATORS = {"soloist": "glibc malloc", "redis": "jemalloc"}
+ALLOCATORS = {"soloist": "glibc malloc", "redis": "jemalloc", "valkey": "jemalloc"}
 
 
 def env_list(name, default):
@@ -179,13 +182,13 @@ def rows(lines, sizes, cmd_line, cfg):
     F10.28 (the target) from the run and refused lines."""
     runs = [ln for ln in lines if ln.get("kind") == "run"]
     refused = [ln for ln in lines if ln.get("kind") == "refused"]
-    out, ratios, absent, rss_ratios = [], [], [], []
+    out, ratios, absent, rss_ratios, vk_ratios = [], [], [], [], []
     idx = FIRST_ROW
     for typ in TYPES:
         for elem in ELEMS:
             for n in sizes:
                 match = [ln for ln in runs if ln["type"] == typ and ln["elem"] == elem and ln["n"] == n]
-                side = {s: [ln for ln in match if ln["server"] == s] for s in ("soloist", "redis")}
+                side = {s: [ln for ln in match if ln["server"] == s] for s in ("soloist", "redis", "valkey")}
                 name = cell_name(typ, elem, n)
                 keys = (match or [ln for ln in refused if ln["type"] == typ and ln["n"] == n] or [{}])[0].get("keys")
                 ccfg = dict(cfg, type=typ, elem=elem, elements_per_key=n, keys=keys)
@@ -209,6 +212,11 @@ def rows(lines, sizes, cmd_line, cfg):
                         rss_ratios.append((ra / rb, name))
                         fig += "; resident memory (RSS) growth per element %.1f vs %.1f B (runs %s vs %s): %.2f×" % (
                             ra, rb, span1(rss["soloist"]), span1(rss["redis"]), ra / rb)
+                    if side["valkey"]:
+                        v = bl.median(bpe["valkey"])
+                        vk_ratios.append((a / v, name))
+                        fig += "; Valkey %.1f B (%s; %s): soloist / Valkey %.2f×" % (
+                            v, side["valkey"][0]["encoding"], runs_text(bpe["valkey"]), a / v)
                 else:
                     why = sorted({ln["why"] for ln in refused if ln["type"] == typ and ln["elem"] == elem
                                   and ln["n"] == n})
@@ -244,6 +252,16 @@ def rows(lines, sizes, cmd_line, cfg):
                          "its row gives it)"
                          % ", ".join("{:,}".format(n) for n in sizes),
                 "figure": "%s (%s)" % ("met" if met else "not met", detail)})
+    if vk_ratios:
+        # Beside Valkey (the 2024 tree): no target, the same cells read again.
+        over = sorted(((r, nm) for r, nm in vk_ratios if round(r, 2) > 1.0), reverse=True)
+        out.append({"finding": True, "id": "F%d.%d" % (ID_BASE, idx + 1), "command": cmd_line,
+                    "config": cfg,
+                    "claim": "bytes per element, soloist (glibc malloc) / Valkey built from source (jemalloc), "
+                             "every cell of F10.10-F10.27 by used_memory",
+                    "figure": "highest cell **%.2f×** (%s), lowest %.2f× (%s); %d of %d cells above 1.0×%s" % (
+                        *max(vk_ratios, key=lambda r: r[0]), *min(vk_ratios, key=lambda r: r[0]), len(over),
+                        len(vk_ratios), (": " + ", ".join("%s %.2f×" % (nm, r) for r, nm in over)) if over else "")})
     return out
 
 
@@ -257,13 +275,19 @@ def main():
            "batch": int(os.environ.get("BENCH_TYPES_BATCH", 100)),
            "window": int(os.environ.get("BENCH_TYPES_WINDOW", 64)), "bound_s": 60 if q else 120, "quick": q}
     (a_label, a_bin, a_is), (b_label, b_bin, b_is) = bl.servers()
+    sides = [(a_label, a_bin, a_is), (b_label, b_bin, b_is)]
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit({"kind": "skipped", "peer": "valkey", "why": bl.VALKEY_SKIPPED})
+        bl.log("types_memory: Valkey skipped, VALKEY_SERVER not set")
+    else:
+        sides.append(("valkey", vk, "valkey-server"))
     lines = []
     try:
         for run in range(1, runs + 1):
             for typ in TYPES:
                 for elem in ELEMS:
                     for n in sizes:
-                        sides = [(a_label, a_bin, a_is), (b_label, b_bin, b_is)]
                         for label, binary, really in sides if run % 2 else sides[::-1]:
                             ln = measure(label, binary, really, typ, elem, n, keys_for(n, keys_small), run, cfg)
                             bl.emit(ln)
@@ -274,6 +298,8 @@ def main():
         cmd_line = "make findings BENCH=types_memory" + (" QUICK=1" if q else "")
         row_cfg = {"runs": runs, "peer": "redis-server 7.0", "batch": cfg["batch"], "window": cfg["window"],
                    "load": "pipelined variadic RPUSH / HSET / SADD", "quick": q}
+        if vk is not None:
+            row_cfg["valkey"] = "Valkey built from source (%s)" % bl.server_version(vk)
         for row in rows(lines, sizes, cmd_line, row_cfg):
             bl.emit(row)
     finally:

@@ -2,8 +2,10 @@
 """zset_memory.py — what one sorted-set member costs, per layout, and how fast.
 
 Step 8 benchmark. For each of soloist's four layouts (zset-layout copied,
-node-pointer, embedded, dense) and for Debian's redis-server 7.0, one
-after the other in one run, on a fresh server each:
+node-pointer, embedded, dense), for Debian's redis-server 7.0 and, when
+VALKEY_SERVER names a valkey-server built from source, for Valkey (the
+2024 tree: a skiplist beside a dict, the layout before Valkey 8.1's
+#1427), one after the other in one run, on a fresh server each:
 
   1. ZADD z NX i m:i for i = 0 .. N-1, pipelined (bench/zset_load.c, a
      window of WINDOW commands per write), read INFO memory's used_memory
@@ -16,16 +18,17 @@ after the other in one run, on a fresh server each:
      the same way: queries per second.
 
 used_memory is the allocator's usable size of every live allocation, on
-both servers (soloist's zmalloc asks malloc_usable_size; redis-server
-asks jemalloc), so bytes per member is what the allocator hands out, not
-what the structures request. soloist links glibc's malloc (sizes in steps
-of 16 bytes, 24 bytes at least); redis-server links jemalloc (steps of 8
-and 16 bytes below 128): the same structure can cost a different number of
-bytes on each, and the rows say which allocator.
+every server (soloist's zmalloc asks malloc_usable_size; redis-server and
+Valkey ask jemalloc), so bytes per member is what the allocator hands out,
+not what the structures request. soloist links glibc's malloc (sizes in
+steps of 16 bytes, 24 bytes at least); redis-server and Valkey link
+jemalloc (steps of 8 and 16 bytes below 128): the same structure can cost
+a different number of bytes on each, and the rows say which allocator.
 
 Prints JSON lines: kind=run, op=add (server, layout, n, bytes_per_member,
 inserts_per_s, inserts_per_cpu_s, used_memory_bytes) and op=rank|score
-(server, layout, n, queries_per_s). Knobs: QUICK=1 (sizes 100k and 200k,
+(server, layout, n, queries_per_s); kind=skipped when Valkey is not
+there. Knobs: VALKEY_SERVER, QUICK=1 (sizes 100k and 200k,
 20k queries: about a minute), BENCH_ZSET_SIZES (comma list), BENCH_ZSET_
 QUERIES, BENCH_ZSET_WINDOW (default 128), BENCH_ZSET_LAYOUTS. Full run:
 1M, 5M and 10M members, 200k queries: a few minutes. Loopback only.
@@ -101,6 +104,13 @@ def main():
     loader = os.environ.get("ZSET_LOAD_BIN", os.path.join(bl.ROOT, "build", "bench", "zset_load"))
     (a_label, a_bin, a_is), (b_label, b_bin, b_is) = bl.servers()
     measure(b_label, b_bin, b_is, "redis-server", [], sizes, queries, window, loader)
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit({"kind": "skipped", "run_id": bl.run_id(), "peer": "valkey", "why": bl.VALKEY_SKIPPED})
+        bl.log("zset_memory: Valkey skipped, VALKEY_SERVER not set")
+    else:
+        bl.emit({"kind": "peer", "run_id": bl.run_id(), "server": "valkey", "version": bl.server_version(vk)})
+        measure("valkey", vk, "valkey-server", "valkey", [], sizes, queries, window, loader)
     for layout in layouts:
         measure(a_label, a_bin, a_is, layout, ["--zset-layout", layout], sizes, queries, window, loader)
     return 0

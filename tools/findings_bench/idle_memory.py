@@ -1,8 +1,9 @@
 """findings_bench/idle_memory.py — the idle_memory benchmark's part of FINDINGS.md.
 
-Tooling for step 0. Owns rows F0.40-F0.44: resident memory per idle
-connection, made from bench/idle_memory.py's raw lines; the helpers every
-benchmark shares are in tools/findings_core.py.
+Tooling for step 0. Owns rows F0.40-F0.44 and F0.57-F0.58: resident
+memory per idle connection (beside Valkey in F0.57-F0.58), made from
+bench/idle_memory.py's raw lines; the helpers every benchmark shares are
+in tools/findings_core.py.
 
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
@@ -18,7 +19,8 @@ IDLE_MOMENTS = {"connected": "connected, silent",
 
 def h_idle_memory(run, lines, bench):
     """bench/idle_memory.py: RSS growth per idle connection, one run per
-    server; F0.40-42 for silent connections, F0.43-44 after one PING."""
+    server; F0.40-42 for silent connections, F0.43-44 after one PING, and
+    F0.57-58 beside Valkey when the run measured it."""
     base = base_conditions(run)
     cells = side_by_side(lines, ("moment",))
     rows, cmd = [], "make findings BENCH=idle_memory"
@@ -51,4 +53,14 @@ def h_idle_memory(run, lines, bench):
             rows.append(Row("F0.44", "idle connection memory, %s: soloist / redis-server 7.0" % IDLE_MOMENTS[moment],
                             "**%s**%s" % (fmt_ratio(ratio), " (%s)" % one[2:] if one else ""),
                             dict(base, config=cfg), cmd, run.rel(bench)))
+        if "valkey" in sides:
+            v = sides["valkey"]
+            vcfg = cfg + ["Valkey built from source (%s)" % v.get("valkey_version")]
+            rows.append(Row("F0.%d" % (57 if moment == "connected" else 58),
+                            "idle connection memory, %s: soloist / Valkey (2024 tree)" % IDLE_MOMENTS[moment],
+                            "**%s** (Valkey %s B per connection, RSS %.1f → %.1f MB%s)" % (
+                                fmt_ratio(a["bytes_per_conn"] / v["bytes_per_conn"]),
+                                "{:,.0f}".format(v["bytes_per_conn"]), v["rss_base_bytes"] / 2**20,
+                                v["rss_bytes"] / 2**20, one),
+                            dict(base, config=vcfg), cmd, run.rel(bench)))
     return rows
