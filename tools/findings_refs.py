@@ -814,6 +814,38 @@ def citations(text):
     return out
 
 
+# Words that state something about a row's runs. A paragraph that says one
+# of them must cite the row it reads, {{finding ID | READING}}, so that the
+# reading is checked; a paragraph that uses the words of something else
+# (a test that passes "every run", a trace that moves "from run to run" of
+# a program) says so in an HTML comment, <!-- not a row: WHY -->.
+RUN_WORDS = re.compile(r"\b(in every run|every run\b|each run\b|in all (?:three|five|seven) (?:runs|rounds)"
+                       r"|runs? (?:ranges? )?overlap|ranges overlap|runs'? spread|inside the (?:runs' )?spread"
+                       r"|of (?:its|the|their) runs\b|from run to run)", re.I)
+NOT_A_ROW = re.compile(r"<!--\s*not a row:\s*\S[^>]*-->")
+
+
+def unread_run_claims(text):
+    """(line, words) of each paragraph that speaks of runs without citing a
+    row: prose around the rows that no reading checks. Code blocks and
+    tables are skipped, and so is a paragraph marked <!-- not a row: WHY -->."""
+    out, line = [], 1
+    fence = False
+    for para in text.split("\n\n"):
+        start = line
+        line += para.count("\n") + 2
+        body = para.lstrip()
+        if para.count("```") % 2:
+            fence = not fence
+            continue
+        if fence or body.startswith(("```", "|")):
+            continue
+        m = RUN_WORDS.search(para)
+        if m and "{{finding" not in para and not NOT_A_ROW.search(para):
+            out.append((start + para[:m.start()].count("\n"), m.group(0)))
+    return out
+
+
 def check_readings(root, docs, rows=None):
     """Holds every reading in docs against FINDINGS.md's rows.
     -> (references, [(path:line, row, reading, why)]). A reference without
@@ -828,6 +860,11 @@ def check_readings(root, docs, rows=None):
         with open(d, encoding="utf-8") as f:
             text = f.read()
         rel = os.path.relpath(d, root)
+        in_book = os.path.basename(os.path.dirname(d)) == "chapters" or os.path.basename(d) == "notes.md"
+        for line, words in unread_run_claims(text) if in_book else ():
+            fails.append(("%s:%d" % (rel, line), "-", words,
+                          'says "%s" of runs but cites no row: carry the reading ({{finding ID | READING}}), or '
+                          "mark the paragraph <!-- not a row: WHY -->" % words))
         for line, rid, reading in citations(text):
             n += 1
             where = "%s:%d" % (rel, line)

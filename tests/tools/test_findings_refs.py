@@ -211,6 +211,15 @@ class Readings(unittest.TestCase):
         self.holds("2 of 3 GET cells below 1", "GET 3 B 0.05×; GET 512 B 1.65×; GET 1 MB 0.59×; SET 3 B 2.0×")
         self.fails("3 of 3 GET cells below 1", "GET 3 B 0.05×; GET 512 B 1.65×; GET 1 MB 0.59×", "2 of the 3 cells")
 
+    def test_prose_about_runs_must_cite_a_row(self):
+        unread = findings_refs.unread_run_claims
+        # planted: a paragraph that says the runs overlap and cites nothing
+        self.assertEqual(unread("One.\n\nThe two servers' runs overlap at 1 MB.\n"), [(3, "runs overlap")])
+        self.assertEqual(unread("Ahead in every run\n({{finding F7.31 | faster in every run}}).\n"), [])
+        self.assertEqual(unread("A wrong order can pass every run on x86.\n<!-- not a row: tests -->\n"), [])
+        self.assertEqual(unread("```\nruns overlap\n```\n\n| a | in every run |\n"), [])
+        self.assertEqual(unread("Line one\nand then in all three runs it led.\n"), [(2, "in all three runs")])
+
     def test_verdicts_counted(self):
         peer = ("GET 0.05× (io-threads 1 faster in every run); GET 512 B 0.65× (run ranges overlap);"
                 " SET 0.59× (io-threads 1 faster in every run)")
