@@ -197,7 +197,9 @@ def rows(lines, sizes, cmd_line, cfg):
                              name, "{:,}".format(keys) if keys else "?", "" if keys == 1 else "s",
                              ALLOCATORS["soloist"], ALLOCATORS["redis"],
                              "; an element is a field-value pair" if typ == "hash" else "")
-                         + "; beside it the resident memory's (RSS) growth per element")
+                         + "; beside it the resident memory's (RSS) growth per element"
+                         + ("; then Valkey's bytes per element (jemalloc) and soloist / Valkey"
+                            if any(ln["server"] == "valkey" for ln in match) else ""))
                 bpe = {s: [ln["bytes_per_element"] for ln in side[s]] for s in side}
                 if side["soloist"] and side["redis"]:
                     a, b = bl.median(bpe["soloist"]), bl.median(bpe["redis"])
