@@ -35,9 +35,10 @@
  *  4. The index. The member hashtable stores, per member, its leaf's
  *     address with the slot in the top byte (a tagged pointer: user
  *     addresses on x86-64 and AArch64 fit in 48 bits). A split moves
- *     members to a new leaf and re-points their entries; nothing else
- *     moves a member between leaves, so the index is right after every
- *     change.
+ *     members to a new leaf, and a merge after a removal moves a leaf's
+ *     members into the leaf before it; each re-points the entries of the
+ *     members it moves. Nothing else moves a member between leaves, so
+ *     the index is right after every change.
  *  5. A leaf keeps a copy of its first member's score beside its levels,
  *     so that a search by score steps from leaf to leaf touching what a
  *     skiplist node's search touches (the level and the score), not the
