@@ -42,6 +42,10 @@ nothing). Four parts, one run:
     the model's curve is drawn beside (rows F4.104-F4.105, plot
     beside_valkey_scaling).
 
+Part (c) ends with one more cell, ZRANGE of a whole 100-member sorted set
+(row F4.106): soloist-bench sends only GET and SET, so redis-benchmark
+sends it, in closed loop, each setting at its own rate.
+
 `beside_valkey.py --rows FILE` computes a stored run's rows again from its
 run lines (after a row's wording changes; the measurements are untouched).
 
@@ -229,11 +233,49 @@ def cpu_cells(base, runs, budget):
                     bl.log("c %s %dB P=%d %s t%d: %.0f rps main %.3f io %.3f us/req"
                            % (test, size, p, name, n, r["rps"], r["main_us_per_request"] or -1,
                               r["io_us_per_request"] or -1))
+        if not budget.out():
+            zrange_cell(settings, base, runs)
         if "d" in os.environ.get("BENCH_PARTS", "abcd"):
             scaling(settings, base, runs, times[1])
     finally:
         for s in settings.values():
             s.stop()
+
+
+ZSET_MEMBERS = 100
+
+
+def zrange_cell(settings, base, runs):
+    """Part (c), one more cell: ZRANGE of a whole 100-member sorted set.
+    soloist-bench sends only GET and SET, so redis-benchmark sends it, in
+    closed loop (it has no offered rate): every setting at its own
+    saturated rate, the same command and clients for all."""
+    n = 8000 if bl.quick() else 30000
+    words = ["ZRANGE", "z", "0", str(ZSET_MEMBERS - 1)]
+    cfg = dict(base, part="c", test="ZRANGE", pipeline=1, value_size=ZSET_MEMBERS, clients=CLIENTS, keys=1,
+               loop="closed", tool="redis-benchmark")
+    for s in settings.values():
+        with s.turn():
+            s.command("DEL", "z")
+            s.command("ZADD", "z", *[w for i in range(ZSET_MEMBERS) for w in (str(i), "m:%d" % i)])
+    for i in range(runs):
+        for (name, n_threads), s in settings.items():
+            with s.turn():
+                c0, m0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
+                r = bl.redis_benchmark_cmd(s, words, CLIENTS, n, 1)
+                c1, m1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
+            dc = bl.counters_diff(c0, c1)
+            cmds = int(dc["commands"]) if dc["commands"] is not None else None
+            d = [b - a for a, b in zip(m0, m1)]
+            emit(dict(cfg, kind="cpu", server=name, server_is=s.really, io_threads=n_threads, forced=n_threads > 1,
+                      run=i + 1, rate=r["rps"], rps=r["rps"], requests=n, server_commands=cmds,
+                      main_cpu_s=round(d[0], 6), io_cpu_s=round(d[1], 6), process_cpu_s=round(d[2], 6),
+                      main_us_per_request=bl.per_req_us(d[0], cmds), io_us_per_request=bl.per_req_us(d[1], cmds),
+                      process_us_per_request=bl.per_req_us(d[2], cmds),
+                      main_spin_us_per_request=bl.per_req_us(dc["main_spin_s"], cmds),
+                      client_cpu_s=r["client_cpu_s"], argv=r["argv"]))
+            bl.log("c ZRANGE %d P=1 %s t%d: %.0f rps main %.3f us/req (closed loop)"
+                   % (ZSET_MEMBERS, name, n_threads, r["rps"], bl.per_req_us(d[0], cmds) or -1))
 
 
 # ------------------------------------------------------------------ rows
@@ -401,13 +443,14 @@ def cpu_rows(row):
                 continue
             ms, mv = bl.median(side["soloist"]), bl.median(side["valkey"])
             if ms > mv:
-                worse.append("%s %s P=%d t%d" % (k[0], size_name(k[1]), k[2], n))
+                worse.append("%s %s P=%d t%d" % (k[0], "%d members" % k[1] if k[0] == "ZRANGE" else size_name(k[1]),
+                                                  k[2], n))
             served = {name: bl.median([ln["rps"] / ln["rate"] for ln in cpu
                                        if (ln["test"], ln["value_size"], ln["pipeline"]) == k
                                        and ln["io_threads"] == n and ln["server"] == name]) for name in
                       ("soloist", "valkey")}
             short = ["%s served %.0f %% of the offered rate" % (NAMES[name], 100 * x)
-                     for name, x in served.items() if x < 0.95]
+                     for name, x in served.items() if x < 0.95 and k[0] != "ZRANGE"]
             parts.append("t%d %.2f vs %.2f µs (%.2f×; %s%s)" % (n, ms, mv, ms / mv,
                                                                 verdict(side["soloist"], side["valkey"],
                                                                          ("soloist", "Valkey"), lower=True),
@@ -418,6 +461,20 @@ def cpu_rows(row):
                                       and ln["io_threads"] == n and ln["server"] == name]) for name in
                      ("soloist", "valkey")}
                 io.append("t%d %.2f vs %.2f" % (n, w["soloist"], w["valkey"]))
+        if k[0] == "ZRANGE":
+            # redis-benchmark's closed loop: each setting at its own rate, given per setting.
+            rates = ["%s t%d %.0f" % (NAMES[name], n, bl.median([ln["rps"] for ln in cpu if ln["test"] == "ZRANGE"
+                                                                 and ln["server"] == name and ln["io_threads"] == n]))
+                     for name in ("soloist", "valkey") for n in THREADS
+                     if any(ln["test"] == "ZRANGE" and ln["server"] == name and ln["io_threads"] == n for ln in cpu)]
+            row("F4.106", "main thread's CPU per request, ZRANGE of a whole %d-member sorted set, P=1, in closed "
+                "loop: soloist vs Valkey at io-threads 1, 2 and 4 (threads forced on)" % k[1],
+                "; ".join(parts) + "; the I/O threads' CPU per request (spin included) " + ", ".join(io)
+                + " µs; requests/s " + ", ".join(rates),
+                test="ZRANGE z 0 %d" % (k[1] - 1), members=k[1], pipeline=k[2], clock="schedstat of each thread",
+                tool="redis-benchmark, 50 clients, closed loop (soloist-bench sends only GET and SET, and "
+                     "redis-benchmark has no offered rate: each setting runs at its own rate)")
+            continue
         rate = next(ln["rate"] for ln in cpu if (ln["test"], ln["value_size"], ln["pipeline"]) == k)
         row("F4.%d" % (90 + i), "main thread's CPU per request, %s %s P=%d at %d requests/s offered: soloist vs "
             "Valkey at io-threads 1, 2 and 4 (threads forced on)" % (k[0], size_name(k[1]), k[2], rate),
