@@ -338,9 +338,12 @@ def findings(base):
     scale_rows(row)
 
 
-# Valkey's blog (2024-07-07, "Unlock one million RPS"): 360K requests/s
-# with io-threads off, 1.19M with 8 I/O threads (io-threads 9: main is
-# counted), SET of 512 B values, 650 clients, c7g.16xlarge (64 cores).
+# Valkey's blog (2024-07-07, "Unlock one million RPS"): Valkey 8.0 with 8
+# I/O threads (io-threads 9: main is counted) and batch prefetch served
+# 1.19M requests/s where Valkey 7.2 with its older I/O threads served 360K,
+# SET of 512 B values, 650 clients, c7g.16xlarge (64 cores). One release
+# against another, not one server at io-threads 9 against 1: the nearest
+# published figure to the model's X(9)/X(1), not the same quantity.
 BLOG = {"before": 360000, "after": 1190000, "io_threads": 9}
 
 
@@ -361,8 +364,9 @@ def model_rows(row):
     want = BLOG["after"] / BLOG["before"]
     n = BLOG["io_threads"]
     pred = v["curve"][n - 1]
-    row("F4.101", "target: the model, fed Valkey's costs measured here, reproduces the blog's scaling at 8 I/O threads "
-        "(1.19M / 360K = %.1f×, SET 512 B, 650 clients, 64 cores) within 25 %%" % want,
+    row("F4.101", "target: the model, fed Valkey's costs measured here, reproduces the blog's ratio at 8 I/O threads "
+        "(Valkey 8.0's 1.19M over Valkey 7.2's 360K with its older threads = %.1f×, SET 512 B, 650 clients, "
+        "64 cores) within 25 %%" % want,
         "%s: predicted %.2f× (%+.0f %%) with the hand-offs' cost measured here; %.2f× with none (their floor, "
         "where workers never sleep and the hand-offs are batched)"
         % ("met" if abs(pred / want - 1) <= 0.25 else "not met", pred, 100 * (pred / want - 1),

@@ -4,7 +4,7 @@ Tooling for steps 4-7. Owns the plot beside_valkey_scaling: throughput
 against io-threads as measured in bench/beside_valkey.py's part (d), for
 soloist and Valkey, beside bench/pipeline_model.py's curves fed with the
 same run's costs (part (c)): on this machine's cores, and with cores to
-spare. The benchmark prints its rows itself (F0.60-F0.68, F4.90-F4.105,
+spare. The benchmark prints its rows itself (F0.60-F0.68, F4.90-F4.106,
 F7.50-F7.53).
 
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
