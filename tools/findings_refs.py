@@ -828,10 +828,12 @@ NOT_A_ROW = re.compile(r"<!--\s*not a row:\s*\S[^>]*-->")
 def unread_run_claims(text):
     """(line, words) of each paragraph that speaks of runs without citing a
     row: prose around the rows that no reading checks. Code blocks and
-    tables are skipped, and so is a paragraph marked <!-- not a row: WHY -->."""
+    tables are skipped, and so is a paragraph marked <!-- not a row: WHY -->.
+    A row displayed on its own line right after the paragraph cites it."""
     out, line = [], 1
     fence = False
-    for para in text.split("\n\n"):
+    paras = text.split("\n\n")
+    for i, para in enumerate(paras):
         start = line
         line += para.count("\n") + 2
         body = para.lstrip()
@@ -841,7 +843,9 @@ def unread_run_claims(text):
         if fence or body.startswith(("```", "|")):
             continue
         m = RUN_WORDS.search(para)
-        if m and "{{finding" not in para and not NOT_A_ROW.search(para):
+        # a row shown on its own line right after the paragraph is its citation
+        shown = i + 1 < len(paras) and paras[i + 1].lstrip().startswith("{{finding")
+        if m and "{{finding" not in para and not shown and not NOT_A_ROW.search(para):
             out.append((start + para[:m.start()].count("\n"), m.group(0)))
     return out
 

@@ -219,6 +219,7 @@ class Readings(unittest.TestCase):
         self.assertEqual(unread("A wrong order can pass every run on x86.\n<!-- not a row: tests -->\n"), [])
         self.assertEqual(unread("```\nruns overlap\n```\n\n| a | in every run |\n"), [])
         self.assertEqual(unread("Line one\nand then in all three runs it led.\n"), [(2, "in all three runs")])
+        self.assertEqual(unread("The runs overlap:\n\n{{finding F4.99 | met}}\n"), [])
 
     def test_verdicts_counted(self):
         peer = ("GET 0.05× (io-threads 1 faster in every run); GET 512 B 0.65× (run ranges overlap);"
