@@ -543,13 +543,13 @@ def _pairs(part, m, figure, rows):
     return None
 
 
+_OF_LAST = re.compile(r'\s+of\s+last\s+"([^"]+)"$')
+
+
 # Long: one arm per form of the predicate language, in the order the
 # opening comment lists them, each a regular expression and its test; a
 # table of (pattern, test) pairs would split it, at the cost of reading
 # the forms in two places.
-_OF_LAST = re.compile(r'\s+of\s+last\s+"([^"]+)"$')
-
-
 def _part(part, figure, rows=None):
     """None when one form holds of the figure, else why not. rows: every
     row by id, for a form that reads another row's runs."""

@@ -138,6 +138,15 @@ def contradict(reading, figure):
     part = findings_refs.reading_parts(reading)[0]
     if part.endswith(findings_refs.STORED):  # the kept row is read too
         part = part[:-len(findings_refs.STORED)].rstrip()
+    last = findings_refs._OF_LAST.search(part)
+    if last:  # of last "TEXT": move the result in the figure from TEXT's last occurrence on
+        i = figure.rfind(last.group(1))
+        return figure[:i] + contradict(part[:last.start()] + ' of "%s"' % last.group(1), figure[i:])
+    m = findings_refs._PAIRS.match(part)
+    if m:  # pairs: every run of the first side moved to the far side of the other's
+        return re.sub(r"(runs?\s+)(%s(?:/%s)*)" % (findings_refs.NUMBER, findings_refs.NUMBER),
+                      lambda r: r.group(1) + "/".join("%g" % (float(v.replace(",", "")) * (1000 if "below" in part else 0.001))
+                                                      for v in r.group(2).split("/")), figure, count=1)
     m = findings_refs._RUNS_SEP.match(part) or findings_refs._SIDE.match(part)
     if m and m.re is findings_refs._RUNS_SEP and m.group(1) == "overlap":
         return re.sub(r"run ranges overlap|\boverlap\b", "A faster in every run", figure)
