@@ -144,8 +144,9 @@ def contradict(reading, figure):
         return figure[:i] + contradict(part[:last.start()] + ' of "%s"' % last.group(1), figure[i:])
     m = findings_refs._PAIRS.match(part)
     if m:  # pairs: every run of the first side moved to the far side of the other's
+        scale = 1000 if "below" in part else 0.001
         return re.sub(r"(runs?\s+)(%s(?:/%s)*)" % (findings_refs.NUMBER, findings_refs.NUMBER),
-                      lambda r: r.group(1) + "/".join("%g" % (float(v.replace(",", "")) * (1000 if "below" in part else 0.001))
+                      lambda r: r.group(1) + "/".join("%g" % (float(v.replace(",", "")) * scale)
                                                       for v in r.group(2).split("/")), figure, count=1)
     m = findings_refs._RUNS_SEP.match(part) or findings_refs._SIDE.match(part)
     if m and m.re is findings_refs._RUNS_SEP and m.group(1) == "overlap":
