@@ -442,7 +442,10 @@ _CELL = re.compile(r"^(.*?)\s*(%s)\s*×$" % NUMBER)
 def cells(figure):
     """[(name, value)] of the "NAME VALUE×" cells a figure lists (see above)."""
     out, label, outer = [], None, []
-    for item in re.split(r"(,\s|;|\(|\)|\s—\s)", figure.replace("**", "")):
+    # A name's own words in parentheses, right before its value ("LPUSH
+    # (LRANGE fill) 0.96×"), stay in the name: bracketed, not split off.
+    figure = re.sub(r"\(([^()\d]*)\)(?=\s*%s\s*×)" % NUMBER, r"[\1]", figure.replace("**", ""))
+    for item in re.split(r"(,\s|;|\(|\)|\s—\s)", figure):
         if item in ("(", ")"):  # a label inside parentheses ends with them
             if item == "(":
                 outer.append(label)

@@ -202,6 +202,13 @@ class Readings(unittest.TestCase):
         self.holds('runs overlap of "without main\'s idle spin"', cost)
         self.fails('runs overlap of last "no such text"', cost, 'no "no such text"')
 
+    def test_a_cell_name_in_parentheses(self):
+        row = "PING 1.12× (1.00–1.31); LPUSH 0.95× (0.85–0.99); LPUSH (LRANGE fill) 0.96× (0.39–1.04); MSET 0.95×"
+        self.assertIn(("LPUSH [LRANGE fill]", 0.96), findings_refs.cells(row))
+        # planted: a count that leaves out the bracketed test
+        self.fails("3 of 3 cells below 1", row, "3 of the 4 cells")
+        self.holds("3 of 4 cells below 1", row)
+
     def test_runs_and_cells_counted(self):
         ring = "**3.87 ns/item** (runs 9.7/3.9/3.8/3.9/4.1/3.8/3.8)"
         self.holds("6 of 7 runs below 4.2", ring)
