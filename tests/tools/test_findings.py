@@ -293,17 +293,21 @@ def pm_lines(run_id="RUN1", other_run_id=None, thp_on=True):
     return out
 
 
-def z_lines(run_id="RUN1", redis_run_id=None, drop=()):
+def z_lines(run_id="RUN1", redis_run_id=None, drop=(), valkey=False):
     """bench/zset_memory.py lines: two sizes per side; bytes per member
-    fall from copied to dense; redis-server inserts at half dense's rate."""
+    fall from copied to dense; redis-server inserts at half dense's rate;
+    with valkey, a Valkey side of 100 B a member at a quarter of it."""
     bpm = {"copied": 120.0, "node-pointer": 100.0, "embedded": 75.0, "dense": 32.0, "redis-server": 110.0}
-    out = []
+    if valkey:
+        bpm["valkey"] = 100.0
+    out = [{"kind": "peer", "server": "valkey", "version": "Valkey server v=255.255.255", "run_id": run_id}] \
+        if valkey else []
     for layout, b in bpm.items():
         if layout in drop:
             continue
-        server = "redis" if layout == "redis-server" else "soloist"
+        server = {"redis-server": "redis", "valkey": "valkey"}.get(layout, "soloist")
         rid = redis_run_id if (redis_run_id and server == "redis") else run_id
-        rate = 200000.0 if server == "redis" else 400000.0
+        rate = {"redis": 200000.0, "valkey": 100000.0}.get(server, 400000.0)
         base = {"bench": "zset_memory", "kind": "run", "server": server, "layout": layout, "window": 128,
                 "run_id": rid}
         for n, prev in ((100000, 0), (200000, 100000)):
@@ -314,12 +318,14 @@ def z_lines(run_id="RUN1", redis_run_id=None, drop=()):
     return out
 
 
-def im_lines(run_id="RUN1"):
-    """bench/idle_memory.py lines: one run per server and moment."""
+def im_lines(run_id="RUN1", valkey=False):
+    """bench/idle_memory.py lines: one run per server and moment (with
+    valkey, a third server at 2,000 B a connection)."""
+    sides = (("soloist", 500.0), ("redis", 1000.0)) + ((("valkey", 2000.0),) if valkey else ())
     return [{"bench": "idle_memory", "kind": "run", "server": srv, "moment": m, "connections": 1000,
              "idle_s": 1.0, "maxclients": 2000, "bytes_per_conn": per, "rss_base_bytes": 2 << 20,
-             "rss_bytes": (2 << 20) + 1000 * per, "run_id": run_id}
-            for m in ("connected", "after_ping") for srv, per in (("soloist", 500.0), ("redis", 1000.0))]
+             "rss_bytes": (2 << 20) + 1000 * per, "run_id": run_id, "valkey_version": "Valkey server v=255"}
+            for m in ("connected", "after_ping") for srv, per in sides]
 
 
 def pe_lines(run_id="RUN1", runs=3):
@@ -764,6 +770,30 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**2.00×** by wall time; 2.00× per server CPU second", rows["F8.15"][2])
         self.assertIn("**2.00×**", rows["F8.25"][2])
         self.assertIn("glibc malloc", rows["F8.1"][3])
+
+    def test_zset_beside_valkey_takes_its_own_rows(self):
+        self.add_run("r1", zset_memory=z_lines(valkey=True))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("Valkey (2024 tree)", rows["F8.7"][1])
+        self.assertIn("200k **100.0 B**", rows["F8.7"][2])
+        self.assertIn("**0.32×**", rows["F8.8"][2])  # 32 / 100
+        self.assertIn("**100,000/s**", rows["F8.16"][2])
+        self.assertIn("**4.00×** by wall time", rows["F8.17"][2])
+        self.assertIn("**4.00×**", rows["F8.27"][2])
+        self.assertIn("**4.00×**", rows["F8.37"][2])
+        self.assertIn("**0.29×**", rows["F8.6"][2])  # redis-server's rows unchanged beside it
+        self.assertIn("Valkey built from source (Valkey server v=255.255.255)", rows["F8.8"][3])
+
+    def test_idle_memory_beside_valkey(self):
+        self.add_run("r1", idle_memory=im_lines(valkey=True))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**0.25×** (Valkey 2,000 B per connection", rows["F0.57"][2])
+        self.assertIn("**0.25×**", rows["F0.58"][2])
+        self.assertIn("**0.50×** (one run)", rows["F0.42"][2])
 
     def test_zset_sides_from_different_runs_are_refused(self):
         self.add_run("r1", zset_memory=z_lines(redis_run_id="OTHER"))

@@ -185,6 +185,18 @@ class TypesMemoryTest(unittest.TestCase):
         self.assertIn("field-value pair", rows[6]["claim"])
         self.assertEqual(rows[-1]["figure"], 'met (highest cell 0.950× (list of 100 short strings ("m:i")))')
 
+    def test_valkey_beside_each_cell_and_its_own_row(self):
+        lines = tm_lines(lambda t, e, n: 10.0)
+        for ln in [ln for ln in lines if ln["server"] == "redis"]:
+            lines.append(dict(ln, server="valkey", bytes_per_element=5.0 if ln["n"] == 1000000 else 20.0))
+        rows = tm.rows(lines, self.SIZES, "x", {})
+        self.assertEqual(rows[-1]["id"], "F10.29")
+        self.assertIn("; Valkey 20.0 B (quicklist; 2 runs, each the same): soloist / Valkey 0.50×", rows[0]["figure"])
+        self.assertIn("then Valkey's bytes per element", rows[0]["claim"])
+        self.assertTrue(rows[-1]["figure"].startswith("highest cell **2.00×** (list of 1,000,000 short strings"))
+        self.assertIn("6 of 18 cells above 1.0×", rows[-1]["figure"])
+        self.assertTrue(rows[-2]["figure"].startswith("met"))  # F10.28 still reads redis-server alone
+
     def test_rss_growth_beside_used_memory(self):
         lines = tm_lines(lambda t, e, n: 10.0)
         for ln in lines:
