@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """p1_anatomy.py — what one request at pipeline depth 1 costs in system
-calls and wake-ups, on the server and on the client, for soloist and for
-Debian's redis-server 7.0.
+calls and wake-ups, on the server and on the client, for soloist, for
+Debian's redis-server 7.0 and, when VALKEY_SERVER names one, for Valkey
+built from source (row F0.59; the run says it skipped the peer when not).
 
 Step 0 benchmark. Owns the counts behind the P=1 comparison: for GET, SET
 and PING (PING_MBULK), 50 clients, P=1, a fixed number of requests, it
@@ -146,6 +147,12 @@ def main():
     passes = max(1, int(os.environ.get("BENCH_PASSES", "3")))
     tmp = tempfile.mkdtemp(prefix="p1-anatomy-")
     servers = bl.servers()
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
+    else:
+        servers.append(("valkey", vk, "valkey-server"))
+        base["valkey_version"] = bl.server_version(vk)
     for n in range(passes):
         for name, test in TESTS:
             for label, binary, really in servers:  # the order alternates cell by cell

@@ -1041,11 +1041,11 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("**2.00×** (one run)", rows["F8.25"][2])
         self.assertNotIn("in every run", rows["F8.25"][2])
 
-    def test_spread_p1_anatomy_passes(self):
+    def test_spread_p1_anatomy_passes(self, valkey=False):
         lines = []
         for t in ("GET", "SET", "PING"):
             for side in ("server", "client"):
-                for srv, k in (("soloist", 0.0), ("redis", 0.5)):
+                for srv, k in (("soloist", 0.0), ("redis", 0.5)) + ((("valkey", 1.0),) if valkey else ()):
                     for i in range(3):
                         lines.append({"bench": "p1_anatomy", "kind": "run", "test": t, "side": side, "server": srv,
                                       "requests": 100000, "pass": i + 1, "run_id": "RUN1", "cores": 2,
@@ -1062,6 +1062,14 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("GET **2.1** vs 2.6 (runs 2.0–2.2 vs 2.5–2.7; one ready client", rows["F0.47"][2])
         self.assertIn("GET **0.005** vs 0.005 (runs 0.005 each vs 0.005 each)", rows["F0.48"][2])
         self.assertIn("9.1 vs 9.6 µs (runs 9.0–9.2 vs 9.5–9.7)", rows["F0.49"][2])
+        if valkey:
+            self.assertIn("GET: system calls 2.51 vs 2.51, requests per wake-up **2.1** vs 3.1 "
+                          "(runs 2.0–2.2 vs 3.0–3.2), client CPU 9.1 vs 10.1 µs", rows["F0.59"][2])
+        else:
+            self.assertNotIn("F0.59", rows)
+
+    def test_p1_anatomy_beside_valkey(self):
+        self.test_spread_p1_anatomy_passes(valkey=True)
 
     def test_spread_loadgen_sanity_says_whether_the_tools_separate(self):
         lines = [{"bench": "loadgen_sanity", "tool": tool, "run": i + 1, "rps": base + i}

@@ -1,6 +1,6 @@
 """findings_bench/p1_anatomy.py — the p1_anatomy benchmark's part of FINDINGS.md.
 
-Tooling for step 0. Owns rows F0.45-F0.49: system calls, wake-ups and CPU
+Tooling for step 0. Owns rows F0.45-F0.49 and, beside Valkey, F0.59: system calls, wake-ups and CPU
 per request at P=1, made from bench/p1_anatomy.py's raw lines; the helpers
 every benchmark shares are in tools/findings_core.py.
 
@@ -84,4 +84,19 @@ def h_p1_anatomy(run, lines, bench):
                     "redis-server 7.0", fig, dict(base, config=cfg), cmd, src,
                     "these move with how client and server interleave on the cores; "
                     "system calls per request by kind (F0.45, F0.46) do not"))
+    vk = [t for t in tests if "valkey" in cells[(t, "server")] and "valkey" in cells[(t, "client")]]
+    if vk:
+        fig = "; ".join("%s: system calls %.2f vs %.2f, requests per wake-up **%.1f** vs %.1f (%s), client CPU "
+                        "%.1f vs %.1f µs" % (
+                            t, one(t, "server", "soloist")["total_syscalls_per_request"],
+                            one(t, "server", "valkey")["total_syscalls_per_request"],
+                            one(t, "server", "soloist")["requests_per_wakeup"],
+                            one(t, "server", "valkey")["requests_per_wakeup"],
+                            spread(t, "server", "requests_per_wakeup", "%.1f", ("soloist", "valkey")),
+                            one(t, "client", "soloist")["cpu_us_per_request"],
+                            one(t, "client", "valkey")["cpu_us_per_request"]) for t in vk)
+        vcfg = cfg + ["Valkey built from source (%s)" % one(vk[0], "server", "valkey").get("valkey_version")]
+        rows.append(Row("F0.59", "P=1 beside Valkey (2024 tree): the server's system calls and requests per "
+                        "epoll wake-up, and redis-benchmark's CPU per request, soloist vs Valkey",
+                        fig, dict(base, config=vcfg), cmd, src))
     return rows
