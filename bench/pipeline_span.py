@@ -5,7 +5,8 @@ Step 0 benchmark. Owns the pipelining span: PING (redis-benchmark's
 PING_MBULK, the multibulk form every client sends) at depth P = 1, 4, 16,
 64, 256 with 50 clients, against soloist and Debian's redis-server,
 alternated A B A B A B at each depth, median of >= 3 runs. The span is
-rps at P=256 over rps at P=1 for each server: how much of a P=1 request's
+rps at P=256 over rps at P=1 for each server (and for Valkey built from
+source, third in each round, when VALKEY_SERVER names one: rows F0.23-F0.24): how much of a P=1 request's
 cost is per-round-trip (syscalls, wakeups) rather than per-command.
 Single-threaded; one server is driven at a time.
 
@@ -38,10 +39,18 @@ def main():
             "cores": os.cpu_count(), "quick": q, "target_s": target}
     base.update(bl.placement())
     order = ["soloist", "redis"]
+    sides = bl.servers()
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
+    else:
+        sides.append(("valkey", vk, "valkey-server"))
+        order.append("valkey")
+        base["valkey_version"] = bl.server_version(vk)
     srv = {}
     med = {label: {} for label in order}
     try:
-        for label, binary, really in bl.servers():
+        for label, binary, really in sides:
             srv[label] = bl.Server(label, binary, really)
         for p in DEPTHS:
             if budget.out():
@@ -55,7 +64,7 @@ def main():
                 seen.append(r["rps"])
                 bl.emit(dict(cfg, kind="calibrate", server=label,
                              server_is=srv[label].really, requests=n0, **r))
-            n = bl.calibrate_requests((seen[0] * seen[1]) ** 0.5, target, CLIENTS, p)
+            n = bl.calibrate_requests(bl.geomean(seen), target, CLIENTS, p)
             rps = {label: [] for label in order}
             seq = ""
             for i in range(runs):
@@ -63,7 +72,7 @@ def main():
                     r = bl.redis_benchmark(srv[label], "ping_mbulk", CLIENTS, n, p,
                                            timeout=max(60, 20 * target))
                     rps[label].append(r["rps"])
-                    seq += "A" if label == "soloist" else "B"
+                    seq += {"soloist": "A", "redis": "B"}.get(label, "C")
                     bl.emit(dict(cfg, kind="run", server=label, server_is=srv[label].really,
                                  run=i + 1, requests=n, **r))
             for label in order:
@@ -72,7 +81,9 @@ def main():
                          soloist_rps=rps["soloist"], redis_rps=rps["redis"],
                          soloist_median=med["soloist"][p], redis_median=med["redis"][p],
                          ratio=round(med["soloist"][p] / med["redis"][p], 4),
-                         soloist_is=srv["soloist"].really))
+                         soloist_is=srv["soloist"].really,
+                         **({"valkey_rps": rps["valkey"], "valkey_median": med["valkey"][p]} if "valkey" in med
+                            else {})))
             bl.log("PING P=%d n=%d: soloist %.0f redis %.0f" % (p, n, med["soloist"][p],
                                                                 med["redis"][p]))
         for label in order:

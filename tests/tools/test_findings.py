@@ -75,13 +75,13 @@ def svr_lines(run_id="RUN1", a_rps=(110.0, 100.0, 130.0), b_rps=(100.0, 90.0, 95
     return out
 
 
-def span_lines(run_id="RUN1"):
+def span_lines(run_id="RUN1", valkey=False):
     out = []
     for p in (1, 4, 16, 64, 256):
         for i in range(3):
-            for s, k in (("soloist", 1.0), ("redis", 0.5)):
-                out.append({"bench": "pipeline_span", "kind": "run", "server": s,
-                            "server_is": "soloist" if s == "soloist" else "redis-server",
+            for s, k in (("soloist", 1.0), ("redis", 0.5)) + ((("valkey", 0.25),) if valkey else ()):
+                out.append({"bench": "pipeline_span", "kind": "run", "server": s, "valkey_version": "v=255",
+                            "server_is": {"soloist": "soloist", "redis": "redis-server"}.get(s, "valkey-server"),
                             "pipeline": p, "clients": 50, "cores": 2, "placement": "shared",
                             "rps": 1000.0 * p * k, "run": i + 1, "requests": 100,
                             "run_id": run_id})
@@ -549,6 +549,17 @@ class FindingsTest(unittest.TestCase):
         rows = self.rows(text)
         self.assertIn("**256.00×**", rows["F0.17"][2])
         self.assertIn("P=256 2.00×", rows["F0.19"][2])
+        self.assertNotIn("F0.23", rows)
+
+    def test_span_beside_valkey(self):
+        self.add_run("r1", pipeline_span=span_lines(valkey=True))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**256.00×**", rows["F0.23"][2])
+        self.assertIn("P=1 4.00× (soloist faster in every run)", rows["F0.24"][2])
+        self.assertIn("P=256 2.00×", rows["F0.19"][2])  # redis-server's row unchanged beside it
+        self.assertIn("Valkey built from source (v=255), third in each round", rows["F0.24"][3])
 
     def test_phase_shares_give_poll_cpu_and_the_serial_share(self):
         lines = []
