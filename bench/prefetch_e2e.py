@@ -14,7 +14,12 @@ for every setting:
   t2-on / t2-off   io-threads 2 with io-threads-always-active yes: the batch
                    also spans the reads several clients completed at once
 
-beside Debian's redis-server 7.0 loaded with the same keys. GET, 3-byte
+beside Debian's redis-server 7.0 loaded with the same keys, and, when
+VALKEY_SERVER names a valkey-server built from source (the 2024 tree),
+beside Valkey at io-threads 1 ("valkey-t1") and at io-threads 2 with its
+test switch keeping the thread on ("valkey-t2", --events-per-io-thread
+0): its own batch prefetch, which works only while I/O threads read
+(rows F6.36-F6.43; the run says it skipped the peer when not). GET, 3-byte
 values, 50 connections, -r KEYS (every key loaded, so every GET hits),
 P=1 and P=16. Settings alternate within each round; the server waiting
 its turn is stopped (SIGSTOP). Per run: requests per second (closed loop,
@@ -137,19 +142,30 @@ def main():
     (_, a_bin, a_is), (_, b_bin, _) = bl.servers()
     sol = bl.Server("soloist", a_bin, a_is)
     red = bl.Server("redis", b_bin, "redis-server")
+    peers = {"redis": red}
+    vk = bl.valkey_binary()
+    if vk is None:
+        bl.emit({"kind": "skipped", "bench": "prefetch_e2e", "peer": "valkey", "why": bl.VALKEY_SKIPPED})
+    else:
+        peers["valkey-t1"] = bl.Server("valkey-t1", vk, "valkey-server", ["--io-threads", "1"])
+        peers["valkey-t2"] = bl.Server("valkey-t2", vk, "valkey-server",
+                                       ["--io-threads", "2", "--events-per-io-thread", "0"])
+    settings = SETTINGS + [k for k in peers if k != "redis"]
     try:
         loads = {}
-        for srv in (sol, red):
+        for srv in [sol] + list(peers.values()):
             loaded, secs = load_keys(srv, keys, LOAD_BUDGET_S)
-            loads[srv.really] = loaded / secs
-            bl.emit({"kind": "load", "bench": "prefetch_e2e", "server": srv.really, "keys": keys,
+            loads[srv.label if srv.really == "valkey-server" else srv.really] = loaded / secs
+            bl.emit({"kind": "load", "bench": "prefetch_e2e",
+                     "server": srv.label if srv.really == "valkey-server" else srv.really, "keys": keys,
                      "loaded": loaded, "seconds": round(secs, 2), "keys_per_s": round(loaded / secs),
                      "quick": quick})
             if loaded < keys:
                 bl.emit({"kind": "skipped", "bench": "prefetch_e2e", "why": "%s loaded %d of %d keys in %d s"
                          % (srv.really, loaded, keys, LOAD_BUDGET_S)})
                 return 1
-        red.pause()
+        for srv in peers.values():
+            srv.pause()
         threads, lines = 1, []
         for p in PIPELINES:
             # Size each setting's runs by a short first run of its own.
@@ -157,10 +173,11 @@ def main():
             for rnd in range(runs + 1):
                 # The order turns by one each round, so no setting always
                 # runs first after the other server had the caches.
-                for setting in SETTINGS[rnd % len(SETTINGS):] + SETTINGS[:rnd % len(SETTINGS)]:
-                    srv = red if setting == "redis" else sol
-                    other = sol if srv is red else red
-                    other.pause()
+                for setting in settings[rnd % len(settings):] + settings[:rnd % len(settings)]:
+                    srv = peers.get(setting, sol)
+                    for other in [sol] + list(peers.values()):
+                        if other is not srv:
+                            other.pause()
                     with srv.turn():
                         if srv is sol:
                             threads = apply(sol, setting, threads)
@@ -218,6 +235,21 @@ def findings(lines, loads, keys, quick):
                                                    med(lines, t + "-on", p, "prefetch_avg_batch")),
             pipeline=p, setting=t)
         rid += 1
+    rid = 36
+    for t, peer, what in (("t1", "valkey-t1", "io-threads 1"),
+                          ("t2", "valkey-t2", "io-threads 2, threads kept on (soloist always-active, Valkey "
+                                              "--events-per-io-thread 0), prefetch on in both")):
+        if not any(ln["setting"] == peer for ln in lines):
+            break  # Valkey was not measured: no rows beside it
+        for p in PIPELINES:
+            on, v = med(lines, t + "-on", p, "rps"), med(lines, peer, p, "rps")
+            row("F6.%d" % rid, "GET rps, soloist / Valkey (2024 tree), %s, P=%d" % (what, p),
+                "%.0f / %.0f rps = %.2f×" % (on, v, on / v), pipeline=p, setting=t, valkey=peer)
+            cu, cv = med(lines, t + "-on", p, "main_cpu_us_per_req"), med(lines, peer, p, "main_cpu_us_per_req")
+            row("F6.%d" % (rid + 1), "main thread's CPU per GET, soloist / Valkey (2024 tree), %s, P=%d (soloist's "
+                "idle spin left out, Valkey's, which it does not report apart, left in)" % (what, p),
+                "%.3f / %.3f µs = %.2f×" % (cu, cv, cu / cv), pipeline=p, setting=t, valkey=peer)
+            rid += 2
     ls, lr = loads.get("soloist", 0), loads.get("redis-server", 0)
     row("F6.35", "loading the keyspace (pipelined SET), soloist / redis-server 7.0",
         "%.0f / %.0f keys/s = %.2f×" % (ls, lr, ls / lr if lr else 0))

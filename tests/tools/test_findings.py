@@ -1173,6 +1173,22 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("within 10% of the best (", rows["F6.12"][2])
         self.assertIn(", runs ", rows["F6.12"][2])
 
+    def test_spread_prefetch_e2e_beside_valkey(self):
+        lines = pe_lines()
+        for p, base in ((1, 80.0), (16, 700.0)):
+            for i in range(3):
+                lines.append({"bench": "prefetch_e2e", "kind": "run", "pipeline": p, "round": i + 1,
+                              "setting": "valkey-t1", "server": "valkey-server", "rps": base + i,
+                              "main_cpu_us_per_req": 1000.0 / (base + i), "run_id": "RUN1"})
+        lines.append({"bench": "prefetch_e2e", "finding": True, "id": "F6.38",
+                      "claim": "GET rps, soloist / Valkey (2024 tree), io-threads 1, P=16",
+                      "figure": "1001 / 701 rps = 1.43×", "command": "make findings BENCH=prefetch_e2e",
+                      "config": {"pipeline": 16, "setting": "t1", "valkey": "valkey-t1"}, "run_id": "RUN1"})
+        self.add_run("r1", prefetch_e2e=lines)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        self.assertIn("(runs 1000–1002 vs 700–702; soloist faster in every run)", self.rows(text)["F6.38"][2])
+
     def test_spread_prefetch_e2e_rows_keep_the_benchmarks_figure(self):
         self.add_run("r1", prefetch_e2e=pe_lines())
         rc, text, err = self.generate()

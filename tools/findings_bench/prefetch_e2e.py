@@ -1,9 +1,9 @@
 """findings_bench/prefetch_e2e.py — the prefetch_e2e benchmark's part of FINDINGS.md.
 
-Tooling for step 6. Owns the runs' spread added to the rows F6.20-F6.35
-the benchmark prints itself (SPREAD), made from bench/prefetch_e2e.py's
-raw lines; the helpers every benchmark shares are in
-tools/findings_core.py.
+Tooling for step 6. Owns the runs' spread added to the rows F6.20-F6.43
+the benchmark prints itself (SPREAD; F6.36-F6.43 when Valkey ran), made
+from bench/prefetch_e2e.py's raw lines; the helpers every benchmark
+shares are in tools/findings_core.py.
 
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
@@ -12,7 +12,7 @@ from findings_core import lo_hi, ONE_RUN, printed_rows, side_note
 
 
 def s_prefetch_e2e(lines, rows):
-    """F6.20-F6.35 (bench/prefetch_e2e.py): each side's runs and whether
+    """F6.20-F6.43 (bench/prefetch_e2e.py): each side's runs and whether
     they separate; the keyspace load is one run per server."""
     runs = [ln for ln in lines if ln.get("kind") == "run"]
 
@@ -31,6 +31,9 @@ def s_prefetch_e2e(lines, rows):
             elif claim.startswith(head + "soloist io-threads 1 prefetch on / redis-server"):
                 r.figure += side_note(side("t1-on", p, field), side("redis", p, field), fmt,
                                       ("soloist", "redis-server 7.0"), lower)
+            elif claim.startswith(head + "soloist / Valkey") and t and cfg.get("valkey"):
+                r.figure += side_note(side(t + "-on", p, field), side(cfg["valkey"], p, field), fmt,
+                                      ("soloist", "Valkey"), lower)
         if claim.startswith("prefetch batches per GET") and t:
             got = side(t + "-on", p, "prefetch_batches_per_req")
             r.figure += " (%s)" % (ONE_RUN if len(got) < 2 else "runs %s, %s" % (
