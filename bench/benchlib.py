@@ -81,6 +81,21 @@ def valkey_binary():
     return b if b and os.access(b, os.X_OK) else None
 
 
+def valkey_side(base=None, label="valkey"):
+    """(label, binary, "valkey-server"): the Valkey peer a benchmark adds to
+    its servers when VALKEY_SERVER names one. Without it, prints the
+    kind=skipped line (with base's fields) and returns None. base, when
+    given, also records the build's --version line (valkey_version)."""
+    vk = valkey_binary()
+    if vk is None:
+        emit(dict(base or {}, kind="skipped", peer="valkey", why=VALKEY_SKIPPED))
+        log("Valkey skipped: VALKEY_SERVER not set")
+        return None
+    if base is not None:
+        base["valkey_version"] = server_version(vk)
+    return (label, vk, "valkey-server")
+
+
 def placement():
     """How client and server share the CPUs; recorded on every line."""
     cores = os.cpu_count() or 1

@@ -537,12 +537,8 @@ def main():
     budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", "150" if q else "900")))
     base = {"bench": "beside_valkey", "cores": os.cpu_count(), "quick": q}
     base.update(bl.placement())
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit(dict(base, kind="skipped", why=bl.VALKEY_SKIPPED))
-        bl.log("beside_valkey: skipped, VALKEY_SERVER not set")
+    if bl.valkey_side(base) is None:
         return
-    base["valkey_version"] = bl.server_version(vk)
     if not os.access(bl.sb_binary(), os.X_OK):
         bl.emit(dict(base, kind="unavailable", why="%s not built (make)" % bl.sb_binary()))
         return

@@ -131,14 +131,7 @@ def main():
     raise_nofile(conns + 200)
     base = {"bench": "idle_memory", "cores": os.cpu_count(), "quick": q, "idle_s": idle_s,
             "maxclients": conns + 100}
-    sides = bl.servers()
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
-        bl.log("idle_memory: Valkey skipped, VALKEY_SERVER not set")
-    else:
-        sides.append(("valkey", vk, "valkey-server"))
-        base["valkey_version"] = bl.server_version(vk)
+    sides = bl.servers() + [s for s in [bl.valkey_side(base)] if s]
     for label, binary, really in sides:
         bl.log("%s: %d idle connections" % (label, conns))
         measure(label, binary, really, conns, idle_s, base)

@@ -146,13 +146,7 @@ def main():
         return
     passes = max(1, int(os.environ.get("BENCH_PASSES", "3")))
     tmp = tempfile.mkdtemp(prefix="p1-anatomy-")
-    servers = bl.servers()
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
-    else:
-        servers.append(("valkey", vk, "valkey-server"))
-        base["valkey_version"] = bl.server_version(vk)
+    servers = bl.servers() + [s for s in [bl.valkey_side(base)] if s]
     for n in range(passes):
         for name, test in TESTS:
             for label, binary, really in servers:  # the order alternates cell by cell

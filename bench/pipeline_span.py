@@ -40,13 +40,10 @@ def main():
     base.update(bl.placement())
     order = ["soloist", "redis"]
     sides = bl.servers()
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit(dict(base, kind="skipped", peer="valkey", why=bl.VALKEY_SKIPPED))
-    else:
-        sides.append(("valkey", vk, "valkey-server"))
+    vk = bl.valkey_side(base)
+    if vk:
+        sides.append(vk)
         order.append("valkey")
-        base["valkey_version"] = bl.server_version(vk)
     srv = {}
     med = {label: {} for label in order}
     try:

@@ -143,13 +143,10 @@ def main():
     sol = bl.Server("soloist", a_bin, a_is)
     red = bl.Server("redis", b_bin, "redis-server")
     peers = {"redis": red}
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit({"kind": "skipped", "bench": "prefetch_e2e", "peer": "valkey", "why": bl.VALKEY_SKIPPED})
-    else:
-        peers["valkey-t1"] = bl.Server("valkey-t1", vk, "valkey-server", ["--io-threads", "1"])
-        peers["valkey-t2"] = bl.Server("valkey-t2", vk, "valkey-server",
-                                       ["--io-threads", "2", "--events-per-io-thread", "0"])
+    vk = bl.valkey_side({"bench": "prefetch_e2e"})
+    if vk:
+        peers["valkey-t1"] = bl.Server("valkey-t1", vk[1], vk[2], ["--io-threads", "1"])
+        peers["valkey-t2"] = bl.Server("valkey-t2", vk[1], vk[2], ["--io-threads", "2", "--events-per-io-thread", "0"])
     settings = SETTINGS + [k for k in peers if k != "redis"]
     try:
         loads = {}

@@ -276,14 +276,8 @@ def main():
     cfg = {"loader": os.environ.get("TYPES_LOAD_BIN", os.path.join(bl.ROOT, "build", "bench", "types_load")),
            "batch": int(os.environ.get("BENCH_TYPES_BATCH", 100)),
            "window": int(os.environ.get("BENCH_TYPES_WINDOW", 64)), "bound_s": 60 if q else 120, "quick": q}
-    (a_label, a_bin, a_is), (b_label, b_bin, b_is) = bl.servers()
-    sides = [(a_label, a_bin, a_is), (b_label, b_bin, b_is)]
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit({"kind": "skipped", "peer": "valkey", "why": bl.VALKEY_SKIPPED})
-        bl.log("types_memory: Valkey skipped, VALKEY_SERVER not set")
-    else:
-        sides.append(("valkey", vk, "valkey-server"))
+    vk = bl.valkey_side()
+    sides = bl.servers() + ([vk] if vk else [])
     lines = []
     try:
         for run in range(1, runs + 1):
@@ -301,7 +295,7 @@ def main():
         row_cfg = {"runs": runs, "peer": "redis-server 7.0", "batch": cfg["batch"], "window": cfg["window"],
                    "load": "pipelined variadic RPUSH / HSET / SADD", "quick": q}
         if vk is not None:
-            row_cfg["valkey"] = "Valkey built from source (%s)" % bl.server_version(vk)
+            row_cfg["valkey"] = "Valkey built from source (%s)" % bl.server_version(vk[1])
         for row in rows(lines, sizes, cmd_line, row_cfg):
             bl.emit(row)
     finally:

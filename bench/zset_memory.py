@@ -104,13 +104,10 @@ def main():
     loader = os.environ.get("ZSET_LOAD_BIN", os.path.join(bl.ROOT, "build", "bench", "zset_load"))
     (a_label, a_bin, a_is), (b_label, b_bin, b_is) = bl.servers()
     measure(b_label, b_bin, b_is, "redis-server", [], sizes, queries, window, loader)
-    vk = bl.valkey_binary()
-    if vk is None:
-        bl.emit({"kind": "skipped", "run_id": bl.run_id(), "peer": "valkey", "why": bl.VALKEY_SKIPPED})
-        bl.log("zset_memory: Valkey skipped, VALKEY_SERVER not set")
-    else:
-        bl.emit({"kind": "peer", "run_id": bl.run_id(), "server": "valkey", "version": bl.server_version(vk)})
-        measure("valkey", vk, "valkey-server", "valkey", [], sizes, queries, window, loader)
+    vk = bl.valkey_side({"run_id": bl.run_id()})
+    if vk:
+        bl.emit({"kind": "peer", "run_id": bl.run_id(), "server": "valkey", "version": bl.server_version(vk[1])})
+        measure(*vk, "valkey", [], sizes, queries, window, loader)
     for layout in layouts:
         measure(a_label, a_bin, a_is, layout, ["--zset-layout", layout], sizes, queries, window, loader)
     return 0
