@@ -162,32 +162,39 @@ def alternate(srv, cfg, runs, one):
 
 # ------------------------------------------------------------------- (c)
 
-def cpu_run(s, args, rate, times):
-    """One open-loop run at `rate`: per-request CPU of main, I/O threads, process."""
-    warmup, duration = times
-    # Commands, main's user and system CPU (INFO cpu: getrusage
-    # RUSAGE_THREAD, both servers), soloist's idle-spin wall time (Valkey
-    # has no such counter): benchlib's counters, as main_cpu.py reads them.
+def cpu_window(s, load):
+    """Runs load() against server s; -> (what load returned, the CPU each
+    thread of s spent over it, per request). Commands, main's user and
+    system CPU (INFO cpu: getrusage RUSAGE_THREAD, both servers), soloist's
+    idle-spin wall time (Valkey has no such counter): benchlib's counters,
+    as main_cpu.py reads them; main's, the I/O threads' and the process's
+    run time from schedstat."""
     c0, m0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
-    rep, argv = bl.soloist_bench(s.port, list(args) + [
-        "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"])
+    got = load()
     c1, m1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
     dc = bl.counters_diff(c0, c1)
     cmds = int(dc["commands"]) if dc["commands"] is not None else None
-    cls = rep["classes"][0]
     d = [b - a for a, b in zip(m0, m1)]
-    return {"rate": rate, "rps": cls["rps"], "requests": cls["requests"], "errors": cls.get("errors", 0),
-            "unsent": cls.get("unsent", 0),
-            "latency_us": {k: cls["latency_us"][k] for k in ("p50", "p99", "p99.9")},
-            "server_commands": cmds, "main_cpu_s": round(d[0], 6), "io_cpu_s": round(d[1], 6),
-            "process_cpu_s": round(d[2], 6),
-            "main_us_per_request": bl.per_req_us(d[0], cmds),
-            "io_us_per_request": bl.per_req_us(d[1], cmds),
-            "process_us_per_request": bl.per_req_us(d[2], cmds),
-            "main_user_us_per_request": bl.per_req_us(dc["info_main_user_s"], cmds),
-            "main_sys_us_per_request": bl.per_req_us(dc["info_main_sys_s"], cmds),
-            "main_spin_us_per_request": bl.per_req_us(dc["main_spin_s"], cmds),
-            "generator_cpu_s": rep.get("generator", {}).get("cpu_s"), "argv": argv}
+    return got, {"server_commands": cmds, "main_cpu_s": round(d[0], 6), "io_cpu_s": round(d[1], 6),
+                 "process_cpu_s": round(d[2], 6),
+                 "main_us_per_request": bl.per_req_us(d[0], cmds),
+                 "io_us_per_request": bl.per_req_us(d[1], cmds),
+                 "process_us_per_request": bl.per_req_us(d[2], cmds),
+                 "main_user_us_per_request": bl.per_req_us(dc["info_main_user_s"], cmds),
+                 "main_sys_us_per_request": bl.per_req_us(dc["info_main_sys_s"], cmds),
+                 "main_spin_us_per_request": bl.per_req_us(dc["main_spin_s"], cmds)}
+
+
+def cpu_run(s, args, rate, times):
+    """One open-loop run at `rate`: per-request CPU of main, I/O threads, process."""
+    warmup, duration = times
+    (rep, argv), cpu = cpu_window(s, lambda: bl.soloist_bench(s.port, list(args) + [
+        "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"]))
+    cls = rep["classes"][0]
+    return dict({"rate": rate, "rps": cls["rps"], "requests": cls["requests"], "errors": cls.get("errors", 0),
+                 "unsent": cls.get("unsent", 0),
+                 "latency_us": {k: cls["latency_us"][k] for k in ("p50", "p99", "p99.9")}},
+                **cpu, generator_cpu_s=rep.get("generator", {}).get("cpu_s"), argv=argv)
 
 
 def cpu_cells(base, runs, budget):
@@ -261,21 +268,12 @@ def zrange_cell(settings, base, runs):
     for i in range(runs):
         for (name, n_threads), s in settings.items():
             with s.turn():
-                c0, m0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
-                r = bl.redis_benchmark_cmd(s, words, CLIENTS, n, 1)
-                c1, m1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
-            dc = bl.counters_diff(c0, c1)
-            cmds = int(dc["commands"]) if dc["commands"] is not None else None
-            d = [b - a for a, b in zip(m0, m1)]
+                r, cpu = cpu_window(s, lambda: bl.redis_benchmark_cmd(s, words, CLIENTS, n, 1))
             emit(dict(cfg, kind="cpu", server=name, server_is=s.really, io_threads=n_threads, forced=n_threads > 1,
-                      run=i + 1, rate=r["rps"], rps=r["rps"], requests=n, server_commands=cmds,
-                      main_cpu_s=round(d[0], 6), io_cpu_s=round(d[1], 6), process_cpu_s=round(d[2], 6),
-                      main_us_per_request=bl.per_req_us(d[0], cmds), io_us_per_request=bl.per_req_us(d[1], cmds),
-                      process_us_per_request=bl.per_req_us(d[2], cmds),
-                      main_spin_us_per_request=bl.per_req_us(dc["main_spin_s"], cmds),
+                      run=i + 1, rate=r["rps"], rps=r["rps"], requests=n, **cpu,
                       client_cpu_s=r["client_cpu_s"], argv=r["argv"]))
             bl.log("c ZRANGE %d P=1 %s t%d: %.0f rps main %.3f us/req (closed loop)"
-                   % (ZSET_MEMBERS, name, n_threads, r["rps"], bl.per_req_us(d[0], cmds) or -1))
+                   % (ZSET_MEMBERS, name, n_threads, r["rps"], cpu["main_us_per_request"] or -1))
 
 
 # ------------------------------------------------------------------ rows

@@ -152,9 +152,9 @@ def main():
         loads = {}
         for srv in [sol] + list(peers.values()):
             loaded, secs = load_keys(srv, keys, LOAD_BUDGET_S)
-            loads[srv.label if srv.really == "valkey-server" else srv.really] = loaded / secs
-            bl.emit({"kind": "load", "bench": "prefetch_e2e",
-                     "server": srv.label if srv.really == "valkey-server" else srv.really, "keys": keys,
+            name = srv.label if srv.really == "valkey-server" else srv.really  # two Valkeys: by setting
+            loads[name] = loaded / secs
+            bl.emit({"kind": "load", "bench": "prefetch_e2e", "server": name, "keys": keys,
                      "loaded": loaded, "seconds": round(secs, 2), "keys_per_s": round(loaded / secs),
                      "quick": quick})
             if loaded < keys:

@@ -276,7 +276,8 @@ def main():
     cfg = {"loader": os.environ.get("TYPES_LOAD_BIN", os.path.join(bl.ROOT, "build", "bench", "types_load")),
            "batch": int(os.environ.get("BENCH_TYPES_BATCH", 100)),
            "window": int(os.environ.get("BENCH_TYPES_WINDOW", 64)), "bound_s": 60 if q else 120, "quick": q}
-    vk = bl.valkey_side()
+    peer = {}
+    vk = bl.valkey_side(peer)  # records the build's version in peer
     sides = bl.servers() + ([vk] if vk else [])
     lines = []
     try:
@@ -295,7 +296,7 @@ def main():
         row_cfg = {"runs": runs, "peer": "redis-server 7.0", "batch": cfg["batch"], "window": cfg["window"],
                    "load": "pipelined variadic RPUSH / HSET / SADD", "quick": q}
         if vk is not None:
-            row_cfg["valkey"] = "Valkey built from source (%s)" % bl.server_version(vk[1])
+            row_cfg["valkey"] = "Valkey built from source (%s)" % peer["valkey_version"]
         for row in rows(lines, sizes, cmd_line, row_cfg):
             bl.emit(row)
     finally:

@@ -104,9 +104,10 @@ def main():
     loader = os.environ.get("ZSET_LOAD_BIN", os.path.join(bl.ROOT, "build", "bench", "zset_load"))
     (a_label, a_bin, a_is), (b_label, b_bin, b_is) = bl.servers()
     measure(b_label, b_bin, b_is, "redis-server", [], sizes, queries, window, loader)
-    vk = bl.valkey_side({"run_id": bl.run_id()})
+    peer = {"run_id": bl.run_id()}
+    vk = bl.valkey_side(peer)  # records the build's version in peer
     if vk:
-        bl.emit({"kind": "peer", "run_id": bl.run_id(), "server": "valkey", "version": bl.server_version(vk[1])})
+        bl.emit({"kind": "peer", "run_id": bl.run_id(), "server": "valkey", "version": peer["valkey_version"]})
         measure(*vk, "valkey", [], sizes, queries, window, loader)
     for layout in layouts:
         measure(a_label, a_bin, a_is, layout, ["--zset-layout", layout], sizes, queries, window, loader)

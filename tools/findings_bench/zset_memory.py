@@ -2,9 +2,9 @@
 
 Tooling for step 8. Owns rows F8.1-F8.37: bytes per member, inserts and
 range queries per layout, for redis-server 7.0 and for Valkey (F8.7, F8.8,
-F8.16, F8.17, F8.26, F8.27, F8.36, F8.37, when the run measured it), and the plot zset_bytes_per_member, made from
-bench/zset_memory.py's raw lines; the helpers every benchmark shares are
-in tools/findings_core.py.
+F8.16, F8.17, F8.26, F8.27, F8.36, F8.37, when the run measured it), and
+the plot zset_bytes_per_member, made from bench/zset_memory.py's raw
+lines; the helpers every benchmark shares are in tools/findings_core.py.
 
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
