@@ -428,8 +428,9 @@ int main(int argc, char **argv) {
     l3_bytes = cache_size(3);
 
     /* Keys per table: about 65 bytes each (a 64-byte bucket per 5 to 7
-     * keys, plus a 48-byte entry), so 2 Ki and 16 Ki keys sit in a 2 MiB
-     * L2, and the largest are several times a large last-level cache. */
+     * keys, plus a 32-byte entry in a 48-byte malloc block), so 2 Ki and
+     * 16 Ki keys sit in a 2 MiB L2, and the largest are several times a
+     * large last-level cache. */
     static const size_t quick_sizes[] = {1u << 11, 1u << 14, 1u << 17, 1u << 20, 1u << 23};
     static const size_t full_sizes[] = {1u << 11, 1u << 14, 1u << 17, 1u << 20, 1u << 23, 1u << 25};
     if (table_thp) {
