@@ -29,7 +29,9 @@ option), beside Debian's redis-server 7.0, in one run.
     hand to the kernel starts on a page (wire_ceiling.c says why: at 16
     bytes past one, the kernel's copy into it ran at less than half
     speed on the machine the rows come from). GET also runs against a
-    second soloist at io-threads 2, forced on (setting on-t2, F7.19), and
+    second soloist at io-threads 2, forced on (setting on-t2, F7.19), against
+    Valkey when VALKEY_SERVER names a build (setting valkey, GET and SET:
+    F7.54-F7.55; a run without it prints the skipped line), and
     against a second peer sending from 64 MB written once with the value
     (setting raw-value, F7.36-F7.37): the zero page costs a sender no
     memory traffic, a server's value does, and this ceiling separates the
@@ -51,7 +53,8 @@ option), beside Debian's redis-server 7.0, in one run.
     io-threads 1). The small class's latency p50 ... p99.9 and max (from
     the due time, so a stall shows) and its service p99.9 (from the
     send). soloist io-threads 1 and 2 (forced on), copy avoidance on and
-    off; redis-server 7.0 at io-threads 1 and 2; and t1-on once more
+    off; redis-server 7.0 at io-threads 1 and 2; Valkey (when given) at
+    io-threads 1 and 2, the second forced on (F7.56); and t1-on once more
     with io-write-alone-max at 64 KB, the cap (F7.39). Each setting runs
     NOISE_RUNS times (3; 1 with QUICK) for NOISE_S seconds (3) without
     and with the noise, alternated; a row gives the median of each
@@ -61,14 +64,15 @@ option), beside Debian's redis-server 7.0, in one run.
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
 
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
-generic finding rows F7.1-F7.39 (tools/findings.py) computed from this
-run's own run lines. Targets are reported, never tuned for. Knobs: QUICK=1
-(about a minute, one run per cell; full about 6 minutes, three), RUN_S,
+generic finding rows F7.1-F7.39 and F7.54-F7.56 (tools/findings.py)
+computed from this run's own run lines. Targets are reported, never tuned
+for. Knobs: QUICK=1 (about a minute, one run per cell; full about 6
+minutes, three; a minute more with Valkey), VALKEY_SERVER, RUN_S,
 SIZES_MB (a comma list of (a)'s sizes, e.g. 1,8, for a short run; rows
 keep their numbers), SMALL_RATE, BIG_RATE, NOISE_S, NOISE_RUNS, ALONE_MAX (soloist's
 io-write-alone-max for the run), SOLOIST_BIN, REDIS_BIN,
 SOLOIST_BENCH_BIN, WIRE_CEILING_BIN.
-bench/run.py stops it at 420 s (120 s with QUICK).
+bench/run.py stops it at 540 s (150 s with QUICK).
 
 Valkey anchors: src/networking.c (addReplyBulk's reference path,
 writevToClient, _postWriteToClient; Valkey pull request #2078, 9.0) and
@@ -175,6 +179,12 @@ def bandwidth(quick, base):
                          ["--io-threads", "2", "--io-threads-do-reads", "yes", "--io-threads-always-active", "yes"]
                          + alone_args())
     redis = bl.Server("redis", bl.servers()[1][1], "redis-server")
+    # Valkey, when VALKEY_SERVER names a build (else the skipped line): a
+    # server setting like redis, GET and SET at every size.
+    vk = bl.valkey_side(base)
+    peers = {"redis": redis}
+    if vk is not None:
+        peers["valkey"] = bl.Server(vk[0], vk[1], vk[2])
     # The two raw peers: setting -> (process, port, the client's --expect,
     # the value seed the peer's bytes come from; None: any, the zero page).
     peer, raw_port = start_peer()
@@ -184,10 +194,10 @@ def bandwidth(quick, base):
     try:
         for mb in sizes_mb():
             size = mb * MB
-            for srv in (soloist, soloist2, redis):
+            for srv in [soloist, soloist2] + list(peers.values()):
                 srv.pause()
             for _ in range(runs):
-                for setting in ("raw", "raw-value", "on", "off", "on-t2", "redis"):
+                for setting in ("raw", "raw-value", "on", "off", "on-t2") + tuple(peers):
                     for test in ("GET", "SET"):
                         if setting in ("on-t2", "raw-value") and test == "SET":
                             continue
@@ -202,9 +212,9 @@ def bandwidth(quick, base):
                                                          seed or mb, expect=expect)
                             extra = {}
                         else:
-                            srv = {"redis": redis, "on-t2": soloist2}.get(setting, soloist)
+                            srv = dict(peers, **{"on-t2": soloist2}).get(setting, soloist)
                             with srv.turn():
-                                if setting != "redis":
+                                if setting not in peers:
                                     srv.command(b"CONFIG", b"SET", b"reply-copy-avoidance",
                                                 b"no" if setting == "off" else b"yes")
                                 # INFO's own reply is a bulk string the counter
@@ -233,7 +243,8 @@ def bandwidth(quick, base):
             p.stdout.close()
         soloist.stop()
         soloist2.stop()
-        redis.stop()
+        for srv in peers.values():
+            srv.stop()
     return lines
 
 
@@ -255,8 +266,21 @@ def alone_args():
     return ["--io-write-alone-max", v] if v else []
 
 
+# Valkey, when VALKEY_SERVER names a build: at io-threads 1, and at 2 with
+# its test switch --events-per-io-thread 0, which keeps the worker active
+# whenever a turn has an event (as t2-on's always-active does for soloist).
+VALKEY_NOISE = [("valkey-t1", 1, None), ("valkey-t2", 2, None)]
+
+
 def noise_server(label, threads, avoid, cfg, extra_args=()):
     """The server of one noisy-neighbour setting, or None (skipped, said)."""
+    if avoid is None and label.startswith("valkey"):
+        extra = ["--io-threads", str(threads)] + (["--events-per-io-thread", "0"] if threads > 1 else [])
+        try:
+            return bl.Server(label, bl.valkey_binary(), "valkey-server", extra)
+        except RuntimeError as e:
+            bl.emit(dict(cfg, kind="skipped", why=str(e)[-200:]))
+            return None
     if avoid is None:
         extra = ["--io-threads", str(threads)] + (["--io-threads-do-reads", "yes"] if threads > 1 else [])
         try:
@@ -301,7 +325,8 @@ def noisy(quick, base):
     small = "name=small,conns=16,rate=%d,value=1kb,keys=1000" % small_rate
     big = "name=big,tag=b,conns=2,rate=%g,value=10mb,keys=4" % big_rate  # its own keys in either process
     lines = []
-    for label, threads, avoid, split, extra in [s + (True, []) for s in NOISE_SETTINGS] + EXTRA_NOISE:
+    valkey = VALKEY_NOISE if bl.valkey_binary() else []
+    for label, threads, avoid, split, extra in [s + (True, []) for s in NOISE_SETTINGS + valkey] + EXTRA_NOISE:
         cfg = dict(base, part="noisy", setting=label, small_rate=small_rate, big_rate=big_rate, small_conns=16,
                    big_conns=2, small_value=1024, big_value=10 * MB, duration_s=float(dur),
                    generators="one per class" if split else "one for both classes", server_args=extra)
@@ -394,6 +419,37 @@ def sweep(bw, row, quick):
                else "pays at no size: on is not ahead at %d MB" % got[-1][0],
                rlo[1], rlo[0], rhi[1], rhi[0], " (one run per cell)" if runs < 2 else ""),
             test=test, sizes_mb=",".join(str(mb) for mb in sizes), runs=runs)
+
+
+def beside_valkey(bw, row):
+    """F7.54 (GET) and F7.55 (SET): soloist, copy avoidance on, beside
+    Valkey at every size, in the cells of F7.10-F7.17 and F7.28-F7.35
+    (Valkey's cells alternated with the others). Per size the two medians,
+    their ratio, whether every run of one is faster than every run of the
+    other, and each side's p50 and p99 over the cell's timed requests."""
+    def cell(setting, test, mb):
+        return [ln for ln in bw if ln["setting"] == setting and ln["test"] == test and ln["value_mb"] == mb]
+
+    for test, rid in (("GET", 54), ("SET", 55)):
+        got = []
+        for mb in SIZES_MB:
+            on, vk = cell("on", test, mb), cell("valkey", test, mb)
+            if not on or not vk:
+                continue
+            a, b = [ln["mb_per_s"] for ln in on], [ln["mb_per_s"] for ln in vk]
+            la = [x / 1e3 for ln in on for x in ln["latency_us"]]
+            lb = [x / 1e3 for ln in vk for x in ln["latency_us"]]
+            side = ("soloist ahead in every run" if min(a) > max(b) else
+                    "Valkey ahead in every run" if min(b) > max(a) else "runs overlap")
+            got.append("%d MB: %.0f / %.0f MB/s = %.2f× (%s); p50 %s / %s ms, p99 %s / %s ms"
+                       % (mb, med(a), med(b), med(a) / med(b), side, ms(pct(la, 0.5)), ms(pct(lb, 0.5)),
+                          ms(pct(la, 0.99)), ms(pct(lb, 0.99))))
+        if got:
+            row(rid, "%s bandwidth beside Valkey, one connection, one request at a time: soloist with copy "
+                "avoidance on / Valkey (built from source, io-threads 1), median MB/s of each size's runs, and "
+                "each side's p50 and p99 over every timed %s of the cell's runs (soloist / Valkey)" % (test, test),
+                "; ".join(got), test=test, peer="Valkey", valkey_version=(bw or [{}])[0].get("valkey_version"),
+                runs=max(len(cell("valkey", test, mb)) for mb in SIZES_MB))
 
 
 def value_ceiling(row, mbps):
@@ -509,6 +565,7 @@ def findings(bw, nz, quick):
     ceiling_holds(bw, row, measured)
 
     sweep(bw, row, quick)
+    beside_valkey(bw, row)
 
     def p(setting, noise, key):
         return med([ln[key] for ln in nz if ln["setting"] == setting and ln["noise"] == noise
@@ -548,6 +605,17 @@ def findings(bw, nz, quick):
             "class (F7.20)",
             "one generator %.2f× (p99.9 %.0f/%.0f µs); a process per class %.2f× (%.0f/%.0f µs)"
             % (a / aq, aq, a, b / bq, bq, b), setting=ONE_GENERATOR, io_threads=1)
+
+    vk = [(label, p(label, False, "p999_us"), p(label, True, "p999_us")) for label, _, _ in VALKEY_NOISE]
+    mine = {label: p(label, True, "p999_us") for label in ("t1-on", "t2-on")}
+    if all(q and n for _, q, n in vk) and all(mine.values()):
+        row(56, "noisy neighbour beside Valkey (F7.20's load): Valkey's small-class p99.9 without / with the 10 MB "
+            "GETs at io-threads 1 and 2 (forced on: --events-per-io-thread 0), and soloist's with noise (copy "
+            "avoidance on, t1-on and t2-on) over Valkey's at the same thread count",
+            "; ".join("%s p99.9 %.0f/%.0f µs = %.2f× without" % (label, q, n, n / q) for label, q, n in vk)
+            + "; with noise soloist / Valkey: t1 %.2f×, t2 %.2f×" % (mine["t1-on"] / vk[0][2],
+                                                                     mine["t2-on"] / vk[1][2]),
+            settings="valkey-t1,valkey-t2", peer="Valkey", valkey_version=nz[0].get("valkey_version") if nz else None)
 
     def big_p50(setting):
         return med([ln["p50_us"] for ln in nz if ln["setting"] == setting and ln["cls"] == "big"])
