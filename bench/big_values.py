@@ -62,9 +62,14 @@ option), beside Debian's redis-server 7.0, in one run.
     samples and a single stall of the machine moves it.
 (c) The bytes main copies per large GET: INFO stats reply_bytes_copied
     (bulk payload bytes memcpy'd into reply buffers) over the GETs of (a).
+(d) First, what memory never written costs this machine: wire_ceiling
+    touch writes a fresh 64 MB mapping once and again (5 runs, 3 with
+    QUICK), F7.57. A virtual machine whose host backs each new page on
+    its first touch makes every server that receives a large value into
+    fresh memory slower than the ceiling by that rate.
 
 Prints JSON lines: kind=run (one per measurement), kind=skipped, and
-generic finding rows F7.1-F7.39 and F7.54-F7.56 (tools/findings.py)
+generic finding rows F7.1-F7.39 and F7.54-F7.57 (tools/findings.py)
 computed from this run's own run lines. Targets are reported, never tuned
 for. Knobs: QUICK=1 (about a minute, one run per cell; full about 6
 minutes, three; a minute more with Valkey), VALKEY_SERVER, RUN_S,
@@ -452,6 +457,18 @@ def beside_valkey(bw, row):
                 runs=max(len(cell("valkey", test, mb)) for mb in SIZES_MB))
 
 
+def touch_row(tc, row):
+    """F7.57: the first and the second write of fresh memory, from (d)."""
+    if not tc:
+        return
+    first, second = [ln["first_mb_per_s"] for ln in tc], [ln["second_mb_per_s"] for ln in tc]
+    row(57, "memory this process has never written: a 64 MB anonymous mapping written once (a page fault a "
+        "page) and then again (bench/wire_ceiling.c touch), MB/s of each write, median of the runs",
+        "first write %.0f MB/s, second %.0f MB/s: the first at %.3f× the second's speed (runs first %.0f–%.0f, "
+        "second %.0f–%.0f MB/s)" % (med(first), med(second), med(first) / med(second), min(first), max(first),
+                                    min(second), max(second)), runs=len(tc), size_mb=64)
+
+
 def value_ceiling(row, mbps):
     """F7.36-F7.37: the ceiling again, the peer sending from 64 MB written
     once (the memory a server's value lives in) instead of the zero page.
@@ -515,7 +532,7 @@ def ceiling_holds(bw, row, sizes):
         sizes_mb=",".join(str(mb) for mb in sizes))
 
 
-def findings(bw, nz, quick):
+def findings(bw, nz, quick, tc=()):
     cmd = "make findings BENCH=big_values" + (" QUICK=1" if quick else "")
     base = {"quick": quick, "peer": "redis-server 7.0", "io_threads": 1}
 
@@ -566,6 +583,7 @@ def findings(bw, nz, quick):
 
     sweep(bw, row, quick)
     beside_valkey(bw, row)
+    touch_row(tc, row)
 
     def p(setting, noise, key):
         return med([ln[key] for ln in nz if ln["setting"] == setting and ln["noise"] == noise
@@ -631,15 +649,36 @@ def findings(bw, nz, quick):
                       for label, q, n, sq, sn, b in sides), setting=SMALL_CHUNKS, io_threads=1)
 
 
+def first_touch(quick, base):
+    """(d) What memory never written costs on this machine: wire_ceiling
+    touch maps 64 MB, writes it once (a page fault a page) and again.
+    A server that receives a large value into a buffer it has just
+    allocated pays the first rate; one that reuses its buffer, the second."""
+    lines = []
+    for i in range(3 if quick else 5):
+        out = subprocess.run([WIRE_CEILING_BIN, "touch", "--size", str(64 * MB)], capture_output=True, text=True,
+                             timeout=60)
+        if out.returncode != 0:
+            bl.emit(dict(base, part="touch", kind="skipped", why=out.stderr[-200:]))
+            return []
+        got = json.loads(out.stdout)
+        ln = dict(base, part="touch", kind="run", run=i, size=got["size"], first_mb_per_s=got["first_mb_per_s"],
+                  second_mb_per_s=got["second_mb_per_s"])
+        bl.emit(ln)
+        lines.append(ln)
+    return lines
+
+
 def main():
     bl.install_cleanup()
     quick = bl.quick()
     base = {"quick": quick, **bl.placement()}
     if os.environ.get("ALONE_MAX"):
         base["io_write_alone_max"] = os.environ["ALONE_MAX"]
+    tc = first_touch(quick, base)
     bw = bandwidth(quick, base)
     nz = noisy(quick, base)
-    findings(bw, nz, quick)
+    findings(bw, nz, quick, tc)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@
  *   wire_ceiling client --port P --kind get|set|raw-get|raw-set --size BYTES
  *                       --seconds S --min-reqs K [--value-seed N]
  *                       [--expect zero|value]
+ *   wire_ceiling touch --size BYTES
  *
  * peer: listens on 127.0.0.1, port 0, prints the port on a line of its
  * own, then serves one connection at a time, for ever, the raw exchange:
@@ -39,6 +40,14 @@
  * wall time), ok (the checked reply was right) and latency_us (every
  * timed exchange, in order). A broken reply or a closed connection ends
  * it with ok false, an error and exit status 1.
+ *
+ * touch: what memory the process has never written costs. It maps size
+ * bytes of anonymous memory, writes every byte once (each page's first
+ * write takes a page fault: the kernel finds a page, zeroes it and maps
+ * it, and in a virtual machine the host may have to back it too), then
+ * writes them all again, and prints one JSON line with both rates. A
+ * server that receives a large value into a freshly allocated buffer pays
+ * the first; one that reuses its buffer pays the second.
  *
  * The value is size bytes of splitmix64 output from --value-seed (default
  * 1). Before a get cell the client itself SETs it, untimed, on the same
@@ -388,7 +397,8 @@ static int exchange(struct cell *c, int check, int *ok) {
 static _Noreturn void usage(void) {
     fprintf(stderr, "usage: wire_ceiling peer [--sink BYTES] [--source zero|value]\n"
                     "       wire_ceiling client --port P --kind get|set|raw-get|raw-set --size BYTES\n"
-                    "                           --seconds S --min-reqs K [--value-seed N] [--expect zero|value]\n");
+                    "                           --seconds S --min-reqs K [--value-seed N] [--expect zero|value]\n"
+                    "       wire_ceiling touch --size BYTES\n");
     exit(2);
 }
 
@@ -495,7 +505,25 @@ static int client(int argc, char **argv) {
     return failed ? 1 : 0;
 }
 
+/* touch: first and second writes of size fresh bytes, MB/s each. */
+static int touch(size_t size) {
+    char *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) die("mmap");
+    int64_t t0 = now_ns();
+    memset(p, 1, size);
+    int64_t t1 = now_ns();
+    memset(p, 2, size);
+    int64_t t2 = now_ns();
+    double mb = (double)size / MB;
+    printf("{\"kind\": \"touch\", \"size\": %zu, \"first_mb_per_s\": %.1f, \"second_mb_per_s\": %.1f}\n", size,
+           mb / ((double)(t1 - t0) / 1e9), mb / ((double)(t2 - t1) / 1e9));
+    munmap(p, size);
+    return 0;
+}
+
 int main(int argc, char **argv) {
+    if (argc == 4 && !strcmp(argv[1], "touch") && !strcmp(argv[2], "--size") && atoll(argv[3]) > 0)
+        return touch((size_t)atoll(argv[3]));
     if (argc >= 2 && !strcmp(argv[1], "peer")) {
         size_t sink = SINK_DEFAULT;
         int value_source = 0;

@@ -1,5 +1,5 @@
-"""Tests of bench/big_values.py's Valkey rows (F7.54-F7.56): they read
-run lines made up here, say which side is ahead only when every run of
+"""Tests of bench/big_values.py's Valkey rows (F7.54-F7.56) and its
+first-touch row (F7.57): they read run lines made up here, say which side is ahead only when every run of
 it is, and are left out when Valkey was not measured. No server is
 started.
 """
@@ -51,6 +51,20 @@ class BigValuesBesideValkey(unittest.TestCase):
     def test_no_row_without_valkey(self):
         bw = [bw_line("on", "GET", 1, 2000), bw_line("redis", "GET", 1, 1000)]
         self.assertEqual(rows_of(bw), {})
+
+    def test_first_touch_row(self):
+        got = {}
+
+        def row(rid, claim, figure, **cfg):
+            got[rid] = (claim, figure, cfg)
+        bv.touch_row([{"first_mb_per_s": f, "second_mb_per_s": s} for f, s in ((300, 15000), (290, 16000),
+                                                                             (310, 17000))], row)
+        self.assertIn("first write 300 MB/s, second 16000 MB/s: the first at 0.019× the second's speed "
+                      "(runs first 290–310, second 15000–17000 MB/s)", got[57][1])
+        self.assertEqual(got[57][2]["runs"], 3)
+        got.clear()
+        bv.touch_row([], row)
+        self.assertEqual(got, {})
 
     def test_valkey_noise_settings_start_valkey(self):
         self.assertEqual([s[0] for s in bv.VALKEY_NOISE], ["valkey-t1", "valkey-t2"])
