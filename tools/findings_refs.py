@@ -40,8 +40,14 @@ or `in some stored run`, which holds it when the kept run or any stored
 run has it, for a sentence that says a thing happened in some runs only:
 
     {{finding F0.2 | faster in every run; runs overlap in some stored run}}
+
+Either may end `on this machine`, and then reads only the stored runs made
+on the kept run's machine (the same CPU model and kernel):
+
+    {{finding F7.6 | at most 0.1× in every stored run on this machine}}
 """
 
+import json
 import os
 import re
 
@@ -311,6 +317,12 @@ def check_plots(root, docs):
 # it and how many do. ' in some stored run' instead holds a form when
 # the kept row or any one stored run has it: "its runs came apart only in
 # the kept run" is "faster in every run; runs overlap in some stored run".
+# Either may add ' on this machine' (" in every stored run on this
+# machine", " in some stored run on this machine"): then only the stored
+# runs made on the kept run's machine count, the same CPU model and kernel
+# in their provenance.json. Rows move with the machine (a virtual machine's
+# first write of fresh memory, F7.57, set chapter 07's large SETs), and a
+# sentence that says "on this machine" says which runs it read.
 # QUICK=1 runs are left out, as FINDINGS.md leaves them
 # out. A row that reads two benchmarks' results (F4.9-F4.16) is produced
 # from no single run, so it cannot be read across runs. Regenerating every
@@ -327,7 +339,8 @@ READING_FORMS = ("faster", "slower", "faster in every run", "slower in every run
                  "every/no/lowest/highest run REL X", "N of M runs REL X", "spread REL X%",
                  'every/no/lowest/highest value before "TEXT" REL X',
                  '["A"] runs above/below "B" runs (or F2.6\'s) in every pair (or in N of M pairs)',
-                 '... of "TEXT"', '... of last "TEXT"', "... in every stored run", "... in some stored run")
+                 '... of "TEXT"', '... of last "TEXT"', "... in every stored run", "... in some stored run",
+                 "... in every/some stored run on this machine")
 _OF = r'(?:\s+of\s+"([^"]+)")?'
 _BOUND = re.compile(r'^(at least|at most)\s+(%s)\s*\S*?%s$' % (NUMBER, _OF))
 _VERDICT = re.compile(r'^(met|not met)%s$' % _OF)
@@ -343,6 +356,7 @@ _PAIRS = re.compile(r'^(?:"([^"]+)"\s+)?runs\s+(above|below)\s+(?:(F\d+\.\d+)\'s
                     r'\s+in\s+(?:(every) pair|(\d+) of (\d+) pairs)$')
 STORED = " in every stored run"
 SOME_STORED = " in some stored run"
+HERE = " on this machine"
 
 
 def _num(text):
@@ -747,65 +761,88 @@ def evaluate(reading, figure, stored=None, rows=None):
     """None when the reading holds of the figure, else why it does not (one
     line, with what the row measured). stored: for parts read 'in every
     stored run', a function giving [(run name, figure)] of the row as the
-    stored runs produce it (check_readings passes stored_figures); None
-    holds such parts against the figure alone. rows: every kept row by id,
+    stored runs produce it, and with here=True only those of the kept run's
+    machine (check_readings passes stored_figures); None holds such parts
+    against the figure alone. rows: every kept row by id,
     for a form that pairs this row's runs with another row's."""
     why = []
     for part in reading_parts(reading):
         if not part:
             return "an empty reading between ';'"
+        here = part.endswith(HERE) and (part[:-len(HERE)].endswith(STORED)
+                                        or part[:-len(HERE)].endswith(SOME_STORED))
+        # The runs read: every stored run, or with HERE those of the kept run's machine.
+        runs_of = (lambda: stored(here=True)) if here and stored is not None else stored
+        shown = part  # as written, for the messages
+        if here:
+            part = part[:-len(HERE)]
         if part.endswith(SOME_STORED):
             # Holds when the kept row, or any stored run of it, has it.
             core = part[:-len(SOME_STORED)].rstrip()
             w = _part(core, figure, rows)
             if not w:
                 continue
-            runs = stored() if stored is not None else []
+            runs = runs_of() if runs_of is not None else []
             if not any(_part(core, fig) is None for _, fig in runs):
-                why.append(f"{part}: neither the kept row nor any of the {len(runs)} stored runs has it"
+                why.append(f"{shown}: neither the kept row nor any of the {len(runs)} stored runs has it"
                            f" (the kept row: {w[len(core) + 2:] if w.startswith(core + ': ') else w})")
             continue
         core = part[:-len(STORED)].rstrip() if part.endswith(STORED) else part
         w = _part(core, figure, rows)
         if w:
-            why.append(part + w[len(core):] if w.startswith(core + ":") else w)
+            why.append(shown + w[len(core):] if w.startswith(core + ":") else w)
             continue
         if core is part or stored is None:
             continue
-        runs = stored()
+        runs = runs_of()
         if not runs:
-            why.append(f"{part}: no stored run produced this row from its benchmark alone (it reads two"
+            why.append(f"{shown}: no stored run produced this row from its benchmark alone (it reads two"
                        " benchmarks, or its raw results are not in bench/results/)")
             continue
         bad = [(name, _part(core, fig)) for name, fig in runs]
         bad = [(name, w) for name, w in bad if w]
         if bad:
             name, w = bad[0]
-            why.append(f"{part}: run {name}: {w[len(core) + 2:] if w.startswith(core + ': ') else w}"
+            why.append(f"{shown}: run {name}: {w[len(core) + 2:] if w.startswith(core + ': ') else w}"
                        f" ({len(bad)} of {len(runs)} stored runs)")
     return "; ".join(why) or None
 
 
-def stored_figures(root, source, rid, cache=None):
+def machine_of(run_dir):
+    """(CPU model, kernel) from a results directory's provenance.json, or
+    None where it has none."""
+    try:
+        with open(os.path.join(run_dir, "provenance.json")) as f:
+            prov = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return prov.get("cpu_model"), prov.get("kernel")
+
+
+def stored_figures(root, source, rid, cache=None, here=False):
     """[(run name, figure)] of row rid as every stored full run of its
     benchmark produces it, oldest first; source is the row's raw results
-    (bench/results/RUN/BENCH.jsonl). cache: a dict kept across calls, so
-    each benchmark's runs are regenerated once."""
+    (bench/results/RUN/BENCH.jsonl). here: only the runs made on the
+    machine of source's run (its CPU model and kernel). cache: a dict kept
+    across calls, so each benchmark's runs are regenerated once."""
     if not source:
         return []
     import findings  # tools/findings.py: the generator
-    results = os.path.dirname(os.path.dirname(os.path.join(root, source)))
+    kept = os.path.dirname(os.path.join(root, source))
+    results = os.path.dirname(kept)
     bench = os.path.basename(source)[:-len(".jsonl")]
     cache = {} if cache is None else cache
     if (results, bench) not in cache:
         made = []
         for d in findings.stored_runs(results, bench):
             try:
-                made.append((os.path.basename(d), findings.rows_of_run(d, bench)))
+                made.append((os.path.basename(d), machine_of(d), findings.rows_of_run(d, bench)))
             except (findings.Refused, KeyError, ValueError, TypeError):
                 continue  # the generator refuses this run: it produced no rows
         cache[(results, bench)] = made
-    return [(name, rows[rid]) for name, rows in cache[(results, bench)] if rid in rows]
+    mine = machine_of(kept)
+    return [(name, rows[rid]) for name, machine, rows in cache[(results, bench)]
+            if rid in rows and (not here or machine == mine)]
 
 
 def citations(text):
@@ -883,7 +920,8 @@ def check_readings(root, docs, rows=None):
                               "no reading: write {{finding %s | READING}} (%s)" % (rid, ", ".join(READING_FORMS))))
             else:
                 why = evaluate(reading, row["figure"],
-                               lambda row=row, rid=rid: stored_figures(root, row.get("source"), rid, cache), rows)
+                               lambda here=False, row=row, rid=rid: stored_figures(root, row.get("source"), rid,
+                                                                                   cache, here), rows)
                 if why:
                     fails.append((where, rid, reading, why))
     return n, fails

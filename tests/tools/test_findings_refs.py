@@ -349,6 +349,27 @@ class AcrossStoredRuns(unittest.TestCase):
             ("chapters/01-x.md:6", "every run above 1 in every stored run: run r1: 2 of the 3 runs are not "
                                    "(runs 0.91 0.95 1.02) (1 of 3 stored runs)")])
 
+    def test_on_this_machine_reads_only_the_kept_runs_machine(self):
+        # r1, the run that contradicts, moves to another machine: a reading
+        # scoped to the kept run's machine no longer sees it, one across
+        # every stored run still does.
+        prov = os.path.join(self.root, "bench", "results", "r1", "provenance.json")
+        with open(prov) as f:
+            p = json.load(f)
+        with open(prov, "w") as f:
+            json.dump(dict(p, cpu_model="Other CPU"), f)
+        self.assertEqual([n for n, _ in findings_refs.stored_figures(self.root, "bench/results/r3/toy.jsonl",
+                                                                      "F9.1", here=True)], ["r2", "r3"])
+        n, fails = self.readings("{{finding F9.1 | faster in every stored run on this machine}}",
+                                 "{{finding F9.1 | faster in every stored run}}",
+                                 "{{finding F9.1 | runs overlap in some stored run on this machine}}",
+                                 "{{finding F9.1 | runs overlap in some stored run}}")
+        self.assertEqual(n, 4)
+        self.assertEqual([(w, why.split(":")[0]) for w, _, _, why in fails], [
+            ("chapters/01-x.md:4", "faster in every stored run"),
+            ("chapters/01-x.md:5", "runs overlap in some stored run on this machine")])
+        self.assertIn("any of the 2 stored runs", fails[1][3])
+
     def test_the_command_line_names_the_run(self):
         with open(self.chapter, "w") as f:
             f.write("# x\n\n{{finding F9.1 | runs apart in every stored run}}\n")
