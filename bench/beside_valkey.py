@@ -452,7 +452,7 @@ def cpu_rows(row):
                 # machine's noise, which more runs or idle cores would settle.
                 worse.append("%s %s P=%d t%d (%s)" % (
                     k[0], "%d members" % k[1] if k[0] == "ZRANGE" else size_name(k[1]), k[2], n,
-                    "Valkey lower in every run" if max(side["valkey"]) < min(side["soloist"]) else "runs overlap"))
+                    verdict(side["soloist"], side["valkey"], ("soloist", "Valkey"), lower=True)))
             served = {name: bl.median([ln["rps"] / ln["rate"] for ln in cpu
                                        if (ln["test"], ln["value_size"], ln["pipeline"]) == k
                                        and ln["io_threads"] == n and ln["server"] == name]) for name in

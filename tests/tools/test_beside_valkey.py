@@ -91,8 +91,8 @@ class BesideValkey(unittest.TestCase):
         for run, (mine, theirs) in enumerate(((7.0, 6.0), (6.5, 6.8), (7.2, 6.1)), 1):
             seen += [cpu("soloist", 1, mine, run), cpu("valkey", 1, theirs, run)]
         rows = self.rows(seen)
-        self.assertTrue(rows["F4.99"]["figure"].startswith("not met: above Valkey in GET 3 B P=1 t1 (runs overlap);"),
-                        rows["F4.99"]["figure"])
+        self.assertTrue(rows["F4.99"]["figure"].startswith(
+            "not met: above Valkey in GET 3 B P=1 t1 (run ranges overlap);"), rows["F4.99"]["figure"])
 
     def test_zrange_is_its_own_row_in_closed_loop(self):
         seen = []
