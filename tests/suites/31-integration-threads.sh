@@ -31,7 +31,7 @@ wait
 p=0; f=0
 for i in "${!runs[@]}"; do
   echo "== soloist-server ${runs[$i]} (whole output: $out/$i.log)"
-  grep -E '^(FAIL|--|ERROR)|MISMATCH' "$out/$i.log" | head -40
+  grep -E '^(FAIL|--|ERROR)|MISMATCH|UNEXPECTED' "$out/$i.log" | head -40
   line=$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/$i.log" | tail -1)
   if [ -z "$line" ]; then tail -20 "$out/$i.log"; f=$((f + 1)); continue; fi
   echo "$line"

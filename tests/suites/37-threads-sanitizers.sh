@@ -54,7 +54,7 @@ for run in "${runs[@]}"; do
     --name "$1-threads" --sanitizer --target "build/$1/soloist-server" --c-client build/tests-integration/c_client \
     >"$out/integration-$1.log" 2>&1
   echo "== integration, build/$1/soloist-server --io-threads $2 --io-threads-always-active yes ($out/integration-$1.log)"
-  grep -E '^(FAIL|ERROR)|MISMATCH|sanitizer:' "$out/integration-$1.log" | head -40
+  grep -E '^(FAIL|ERROR)|MISMATCH|UNEXPECTED|sanitizer:' "$out/integration-$1.log" | head -40
   count "$(grep -E '^[0-9]+ passed, [0-9]+ failed$' "$out/integration-$1.log" | tail -1)"
 done
 
