@@ -890,6 +890,43 @@ def unread_run_claims(text):
     return out
 
 
+# Words that give a figure approximately: "about seven tenths", "nearly
+# twice", "roughly level". A reading after them that bounds the figure on
+# one side only ("at most 0.8") keeps passing when a later run moves the
+# figure far from what the words say, so such a reading must carry both
+# bounds ("at least 0.6; at most 0.8").
+_APPROX = re.compile(
+    r"\b(?:about|roughly|nearly|almost|around|approximately|close to)\s+(?:(?:a|an|the|some)\s+)?"
+    r"(?:\d|one\b|two\b|three\b|four\b|five\b|six\b|seven\b|eight\b|nine\b|ten\b|eleven\b|twelve\b|"
+    r"twenty\b|thirty\b|forty\b|fifty\b|sixty\b|seventy\b|eighty\b|ninety\b|hundred\b|thousand\b|"
+    r"half\b|halves\b|third|quarter|fifth|sixth|seventh|eighth|ninth|tenth|twice\b|double\b|level\b|"
+    r"even\b|equal\b|as (?:much|fast|many|large|slow|high|low)\b)", re.I)
+_CLAUSE_END = re.compile(r"[.;:!?](?:\s|$)|\n\n|\}\}")
+
+
+def approximate_one_sided(text):
+    """(line, row, reading, words) of each reference whose clause gives an
+    approximate figure (_APPROX, between the clause's start and the
+    reference) while every bound in its reading is one-sided."""
+    out = []
+    for m in REF.finditer(text):
+        reading = m.group(2)
+        if not reading:
+            continue
+        sides = {}
+        for part in reading_parts(reading):
+            b = re.match(r"^(at least|at most)\s+%s\s*\S*?(?:\s+of\s+\"([^\"]+)\")?(?:\s+in .*)?$" % NUMBER, part)
+            if b:
+                sides.setdefault(b.group(2), set()).add(b.group(1))
+        if not sides or any(len(v) == 2 for v in sides.values()):
+            continue
+        start = max([e.end() for e in _CLAUSE_END.finditer(text, 0, m.start())] or [0])
+        a = _APPROX.search(text, start, m.start())
+        if a:
+            out.append((text.count("\n", 0, m.start()) + 1, m.group(1), reading, a.group(0)))
+    return out
+
+
 def check_readings(root, docs, rows=None):
     """Holds every reading in docs against FINDINGS.md's rows.
     -> (references, [(path:line, row, reading, why)]). A reference without
@@ -909,6 +946,10 @@ def check_readings(root, docs, rows=None):
             fails.append(("%s:%d" % (rel, line), "-", words,
                           'says "%s" of runs but cites no row: carry the reading ({{finding ID | READING}}), or '
                           "mark the paragraph <!-- not a row: WHY -->" % words))
+        for line, rid, reading, words in approximate_one_sided(text):
+            fails.append(("%s:%d" % (rel, line), rid, reading,
+                          'the words say "%s", an approximate figure, but the reading bounds one side only: '
+                          "give it both bounds (at least X; at most Y)" % words))
         for line, rid, reading in citations(text):
             n += 1
             where = "%s:%d" % (rel, line)
@@ -937,6 +978,25 @@ def book_documents(root):
     return docs
 
 
+def print_runs(root, rows, ids):
+    """The `runs` command: each row's claim, the kept figure, then the
+    figure of every stored run of its benchmark with that run's machine
+    (CPU model | kernel), oldest first. Exit 1 when a row does not exist."""
+    cache, missing = {}, 0
+    for rid in ids:
+        row = rows.get(rid)
+        if row is None:
+            print(f"{rid}: no such row in FINDINGS.md")
+            missing += 1
+            continue
+        print(f"== {rid} | {row['claim']}\n   kept: {row['figure']}")
+        results = os.path.dirname(os.path.dirname(os.path.join(root, row["source"] or "")))
+        for name, fig in stored_figures(root, row["source"], rid, cache):
+            cpu, kernel = machine_of(os.path.join(results, name)) or ("?", "?")
+            print(f"   {name} [{cpu} | {kernel}]: {fig}")
+    return 1 if missing else 0
+
+
 def main(argv=None):
     import argparse
     import sys
@@ -947,11 +1007,17 @@ def main(argv=None):
     r.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     r.add_argument("--report", action="store_true",
                    help="a reader's report after `make findings`: list what this machine's results contradict; exit 0")
+    s = sub.add_parser("runs", help="print rows as every stored run of their benchmark produces them, "
+                       "each run with its machine: what a reading `in every stored run` is held against")
+    s.add_argument("ids", nargs="+", help="row ids, e.g. F7.3")
+    s.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     a = ap.parse_args(argv)
     rows = load(a.root)
     if rows is None:
-        print("readings: FINDINGS.md does not exist yet; nothing checked")
+        print(f"{a.cmd}: FINDINGS.md does not exist yet; nothing checked")
         return 0
+    if a.cmd == "runs":
+        return print_runs(a.root, rows, a.ids)
     docs = [os.path.abspath(d) for d in a.docs] or book_documents(a.root)
     n, fails = check_readings(a.root, docs, rows)
     if a.report:

@@ -228,6 +228,31 @@ class Readings(unittest.TestCase):
         self.assertEqual(unread("Line one\nand then in all three runs it led.\n"), [(2, "in all three runs")])
         self.assertEqual(unread("The runs overlap:\n\n{{finding F4.99 | met}}\n"), [])
 
+    def test_an_approximate_figure_needs_both_bounds(self):
+        approx = findings_refs.approximate_one_sided
+        # planted: "about seven tenths" read as "at most 0.8" passes at 0.2 too
+        self.assertEqual(approx("Copying runs at about seven tenths of it ({{finding F7.3 | at most 0.8}})."),
+                         [(1, "F7.3", "at most 0.8", "about seven")])
+        self.assertEqual(approx("It is nearly twice as fast\n({{finding F6.4 | at least 1.7×; faster}})."),
+                         [(2, "F6.4", "at least 1.7×; faster", "nearly twice")])
+        self.assertEqual(approx("About a third ({{finding F8.8 | at least 0.3×; at most 0.4×}})."), [])
+        # words that bound one side themselves, and an approximation in an earlier clause
+        self.assertEqual(approx("It is more than twice as fast ({{finding F6.4 | at least 2×}})."), [])
+        self.assertEqual(approx("About half go; the rest stay ({{finding F6.4 | at least 2×}})."), [])
+        self.assertEqual(approx("About twice ({{finding F6.4 | faster}})."), [])
+        # the check runs with the readings: a planted one fails check_readings
+        root = tempfile.mkdtemp()
+        with open(os.path.join(root, "FINDINGS.md"), "w") as f:
+            f.write("## Rows\n\n| ID | claim | figure | conditions | reproduce |\n|---|---|---|---|---|\n"
+                    "| F7.3 | c | **0.2×** | x | y |\n")
+        doc = os.path.join(root, "chapters", "07.md")
+        os.makedirs(os.path.dirname(doc))
+        with open(doc, "w") as f:
+            f.write("Copying runs at about seven tenths of it ({{finding F7.3 | at most 0.8}}).\n")
+        n, fails = findings_refs.check_readings(root, [doc])
+        self.assertEqual(len(fails), 1)
+        self.assertIn("both bounds", fails[0][3])
+
     def test_verdicts_counted(self):
         peer = ("GET 0.05× (io-threads 1 faster in every run); GET 512 B 0.65× (run ranges overlap);"
                 " SET 0.59× (io-threads 1 faster in every run)")
