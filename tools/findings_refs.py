@@ -41,10 +41,20 @@ run has it, for a sentence that says a thing happened in some runs only:
 
     {{finding F0.2 | faster in every run; runs overlap in some stored run}}
 
-Either may end `on this machine`, and then reads only the stored runs made
-on the kept run's machine (the same CPU model and kernel):
+A form may also end `in most stored runs` (more than half of them) or
+`in N of M stored runs` (exactly N of the M). Any of these may end `on
+this machine`, and then reads only the stored runs made on the kept run's
+machine (the same CPU model and kernel), or `on other machines`, only the
+others (the kept run is not among them):
 
     {{finding F7.6 | at most 0.1× in every stored run on this machine}}
+    {{finding F7.3 | at least 0.6 of "on = " and at most 0.8 of "on = " in most stored runs on other machines}}
+
+Forms joined by `and` must hold of the same figure, as a count of runs
+needs. Two numbers of one row are compared with `"A" over "B" REL X`, the
+number after A divided by the number after B ("128 is about a tenth
+cheaper than 16": `"128:" over "16:" at least 0.85; "128:" over "16:" at
+most 0.95`).
 """
 
 import json
@@ -357,6 +367,12 @@ _PAIRS = re.compile(r'^(?:"([^"]+)"\s+)?runs\s+(above|below)\s+(?:(F\d+\.\d+)\'s
 STORED = " in every stored run"
 SOME_STORED = " in some stored run"
 HERE = " on this machine"
+OTHER = " on other machines"
+# The counted suffixes: ' in most stored runs' (more than half of them) and
+# ' in N of M stored runs' (exactly N of the M hold), either optionally
+# followed by HERE or OTHER.
+_COUNTED = re.compile(r"\s+in (?:(most)|(\d+) of (\d+)) stored runs$")
+_RATIO = re.compile(r'^"([^"]+)"\s+over\s+"([^"]+)"\s+%s\s+(%s)$' % (REL, NUMBER))
 
 
 def _num(text):
@@ -569,7 +585,12 @@ _OF_LAST = re.compile(r'\s+of\s+last\s+"([^"]+)"$')
 # the forms in two places.
 def _part(part, figure, rows=None):
     """None when one form holds of the figure, else why not. rows: every
-    row by id, for a form that reads another row's runs."""
+    row by id, for a form that reads another row's runs. Forms joined by
+    ' and ' must all hold of the same figure: what a count of stored runs
+    ('at least 0.6 and at most 0.8 in most stored runs') needs."""
+    conj = re.split(r'\s+and\s+(?=(?:[^"]*"[^"]*")*[^"]*$)', part)  # ' and ' outside quotes
+    if len(conj) > 1:
+        return next((w for w in (_part(c.strip(), figure, rows) for c in conj) if w), None)
     m = _OF_LAST.search(part)
     if m:
         # of last "TEXT" reads from TEXT's last occurrence: the figure is
@@ -580,6 +601,17 @@ def _part(part, figure, rows=None):
         first = part[:m.start()] + f' of "{m.group(1)}"'
         why = _part(first, figure[i:], rows)
         return why and why.replace(first, part, 1)
+    m = _RATIO.match(part)
+    if m:
+        # "A" over "B" REL X: the number after A divided by the number after B
+        a, b = locate(figure, m.group(1)), locate(figure, m.group(2))
+        if a is None or b is None or b[0] == 0:
+            missing = m.group(1) if a is None else m.group(2)
+            return f'{part}: the row has no number after "{missing}"' if missing else f"{part}: divides by 0"
+        v = a[0] / b[0]
+        if not _rel(v, m.group(3), _num(m.group(4))):
+            return f"{part}: the row's ratio is {v:.3g} ({a[0]:g} / {b[0]:g})"
+        return None
     m = _BOUND.match(part)
     if m:
         kind, x, of = m.group(1), _num(m.group(2)), m.group(3)
@@ -769,13 +801,42 @@ def evaluate(reading, figure, stored=None, rows=None):
     for part in reading_parts(reading):
         if not part:
             return "an empty reading between ';'"
-        here = part.endswith(HERE) and (part[:-len(HERE)].endswith(STORED)
-                                        or part[:-len(HERE)].endswith(SOME_STORED))
-        # The runs read: every stored run, or with HERE those of the kept run's machine.
-        runs_of = (lambda: stored(here=True)) if here and stored is not None else stored
         shown = part  # as written, for the messages
-        if here:
-            part = part[:-len(HERE)]
+        # The runs read: every stored run, or with HERE those of the kept
+        # run's machine, with OTHER those of any other machine.
+        where = next((w for w in (HERE, OTHER) if part.endswith(w)), None)
+        if where and not (_COUNTED.search(part[:-len(where)]) or part[:-len(where)].endswith((STORED, SOME_STORED))):
+            where = None
+        if where:
+            part = part[:-len(where)]
+        runs_of = stored if not where or stored is None else (lambda: stored(here=True if where == HERE else "other"))
+        counted = _COUNTED.search(part)
+        if counted:
+            # Counted over the stored runs alone: the sentence says how many held.
+            core = part[:counted.start()].rstrip()
+            if runs_of is None:
+                continue
+            runs = runs_of()
+            held = sum(_part(core, fig) is None for _, fig in runs)
+            if counted.group(1) and not held * 2 > len(runs):
+                why.append(f"{shown}: {held} of the {len(runs)} stored runs have it")
+            elif counted.group(2) and (held, len(runs)) != (int(counted.group(2)), int(counted.group(3))):
+                why.append(f"{shown}: {held} of the {len(runs)} stored runs have it")
+            continue
+        if where == OTHER:
+            # Said of the other machines' runs alone: the kept row is not among them.
+            core = part[:-len(SOME_STORED if part.endswith(SOME_STORED) else STORED)].rstrip()
+            if runs_of is None:
+                continue
+            runs = runs_of()
+            bad = [name for name, fig in runs if _part(core, fig)]
+            if not runs:
+                why.append(f"{shown}: no stored run was made on another machine")
+            elif part.endswith(SOME_STORED) and len(bad) == len(runs):
+                why.append(f"{shown}: none of the {len(runs)} stored runs on other machines has it")
+            elif part.endswith(STORED) and bad:
+                why.append(f"{shown}: run {bad[0]} does not ({len(bad)} of {len(runs)} stored runs)")
+            continue
         if part.endswith(SOME_STORED):
             # Holds when the kept row, or any stored run of it, has it.
             core = part[:-len(SOME_STORED)].rstrip()
@@ -822,9 +883,10 @@ def machine_of(run_dir):
 def stored_figures(root, source, rid, cache=None, here=False):
     """[(run name, figure)] of row rid as every stored full run of its
     benchmark produces it, oldest first; source is the row's raw results
-    (bench/results/RUN/BENCH.jsonl). here: only the runs made on the
-    machine of source's run (its CPU model and kernel). cache: a dict kept
-    across calls, so each benchmark's runs are regenerated once."""
+    (bench/results/RUN/BENCH.jsonl). here: True for only the runs made on
+    the machine of source's run (its CPU model and kernel), "other" for
+    only the runs made on any other machine. cache: a dict kept across
+    calls, so each benchmark's runs are regenerated once."""
     if not source:
         return []
     import findings  # tools/findings.py: the generator
@@ -842,7 +904,7 @@ def stored_figures(root, source, rid, cache=None, here=False):
         cache[(results, bench)] = made
     mine = machine_of(kept)
     return [(name, rows[rid]) for name, machine, rows in cache[(results, bench)]
-            if rid in rows and (not here or machine == mine)]
+            if rid in rows and (not here or (machine == mine) == (here is True))]
 
 
 def citations(text):

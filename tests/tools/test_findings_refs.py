@@ -395,6 +395,41 @@ class AcrossStoredRuns(unittest.TestCase):
             ("chapters/01-x.md:5", "runs overlap in some stored run on this machine")])
         self.assertIn("any of the 2 stored runs", fails[1][3])
 
+    def test_runs_counted_and_other_machines(self):
+        # r1 on another machine: "in most stored runs" counts all three runs,
+        # "on other machines" reads r1 alone, and a count must be exact.
+        prov = os.path.join(self.root, "bench", "results", "r1", "provenance.json")
+        with open(prov) as f:
+            p = json.load(f)
+        with open(prov, "w") as f:
+            json.dump(dict(p, cpu_model="Other CPU"), f)
+        n, fails = self.readings("{{finding F9.1 | faster in 2 of 3 stored runs}}",
+                                 "{{finding F9.1 | faster in most stored runs}}",
+                                 "{{finding F9.1 | slower in every stored run on other machines}}",
+                                 "{{finding F9.1 | at least 0.9 and at most 1.0 in 1 of 1 stored runs on other machines}}",
+                                 # planted: a count that leaves out the run that disagrees
+                                 "{{finding F9.1 | faster in 3 of 3 stored runs}}",
+                                 # planted: "slower on the other machine" said of the kept machine's runs
+                                 "{{finding F9.1 | slower in some stored run on this machine}}",
+                                 "{{finding F9.1 | faster in some stored run on other machines}}",
+                                 "{{finding F9.1 | slower in most stored runs}}")
+        self.assertEqual(n, 8)
+        self.assertEqual([w for w, _, _, _ in fails], ["chapters/01-x.md:%d" % i for i in (7, 8, 9, 10)])
+        self.assertIn("2 of the 3 stored runs have it", fails[0][3])
+        self.assertIn("none of the 1 stored runs on other machines", fails[2][3])
+
+    def test_a_ratio_of_two_numbers_and_forms_joined_by_and(self):
+        fig = "16: 100 ns, 128: 92 ns (runs 90–95); a and b 7"
+        self.assertIsNone(findings_refs.evaluate('"128:" over "16:" at most 0.95', fig))
+        self.assertIsNone(findings_refs.evaluate('"128:" over "16:" at least 0.9', fig))
+        # planted: "about a tenth cheaper" where the row shows a twentieth
+        why = findings_refs.evaluate('"128:" over "16:" at most 0.9', fig)
+        self.assertIn("the row's ratio is 0.92 (92 / 100)", why)
+        self.assertIn('no number after "64:"', findings_refs.evaluate('"64:" over "16:" at most 1', fig))
+        self.assertIsNone(findings_refs.evaluate('at least 90 of "128:" and at most 95 of "128:"', fig))
+        self.assertIn("the row measured 92", findings_refs.evaluate('at least 90 of "128:" and at most 91 of "128:"', fig))
+        self.assertIsNone(findings_refs.evaluate('at least 7 of "a and b"', fig))
+
     def test_the_command_line_names_the_run(self):
         with open(self.chapter, "w") as f:
             f.write("# x\n\n{{finding F9.1 | runs apart in every stored run}}\n")
