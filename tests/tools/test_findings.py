@@ -154,7 +154,7 @@ def q_lines(run_id="RUN1", ck_run_id=None, drop=()):
             head_loads_new=100, computed_lines_per_item=lines + 0.0001, hw_l1d_read_misses_per_item=None,
             hw_unavailable="perf_event_open: No such file or directory")
     for state, pct in (("parked", 0.0), ("active", 99.0)):
-        run("pool", "soloist", 1.0, state=state, workers=2, wall_ms=300.0,
+        run("pool", "soloist", 1.0, state=state, workers=2, wall_ms=300.0, idle_spin_us=3600000000,
             clock="/proc/self/task/*/schedstat of io_thd_* threads", cpu_pct_per_worker=pct)
     out.append({"bench": "queues", "kind": "summary", "test": "spsc", "ratio": 99.0, "run_id": run_id})
     return [ln for ln in out if (ln.get("test"), ln.get("impl")) not in drop]
@@ -644,6 +644,19 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("threads preempted 0/1/2/3/4 times in the runs", rows["F2.1"][3])
         self.assertIn("**0.00%**", rows["F2.12"][2])
         self.assertIn("**99.00%**", rows["F2.13"][2])
+
+    def test_an_idle_pool_run_without_its_spin_setting_is_not_the_spinning_row(self):
+        # An older bench's "active" workers slept after a short spin (0 % CPU):
+        # without idle_spin_us in its lines it is not F2.13's spin-forever.
+        old = [dict(ln, cpu_pct_per_worker=0.0) if ln.get("state") == "active" else ln for ln in q_lines()]
+        for ln in old:
+            ln.pop("idle_spin_us", None)
+        self.add_run("r1", queues=old)
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertNotIn("F2.13", rows)
+        self.assertIn("**0.00%**", rows["F2.12"][2])
 
     def test_queue_ratio_is_computed_from_the_runs_of_both_sides(self):
         self.add_run("r1", queues=q_lines())

@@ -160,6 +160,12 @@ def h_queues(run, lines, bench):
                              ("F2.14", "active-sleeps", "active with nothing to do, soloist's default: spin "
                                                         "io-threads-idle-spin-us, then sleep on a futex")):
         side = queue_runs(lines, "pool", state=state)
+        if state == "active":
+            # Runs made before the pool bench set the idle spin themselves
+            # (no idle_spin_us in their lines) measured the workers' own
+            # behaviour of that time, not a spin for as long as they are
+            # active: they are not this row.
+            side = [x for x in side if x.get("idle_spin_us") is not None]
         if not side:
             continue
         ln = side[0]
