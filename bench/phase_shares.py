@@ -49,12 +49,25 @@ BUSY_PARTS = ["poll_cpu", "read", "exec", "write", "other"]
 SERIAL_PARTS = ["exec", "other"]
 DEFINITIONS = {
     "poll": "wall time from the end of before_sleep to after_sleep (computing the timeout, epoll_wait, copying the events out)",
-    "poll_cpu": "the main thread's CPU time inside poll (CLOCK_THREAD_CPUTIME_ID at its edges)",
+    "poll_cpu": "the main thread's CPU time inside poll (CLOCK_THREAD_CPUTIME_ID at its edges, read on one "
+                "loop turn in poll_cpu_sample and counted that many times)",
     "poll_wait": "poll - poll_cpu: off CPU, idle",
     "busy": "poll_cpu + read + exec + write + other = total - poll_wait",
     "serial_share": "s = (exec + other) / busy: what only the main thread may do once I/O "
                     "threads take reads, parsing, writes and the poll",
 }
+
+
+def poll_cpu_sample():
+    """POLL_CPU_SAMPLE as src/server.h defines it for the server this tree
+    builds: on how many loop turns in one the CPU clock is read (None
+    where the header does not say)."""
+    try:
+        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "server.h")) as f:
+            m = re.search(r"^#define POLL_CPU_SAMPLE (\d+)", f.read(), re.M)
+    except OSError:
+        return None
+    return int(m.group(1)) if m else None
 
 
 def counters(server):
@@ -98,7 +111,8 @@ def main():
     label, binary, really = bl.servers()[0]
     base = {"bench": "phase_shares", "test": "GET", "clients": CLIENTS, "keyspace": KEYSPACE,
             "value_size": 3, "cores": os.cpu_count(), "quick": q, "server": label,
-            "server_is": really, "target_s": target, "definitions": DEFINITIONS}
+            "server_is": really, "target_s": target, "definitions": DEFINITIONS,
+               "poll_cpu_sample": poll_cpu_sample()}
     base.update(bl.placement())
     srv = bl.Server(label, binary, really)
     try:

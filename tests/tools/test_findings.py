@@ -584,6 +584,21 @@ class FindingsTest(unittest.TestCase):
         self.assertLess(row[2].index("read"), row[2].index("exec"))
         self.assertIn("P=16", row[3])
         self.assertIn("| F0.20 | P=1 | 15% | 30% | 20% | 30% | 5% | **0.25** | 40% |", text)
+        # a run that does not record how often it read the CPU clock says nothing of it
+        self.assertIn("0.050 loop turns/request;", row[2])
+        for ln in lines:
+            ln["poll_cpu_sample"] = 16
+        self.add_run("r2", phase_shares=lines)
+        _, text, _ = self.generate()
+        self.assertIn("0.050 loop turns/request (the thread-CPU clock read twice on 1 turn in 16)",
+                      self.rows(text)["F0.21"][2])
+
+    def test_phase_shares_records_the_servers_clock_sampling(self):
+        import phase_shares
+        import re
+        with open(os.path.join(HERE, "..", "..", "src", "server.h")) as f:
+            m = re.search(r"^#define POLL_CPU_SAMPLE (\d+)", f.read(), re.M)
+        self.assertEqual(phase_shares.poll_cpu_sample(), int(m.group(1)))
 
     def test_phase_shares_without_poll_cpu_are_refused(self):
         lines = [{"bench": "phase_shares", "kind": "run", "pipeline": 1, "run": i + 1,

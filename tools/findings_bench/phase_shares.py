@@ -51,8 +51,11 @@ def h_phase_shares(run, lines, bench):
                + "; busy %.2f µs/request" % med("busy_us_per_request"))
         turns = med("turns_per_request")
         if turns is not None:
-            fig += ("; %.3f loop turns/request (the thread-CPU clock read twice on 1 turn in 16)"
-                    % turns)
+            # How often the clock was read is the run's own record: a run
+            # made before sampling read it on every turn, and says nothing.
+            every = runs[0].get("poll_cpu_sample")
+            fig += "; %.3f loop turns/request" % turns + (
+                " (the thread-CPU clock read twice on 1 turn in %d)" % every if every else "")
         ratio = med("busy_wall_over_thread_cpu")
         if ratio is not None:
             fig += "; busy wall / main-thread CPU %.2f" % ratio
