@@ -28,14 +28,21 @@ ZRANGEBYSCORE over 10 and 100 members again with runs of LONG_S seconds
 alternated: a 0.3 s cell moves by a tenth or more from run to run here,
 more than the gap at depth 1.
 
+When VALKEY_SERVER names a valkey-server built from source, Valkey is
+measured too, a third server in every start and cell, the order turned
+from start to start (a run without it prints a kind=skipped line and
+measures the other two).
+
 Prints JSON lines: kind=run, and generic finding rows F8.40-F8.49 and
 F8.52-F8.54: per command, the worst start's ratio soloist / redis-server
 in each cell; the geometric mean over every cell and start; the target
 (at least 1.0x in every cell, at least 1.2x geometric mean) met or not;
 page faults per request; main-thread CPU per request; the median
-start's ratio per cell (F8.53); the long depth-1 runs (F8.54). Knobs:
-QUICK=1 (about 1.5 minutes; full about 5), STARTS, RUN_S, LONG_S,
-LONG_REPS, SOLOIST_BIN, REDIS_BIN.
+start's ratio per cell (F8.53); the long depth-1 runs (F8.54). With
+Valkey, F8.55 and F8.56 are F8.53 and F8.52 against Valkey. Knobs:
+QUICK=1 (about 1.5 minutes; full about 5, half as long again with
+Valkey), STARTS, RUN_S, LONG_S, LONG_REPS, SOLOIST_BIN, REDIS_BIN,
+VALKEY_SERVER.
 
 Valkey anchor: src/t_zset.c at the pinned commit (genericZrangebyscoreCommand
 and its result handler, which give a deferred length); measured, not mirrored.
@@ -120,24 +127,29 @@ def main():
     starts = int(os.environ.get("STARTS", 2 if quick else 5))
     run_s = float(os.environ.get("RUN_S", 0.15 if quick else 0.3))
     (_, a_bin, a_is), (_, b_bin, _) = bl.servers()
+    peer = {}
+    vk = bl.valkey_side(peer)
     lines = []
     try:
         for start in range(1, starts + 1):
             sol = bl.Server("soloist", a_bin, a_is)
             red = bl.Server("redis", b_bin, "redis-server")
-            for srv in (sol, red):
+            both = [sol, red] + ([bl.Server("valkey", vk[1], vk[2])] if vk else [])
+            for srv in both:
                 load(srv)
                 srv.pause()
+            # each start turns the order, so no server always runs first
+            order = both[start % len(both):] + both[:start % len(both)]
             for cmd, ws in COMMANDS:
                 for size in SIZES:
                     for p in PIPELINES:
-                        for srv in (sol, red) if start % 2 else (red, sol):
+                        for srv in order:
                             lines.append(timed_cell(srv, cmd, ws, size, p, run_s, quick, {"start": start}))
             if start == starts:
                 lines += long_cells(sol, red, quick)
-            sol.stop()
-            red.stop()
-        findings(lines, starts, quick)
+            for srv in both:
+                srv.stop()
+        findings(lines, starts, quick, peer.get("valkey_version"))
     finally:
         bl.stop_all()
     return 0
@@ -185,36 +197,27 @@ def long_row(lines, cmd_line, cfg):
              "figure": "; ".join(cells)})
 
 
-def findings(lines, starts, quick):
+def findings(lines, starts, quick, valkey=None):
+    """The rows from every run line; valkey: the Valkey build's version
+    line when Valkey was measured (F8.55, F8.56), else None."""
     cmd_line = "make findings BENCH=zset_ranges" + (" QUICK=1" if quick else "")
     cfg = {"clients": CLIENTS, "starts": starts, "set": "1,000 members, scores 0-999", "quick": quick,
            "peer": "redis-server 7.0"}
+    if valkey:
+        cfg["valkey"] = "Valkey built from source (%s)" % valkey
 
     long_row(lines, cmd_line, cfg)
     lines = [ln for ln in lines if ln.get("part") != "long"]
-
-    def rps(server, cmd, ws, size, p, start):
-        got = [ln["rps"] for ln in lines if ln["server"] == server and ln["command"] == cmd
-               and ln["withscores"] == ws and ln["members"] == size and ln["pipeline"] == p
-               and ln["start"] == start]
-        return got[0] if got else None
 
     all_ratios, worst_cells, median_cells = [], [], []
     rid = 40
     for cmd, ws in COMMANDS:
         cells = []
-        for size in SIZES:
-            for p in PIPELINES:
-                ratios = []
-                for st in range(1, starts + 1):
-                    a, b = rps("soloist", cmd, ws, size, p, st), rps("redis-server", cmd, ws, size, p, st)
-                    if a and b:
-                        ratios.append(a / b)
-                all_ratios += ratios
-                if ratios:
-                    cells.append("%d P=%d %.2f×" % (size, p, min(ratios)))
-                    worst_cells.append(min(ratios))
-                    median_cells.append((bl.median(ratios), "%s %d P=%d" % (query_name(cmd, ws), size, p)))
+        for size, p, ratios in start_ratios(lines, starts, "redis-server", cmd, ws):
+            all_ratios += ratios
+            cells.append("%d P=%d %.2f×" % (size, p, min(ratios)))
+            worst_cells.append(min(ratios))
+            median_cells.append((bl.median(ratios), "%s %d P=%d" % (query_name(cmd, ws), size, p)))
         name = query_name(cmd, ws)
         bl.emit({"finding": True, "id": "F8.%d" % rid, "command": cmd_line, "config": dict(cfg, query=name),
                  "claim": "%s rps, soloist / redis-server 7.0, the worst of %d fresh starts, by members in the "
@@ -240,6 +243,8 @@ def findings(lines, starts, quick):
                     "%d of %d cells under 1.0×%s" % (len(under), len(median_cells),
                                                      (": " + ", ".join(under)) if under else ""), cmd_line, cfg)
     cpu_row(lines, starts, cmd_line, cfg)
+    if valkey:
+        beside_valkey(lines, starts, cmd_line, cfg)
     faults = {s: [ln["faults_per_req"] for ln in lines if ln["server"] == s and ln["pipeline"] == 16]
               for s in ("soloist", "redis-server")}
     bl.emit({"finding": True, "id": "F8.49", "command": cmd_line, "config": dict(cfg, pipeline=16),
@@ -249,12 +254,12 @@ def findings(lines, starts, quick):
                                                            max(faults["redis-server"] or [0]))})
 
 
-def cpu_row(lines, starts, cmd_line, cfg):
+def cpu_row(lines, starts, cmd_line, cfg, peer="redis-server", rid="F8.52", peer_name="redis-server 7.0"):
     """F8.52: what each server's main thread spends per request, the
     currency a client-bound rate on two cores hides. Per cell the median
-    of the starts, redis-server's over soloist's (above 1: soloist spends
+    of the starts, the peer's over soloist's (above 1: soloist spends
     less); the geometric mean over the cells, the lowest cell, and each
-    command's own mean."""
+    command's own mean. F8.56 is the same against Valkey."""
     def med_cpu(server, cmd, ws, size, p):
         got = sorted(ln["cpu_ns_per_req"] for ln in lines if ln["server"] == server and ln["command"] == cmd
                      and ln["withscores"] == ws and ln["members"] == size and ln["pipeline"] == p
@@ -266,7 +271,7 @@ def cpu_row(lines, starts, cmd_line, cfg):
         mine = []
         for size in SIZES:
             for p in PIPELINES:
-                a, b = med_cpu("soloist", cmd, ws, size, p), med_cpu("redis-server", cmd, ws, size, p)
+                a, b = med_cpu("soloist", cmd, ws, size, p), med_cpu(peer, cmd, ws, size, p)
                 if a and b:
                     name = "%s %d P=%d" % (query_name(cmd, ws), size, p)
                     cells.append((b / a, name))
@@ -274,10 +279,42 @@ def cpu_row(lines, starts, cmd_line, cfg):
         if mine:
             per_cmd.append("%s %.2f×" % (query_name(cmd, ws), bl.geomean(mine)))
     if cells:
-        summary_row("F8.52", cells, "main-thread CPU per request, redis-server 7.0 over soloist (above 1: soloist "
+        summary_row(rid, cells, "main-thread CPU per request, %s over soloist (above 1: soloist "
                     "spends less; /proc/PID/schedstat), the median of %d fresh starts in each cell: geometric mean "
-                    "over the cells, the lowest cell, and each command's mean" % starts, ", ".join(per_cmd),
-                    cmd_line, cfg)
+                    "over the cells, the lowest cell, and each command's mean" % (peer_name, starts),
+                    ", ".join(per_cmd), cmd_line, cfg)
+
+
+def start_ratios(lines, starts, peer, cmd, ws):
+    """[(members, depth, [soloist's rate over the peer's, per start])] of
+    one query's cells, each cell with at least one start measured on both."""
+    out = []
+    for size in SIZES:
+        for p in PIPELINES:
+            ratios = []
+            for st in range(1, starts + 1):
+                got = {ln["server"]: ln["rps"] for ln in lines if ln["command"] == cmd and ln["withscores"] == ws
+                       and ln["members"] == size and ln["pipeline"] == p and ln.get("start") == st}
+                if got.get("soloist") and got.get(peer):
+                    ratios.append(got["soloist"] / got[peer])
+            if ratios:
+                out.append((size, p, ratios))
+    return out
+
+
+def beside_valkey(lines, starts, cmd_line, cfg):
+    """F8.55 and F8.56: F8.53 and F8.52 with Valkey as the peer. Per cell
+    the median of the starts' ratios soloist / Valkey (rate), and
+    Valkey's main-thread CPU per request over soloist's."""
+    cells = [(bl.median(ratios), "%s %d P=%d" % (query_name(cmd, ws), size, p))
+             for cmd, ws in COMMANDS for size, p, ratios in start_ratios(lines, starts, "valkey-server", cmd, ws)]
+    if cells:
+        under = [name for r, name in cells if r < 1.0]
+        summary_row("F8.55", cells, "range queries, soloist / Valkey rps, the median of the %d starts' ratios in "
+                    "each cell: geometric mean over the cells, the lowest cell, and the cells under 1.0×" % starts,
+                    "%d of %d cells under 1.0×%s" % (len(under), len(cells),
+                                                     (": " + ", ".join(under)) if under else ""), cmd_line, cfg)
+    cpu_row(lines, starts, cmd_line, cfg, "valkey-server", "F8.56", "Valkey")
 
 
 def summary_row(rid, cells, claim, rest, cmd_line, cfg):
