@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""redis_defaults.py — redis-benchmark's default tests, soloist beside redis-server 7.0.
+"""redis_defaults.py — redis-benchmark's default tests, soloist beside redis-server 7.0 and Valkey.
 
 The types' benchmark of the serving path. What a new user runs first:
 `redis-benchmark` with no -t, its default list of twenty tests (PING_INLINE,
@@ -25,7 +25,10 @@ server and pass instead. The same -n for both servers: REQ_P1 requests
 per test at P=1 (20,000; 4,000 with QUICK), REQ_P16 at P=16 (60,000;
 16,000). Five short rounds rather than three long ones: a burst of other
 work on the machine spoils a run or two, and the median of five pairs
-passes over them. An A/A run (SOLOIST_BIN=/usr/bin/redis-server
+passes over them. When VALKEY_SERVER names a valkey-server built from source, Valkey is a
+third server in every pass, alternated with the other two test by test
+(the order turned the same way); a run without it prints a
+kind=skipped line and measures the other two. An A/A run (SOLOIST_BIN=/usr/bin/redis-server
 BENCH_A_IS=redis-server: redis-server on both sides) shows the spread the
 machine alone gives a ratio.
 
@@ -51,11 +54,14 @@ F10.1-F10.6: per depth each test's ratio soloist / redis-server (median
 of the rounds' ratios, their range beside it); the geometric mean at
 P=16; the targets (every test at least 0.95x at P=1; geometric mean at
 least 1.3x at P=16); main-thread CPU per request, redis-server's over
-soloist's, per test at P=1 and at P=16. Knobs: QUICK=1 (about a minute;
-full about 3 min on a quiet machine, at most about 6 on a busy one),
-ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a pass not begun by then is
-skipped and the rows come from the rounds measured: 300 s, 60 with
-QUICK), BENCH_WHOLE_LIST, SOLOIST_BIN, REDIS_BIN.
+soloist's, per test at P=1 and at P=16; with Valkey, F10.7-F10.9: the
+rates against Valkey at P=1 and P=16 and its main-thread CPU per
+request over soloist's. Knobs: QUICK=1 (about a minute; full about 3
+min on a quiet machine, at most about 6 on a busy one; half as long
+again with Valkey), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a pass not
+begun by then is skipped and the rows come from the rounds measured:
+300 s, 450 with Valkey, 60 and 90 with QUICK), BENCH_WHOLE_LIST,
+SOLOIST_BIN, REDIS_BIN, VALKEY_SERVER.
 Loopback only; every redis-benchmark run has a timeout.
 
 Valkey anchor: src/valkey-benchmark.c (the default test list, which
@@ -73,7 +79,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-ID_BASE = 10  # rows F10.1-F10.6
+ID_BASE = 10  # rows F10.1-F10.6, and F10.7-F10.9 beside Valkey
 CLIENTS = 50
 DEPTHS = [1, 16]
 LRANGE_FILL = "LPUSH (needed to benchmark LRANGE)"
@@ -219,16 +225,17 @@ def run_list(srv, depth, requests, select, timeout):
     return got, tail, " ".join(argv)
 
 
-def ratios(runs, depth, test, field, inverse=False, rounds=None):
-    """Per round, soloist's field over redis-server's (redis's over
-    soloist's with inverse), for the rounds that measured both."""
+def ratios(runs, depth, test, field, inverse=False, rounds=None, peer="redis"):
+    """Per round, soloist's field over the peer's (the peer's over
+    soloist's with inverse), for the rounds that measured both; the peer
+    is redis-server ("redis") or Valkey ("valkey")."""
     out = []
     for r in sorted({ln["round"] for ln in runs}):
         if rounds is not None and r not in rounds:
             continue
         side = {ln["server"]: ln.get(field) for ln in runs
                 if ln["round"] == r and ln["pipeline"] == depth and ln["test"] == test}
-        a, b = side.get("soloist"), side.get("redis")
+        a, b = side.get("soloist"), side.get(peer)
         if a and b:
             out.append(b / a if inverse else a / b)
     return out
@@ -264,32 +271,8 @@ def rows(lines, reasons, cfg, cmd_line):
     name: 'server: why'} for the tests a server refused or redis-benchmark
     stopped before; a test without a ratio is named with its reason."""
     runs = [ln for ln in lines if ln.get("kind") == "run"]
-    nrounds = len({ln["round"] for ln in runs})
     p1, p16 = DEPTHS
-    out, med, absent = [], {}, {}
-    for depth in DEPTHS:
-        cells = []
-        for name in NAMES:
-            rs = ratios(runs, depth, name, "rps")
-            if rs:
-                med[(depth, name)] = bl.median(rs)
-                cells.append("%s %.2f× (%s)" % (label(name), med[(depth, name)], span(rs)))
-        absent[depth] = [n for n in NAMES if (depth, n) not in med]
-        measured = [(med[(depth, n)], label(n)) for n in NAMES if (depth, n) in med]
-        head = ("lowest **%.2f×** (%s)" % lowest(measured)) if measured else "no test measured"
-        if depth == p16 and measured:
-            # Each round's own geometric mean, over the tests it measured on both servers.
-            per_round = [bl.geomean(x for n in NAMES for x in ratios(runs, depth, n, "rps", rounds={r}))
-                         for r in sorted({ln["round"] for ln in runs})]
-            head = "geometric mean **%.2f×** (the rounds' own: %s); %s" % (
-                bl.geomean(m for m, _ in measured), span([g for g in per_round if g]), head)
-        out.append({"finding": True, "id": rid(1 if depth == p1 else 2), "command": cmd_line,
-                    "config": dict(cfg, pipeline=depth),
-                    "claim": "redis-benchmark's default tests at P=%d, soloist io-threads 1 / redis-server 7.0 rps: "
-                             "per test the median of %d rounds' ratios (the rounds' range in brackets)%s"
-                             % (depth, nrounds, "; the geometric mean over the tests" if depth == p16 else ""),
-                    "figure": "; ".join([head] + ([", ".join(cells)] if cells else []))
-                    + not_measured(absent[depth], reasons)})
+    out, med, absent = rate_rows(runs, reasons, cfg, cmd_line, "redis", "redis-server 7.0", (1, 2))
 
     p1_cells = [(med[(p1, n)], label(n)) for n in NAMES if (p1, n) in med]
     under = sorted((r, n) for r, n in p1_cells if r < 0.95)
@@ -317,28 +300,71 @@ def rows(lines, reasons, cfg, cmd_line):
                     "; %d of %d tests not measured" % (len(absent[p16]), len(NAMES)) if absent[p16] else "")})
 
     for depth, n in ((p1, 5), (p16, 6)):
-        cells, meds = [], []
-        for name in NAMES:
-            rs = ratios(runs, depth, name, "cpu_ns_per_req", inverse=True)
-            if not rs:
-                continue
-            us = [bl.median([ln["cpu_ns_per_req"] / 1000 for ln in runs if ln["server"] == s
-                             and ln["pipeline"] == depth and ln["test"] == name and ln.get("cpu_ns_per_req")])
-                  for s in ("soloist", "redis")]
-            meds.append((bl.median(rs), label(name)))
-            cells.append("%s %.2f× (%s; %.2f vs %.2f µs)" % (label(name), bl.median(rs), span(rs), us[0], us[1]))
-        if not cells:
-            continue
-        out.append({"finding": True, "id": rid(n), "command": cmd_line, "config": dict(cfg, pipeline=depth),
-                    "claim": "main-thread CPU per request at P=%d, redis-server 7.0 over soloist io-threads 1 (above "
-                             "1: soloist spends less; /proc/PID/task/PID/schedstat read at each of redis-benchmark's "
-                             "--csv lines): per test the median of the rounds' ratios (their range; soloist's vs "
-                             "redis-server's µs per request, medians)" % depth,
-                    "figure": "geometric mean **%.2f×**; lowest %.2f× (%s); %s%s" % (
-                        bl.geomean(m for m, _ in meds), lowest(meds)[0], lowest(meds)[1], ", ".join(cells),
-                        not_measured([x for x in NAMES if x not in {ln["test"] for ln in runs
-                                                                    if ln["pipeline"] == depth}], reasons))})
+        out += cpu_row(runs, reasons, cfg, cmd_line, depth, rid(n), "redis", "redis-server 7.0")
+    if any(ln["server"] == "valkey" for ln in runs):
+        out += rate_rows(runs, reasons, cfg, cmd_line, "valkey", "Valkey", (7, 8))[0]
+        out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(9), "valkey", "Valkey")
     return out
+
+
+def rate_rows(runs, reasons, cfg, cmd_line, peer, peer_name, ids):
+    """The rate rows against one peer, at P=1 and P=16 (ids: their
+    numbers): per test the median of the rounds' ratios, the lowest, and
+    at P=16 the geometric mean. -> (rows, {(depth, test): median}, {depth:
+    tests not measured})."""
+    nrounds = len({ln["round"] for ln in runs})
+    out, med, absent = [], {}, {}
+    for depth, n in zip(DEPTHS, ids):
+        cells = []
+        for name in NAMES:
+            rs = ratios(runs, depth, name, "rps", peer=peer)
+            if rs:
+                med[(depth, name)] = bl.median(rs)
+                cells.append("%s %.2f× (%s)" % (label(name), med[(depth, name)], span(rs)))
+        absent[depth] = [t for t in NAMES if (depth, t) not in med]
+        measured = [(med[(depth, t)], label(t)) for t in NAMES if (depth, t) in med]
+        head = ("lowest **%.2f×** (%s)" % lowest(measured)) if measured else "no test measured"
+        if depth == DEPTHS[-1] and measured:
+            # Each round's own geometric mean, over the tests it measured on both servers.
+            per_round = [bl.geomean(x for t in NAMES for x in ratios(runs, depth, t, "rps", rounds={r}, peer=peer))
+                         for r in sorted({ln["round"] for ln in runs})]
+            head = "geometric mean **%.2f×** (the rounds' own: %s); %s" % (
+                bl.geomean(m for m, _ in measured), span([g for g in per_round if g]), head)
+        out.append({"finding": True, "id": rid(n), "command": cmd_line, "config": dict(cfg, pipeline=depth),
+                    "claim": "redis-benchmark's default tests at P=%d, soloist io-threads 1 / %s rps: "
+                             "per test the median of %d rounds' ratios (the rounds' range in brackets)%s"
+                             % (depth, peer_name, nrounds,
+                                "; the geometric mean over the tests" if depth == DEPTHS[-1] else ""),
+                    "figure": "; ".join([head] + ([", ".join(cells)] if cells else []))
+                    + not_measured(absent[depth], reasons)})
+    return out, med, absent
+
+
+def cpu_row(runs, reasons, cfg, cmd_line, depth, row_id, peer, peer_name):
+    """The main thread's CPU per request at one depth, the peer's over
+    soloist's per test (above 1: soloist spends less): [] or [the row]."""
+    cells, meds = [], []
+    for name in NAMES:
+        rs = ratios(runs, depth, name, "cpu_ns_per_req", inverse=True, peer=peer)
+        if not rs:
+            continue
+        us = [bl.median([ln["cpu_ns_per_req"] / 1000 for ln in runs if ln["server"] == s
+                         and ln["pipeline"] == depth and ln["test"] == name and ln.get("cpu_ns_per_req")])
+              for s in ("soloist", peer)]
+        meds.append((bl.median(rs), label(name)))
+        cells.append("%s %.2f× (%s; %.2f vs %.2f µs)" % (label(name), bl.median(rs), span(rs), us[0], us[1]))
+    if not cells:
+        return []
+    return [{"finding": True, "id": row_id, "command": cmd_line, "config": dict(cfg, pipeline=depth),
+             "claim": "main-thread CPU per request at P=%d, %s over soloist io-threads 1 (above "
+                      "1: soloist spends less; /proc/PID/task/PID/schedstat read at each of redis-benchmark's "
+                      "--csv lines): per test the median of the rounds' ratios (their range; soloist's vs "
+                      "%s's µs per request, medians)" % (depth, peer_name,
+                                                          "redis-server" if peer == "redis" else peer_name),
+             "figure": "geometric mean **%.2f×**; lowest %.2f× (%s); %s%s" % (
+                 bl.geomean(m for m, _ in meds), lowest(meds)[0], lowest(meds)[1], ", ".join(cells),
+                 not_measured([x for x in NAMES if x not in {ln["test"] for ln in runs
+                                                             if ln["pipeline"] == depth}], reasons))}]
 
 
 def units(refused, whole_list):
@@ -373,19 +399,21 @@ def exited(srv):
     return None if rc is None else "%s: the server exited (status %d)" % (srv.label, rc)
 
 
-def one_pass(sol, red, plan, rnd, di, depth, requests, timeout, reasons, lines, quick):
-    """One pass over the plan at one depth, both servers from an empty
-    keyspace, alternated test by test; run lines are emitted and added to
-    lines, tests a run did not print to reasons. -> None, or why the
-    benchmark must stop (a server exited)."""
-    for srv in (sol, red):  # each pass starts from an empty keyspace, as a fresh run does
+def one_pass(servers, plan, rnd, di, depth, requests, timeout, reasons, lines, quick):
+    """One pass over the plan at one depth, every server from an empty
+    keyspace, alternated test by test (the order turned from one test to
+    the next); run lines are emitted and added to lines, tests a run did
+    not print to reasons. -> None, or why the benchmark must stop (a
+    server exited)."""
+    for srv in servers:  # each pass starts from an empty keyspace, as a fresh run does
         with srv.turn():
             try:
                 srv.command("FLUSHALL")
             except OSError:
                 return exited(srv) or "%s: FLUSHALL failed" % srv.label
     for ui, (select, names) in enumerate(plan):
-        for srv in (sol, red) if (rnd + di + ui) % 2 else (red, sol):
+        k = (rnd + di + ui) % len(servers)
+        for srv in servers[k:] + servers[:k] if len(servers) > 2 else (servers if k else servers[::-1]):
             with srv.turn():
                 got, tail, argv = run_list(srv, depth, requests, select, timeout)
             gone = exited(srv)
@@ -417,19 +445,24 @@ def main():
     # A pass not begun by this budget is skipped, so that the whole run
     # stays near 6 minutes on a busy machine (a pass there takes up to a
     # minute) and the rows are printed; the runner's own limit is 600 s.
-    budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", 60 if quick else 300)))
     (_, a_bin, a_is), (_, b_bin, _) = bl.servers()
+    peer = {}
+    vk = bl.valkey_side(peer)
+    budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", (90 if vk else 60) if quick else (450 if vk else 300))))
     cmd_line = "make findings BENCH=redis_defaults" + (" QUICK=1" if quick else "")
     cfg = {"clients": CLIENTS, "rounds": rounds, "value_size": 3, "peer": "redis-server 7.0", "quick": quick,
            "requests_per_test": "%d at P=1, %d at P=16" % (req[1], req[16]), "keys": "redis-benchmark's own, no -r",
            "soloist": "io-threads 1",
            "alternation": "whole list per server" if whole else "test by test (the LRANGE tests together)"}
+    if vk:
+        cfg["valkey"] = "Valkey built from source (%s)" % peer["valkey_version"]
     lines = []
     try:
         sol = bl.Server("soloist", a_bin, a_is, ["--io-threads", "1"])
         red = bl.Server("redis", b_bin, "redis-server")
+        servers = [sol, red] + ([bl.Server("valkey", vk[1], vk[2])] if vk else [])
         refused = {}
-        for srv in (sol, red):
+        for srv in servers:
             for name, why in probe(srv).items():
                 refused.setdefault(name, "%s: %s" % (srv.label, why))
         # redis-benchmark runs the list's fill only before an LRANGE test.
@@ -439,11 +472,11 @@ def main():
         for name, why in refused.items():
             bl.emit({"kind": "refused", "bench": "redis_defaults", "test": name, "why": why, "quick": quick})
             bl.log("not measured: %s (%s)" % (name, why))
-        sol.pause()
-        red.pause()
+        for srv in servers:
+            srv.pause()
         reasons = dict(refused)
         plan = units(refused, whole)
-        stopped = exited(sol) or exited(red)
+        stopped = next((w for w in map(exited, servers) if w), None)
         for rnd in range(1, rounds + 1):
             for di, depth in enumerate(DEPTHS):
                 if stopped:
@@ -452,7 +485,7 @@ def main():
                     bl.emit({"kind": "skipped", "bench": "redis_defaults", "round": rnd, "pipeline": depth,
                              "why": "time budget spent", "quick": quick})
                     continue
-                stopped = one_pass(sol, red, plan, rnd, di, depth, req[depth], timeout, reasons, lines, quick)
+                stopped = one_pass(servers, plan, rnd, di, depth, req[depth], timeout, reasons, lines, quick)
                 bl.log("round %d P=%d %s" % (rnd, depth, stopped or "done"))
         if stopped:  # the tests with no run at all say why
             bl.emit({"kind": "stopped", "bench": "redis_defaults", "why": stopped, "quick": quick})

@@ -117,6 +117,23 @@ class RedisDefaultsTest(unittest.TestCase):
         self.assertEqual(rows["F10.1"]["config"]["pipeline"], 1)
         self.assertEqual(rows["F10.2"]["config"]["pipeline"], 16)
 
+    def test_rows_beside_valkey_only_when_it_was_measured(self):
+        # Valkey at 80 % of redis-server's rate, its main thread at 1500 ns a request
+        lines = rd_lines(lambda t, d, r: 100000.0)
+        alone = by_id(rd.rows(lines, {}, CFG, CMD))
+        self.assertEqual(sorted(alone), ["F10.%d" % i for i in range(1, 7)])
+        vk = [dict(ln, server="valkey", rps=80000.0, cpu_ns_per_req=1500.0) for ln in lines if ln["server"] == "redis"]
+        rows = by_id(rd.rows(lines + vk, {}, CFG, CMD))
+        self.assertEqual(sorted(rows, key=lambda r: int(r.split(".")[1])), ["F10.%d" % i for i in range(1, 10)])
+        for rid in ["F10.%d" % i for i in range(1, 7)]:  # the rows against redis-server unchanged
+            self.assertEqual(rows[rid]["figure"], alone[rid]["figure"], rid)
+        self.assertIn("soloist io-threads 1 / Valkey rps", rows["F10.7"]["claim"])
+        self.assertIn("lowest **1.25×** (PING_INLINE)", rows["F10.7"]["figure"])
+        self.assertIn("geometric mean **1.25×** (the rounds' own: 1.25–1.25)", rows["F10.8"]["figure"])
+        self.assertEqual(rows["F10.8"]["config"]["pipeline"], 16)
+        self.assertIn("Valkey over soloist", rows["F10.9"]["claim"])
+        self.assertIn("SET 1.50× (1.50–1.50; 1.00 vs 1.50 µs)", rows["F10.9"]["figure"])
+
     def test_target_at_p1_met_when_every_test_reaches_095(self):
         rows = by_id(rd.rows(rd_lines(lambda t, d, r: 96000.0), {}, CFG, CMD))
         self.assertEqual(rows["F10.3"]["figure"], "met (lowest 0.96× (PING_INLINE))")
