@@ -374,15 +374,18 @@ class AcrossStoredRuns(unittest.TestCase):
             ("chapters/01-x.md:6", "every run above 1 in every stored run: run r1: 2 of the 3 runs are not "
                                    "(runs 0.91 0.95 1.02) (1 of 3 stored runs)")])
 
-    def test_on_this_machine_reads_only_the_kept_runs_machine(self):
-        # r1, the run that contradicts, moves to another machine: a reading
-        # scoped to the kept run's machine no longer sees it, one across
-        # every stored run still does.
+    def move_r1_to_another_machine(self):
         prov = os.path.join(self.root, "bench", "results", "r1", "provenance.json")
         with open(prov) as f:
             p = json.load(f)
         with open(prov, "w") as f:
             json.dump(dict(p, cpu_model="Other CPU"), f)
+
+    def test_on_this_machine_reads_only_the_kept_runs_machine(self):
+        # r1, the run that contradicts, moves to another machine: a reading
+        # scoped to the kept run's machine no longer sees it, one across
+        # every stored run still does.
+        self.move_r1_to_another_machine()
         self.assertEqual([n for n, _ in findings_refs.stored_figures(self.root, "bench/results/r3/toy.jsonl",
                                                                       "F9.1", here=True)], ["r2", "r3"])
         n, fails = self.readings("{{finding F9.1 | faster in every stored run on this machine}}",
@@ -398,11 +401,7 @@ class AcrossStoredRuns(unittest.TestCase):
     def test_runs_counted_and_other_machines(self):
         # r1 on another machine: "in most stored runs" counts all three runs,
         # "on other machines" reads r1 alone, and a count must be exact.
-        prov = os.path.join(self.root, "bench", "results", "r1", "provenance.json")
-        with open(prov) as f:
-            p = json.load(f)
-        with open(prov, "w") as f:
-            json.dump(dict(p, cpu_model="Other CPU"), f)
+        self.move_r1_to_another_machine()
         n, fails = self.readings("{{finding F9.1 | faster in 2 of 3 stored runs}}",
                                  "{{finding F9.1 | faster in most stored runs}}",
                                  "{{finding F9.1 | slower in every stored run on other machines}}",
