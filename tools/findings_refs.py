@@ -789,6 +789,34 @@ def reading_parts(reading):
     return [p.strip() for p in re.findall(r'(?:[^;"]|"[^"]*")+|(?<=;)(?=;|$)|^(?=;)', reading)]
 
 
+def _runs_only(shown, part, other, runs_of):
+    """A part said of stored runs alone, without the kept row: a count of
+    them (_COUNTED), or the other machines' runs (other). -> (True, why it
+    fails or None), or (False, None) for any other part. runs_of: the runs
+    the part reads, or None to hold it against nothing."""
+    counted = _COUNTED.search(part)
+    if not counted and not other:
+        return False, None
+    if runs_of is None:
+        return True, None
+    runs = runs_of()
+    if counted:  # the sentence says how many held
+        core = part[:counted.start()].rstrip()
+        held = sum(_part(core, fig) is None for _, fig in runs)
+        want = (held * 2 > len(runs)) if counted.group(1) else \
+            (held, len(runs)) == (int(counted.group(2)), int(counted.group(3)))
+        return True, None if want else f"{shown}: {held} of the {len(runs)} stored runs have it"
+    core = part[:-len(SOME_STORED if part.endswith(SOME_STORED) else STORED)].rstrip()
+    bad = [name for name, fig in runs if _part(core, fig)]
+    if not runs:
+        return True, f"{shown}: no stored run was made on another machine"
+    if part.endswith(SOME_STORED) and len(bad) == len(runs):
+        return True, f"{shown}: none of the {len(runs)} stored runs on other machines has it"
+    if part.endswith(STORED) and bad:
+        return True, f"{shown}: run {bad[0]} does not ({len(bad)} of {len(runs)} stored runs)"
+    return True, None
+
+
 def evaluate(reading, figure, stored=None, rows=None):
     """None when the reading holds of the figure, else why it does not (one
     line, with what the row measured). stored: for parts read 'in every
@@ -810,32 +838,9 @@ def evaluate(reading, figure, stored=None, rows=None):
         if where:
             part = part[:-len(where)]
         runs_of = stored if not where or stored is None else (lambda: stored(here=True if where == HERE else "other"))
-        counted = _COUNTED.search(part)
-        if counted:
-            # Counted over the stored runs alone: the sentence says how many held.
-            core = part[:counted.start()].rstrip()
-            if runs_of is None:
-                continue
-            runs = runs_of()
-            held = sum(_part(core, fig) is None for _, fig in runs)
-            if counted.group(1) and not held * 2 > len(runs):
-                why.append(f"{shown}: {held} of the {len(runs)} stored runs have it")
-            elif counted.group(2) and (held, len(runs)) != (int(counted.group(2)), int(counted.group(3))):
-                why.append(f"{shown}: {held} of the {len(runs)} stored runs have it")
-            continue
-        if where == OTHER:
-            # Said of the other machines' runs alone: the kept row is not among them.
-            core = part[:-len(SOME_STORED if part.endswith(SOME_STORED) else STORED)].rstrip()
-            if runs_of is None:
-                continue
-            runs = runs_of()
-            bad = [name for name, fig in runs if _part(core, fig)]
-            if not runs:
-                why.append(f"{shown}: no stored run was made on another machine")
-            elif part.endswith(SOME_STORED) and len(bad) == len(runs):
-                why.append(f"{shown}: none of the {len(runs)} stored runs on other machines has it")
-            elif part.endswith(STORED) and bad:
-                why.append(f"{shown}: run {bad[0]} does not ({len(bad)} of {len(runs)} stored runs)")
+        handled, w = _runs_only(shown, part, where == OTHER, runs_of)
+        if handled:
+            why += [w] if w else []
             continue
         if part.endswith(SOME_STORED):
             # Holds when the kept row, or any stored run of it, has it.
