@@ -94,6 +94,9 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
+sys.path.insert(0, os.path.join(bl.ROOT, "tools"))
+from findings_core import verdict  # noqa: E402  (F7.54-F7.55 say spreads in FINDINGS.md's words)
+
 MB = 1024 * 1024
 SIZES_MB = [1, 2, 4, 8, 16, 32, 64]
 OLD_SIZES_MB = [1, 8, 64]  # F7.1-F7.6, as chapter 07 cites them
@@ -431,7 +434,8 @@ def beside_valkey(bw, row):
     Valkey at every size, in the cells of F7.10-F7.17 and F7.28-F7.35
     (Valkey's cells alternated with the others). Per size the two medians,
     their ratio, whether every run of one is faster than every run of the
-    other, and each side's p50 and p99 over the cell's timed requests."""
+    other (findings_core.verdict's words, which the book's readings parse),
+    and each side's p50 and p99 over the cell's timed requests."""
     def cell(setting, test, mb):
         return [ln for ln in bw if ln["setting"] == setting and ln["test"] == test and ln["value_mb"] == mb]
 
@@ -444,8 +448,7 @@ def beside_valkey(bw, row):
             a, b = [ln["mb_per_s"] for ln in on], [ln["mb_per_s"] for ln in vk]
             la = [x / 1e3 for ln in on for x in ln["latency_us"]]
             lb = [x / 1e3 for ln in vk for x in ln["latency_us"]]
-            side = ("soloist ahead in every run" if min(a) > max(b) else
-                    "Valkey ahead in every run" if min(b) > max(a) else "runs overlap")
+            side = verdict(a, b, ("soloist", "Valkey"))
             got.append("%d MB: %.0f / %.0f MB/s = %.2f× (%s); p50 %s / %s ms, p99 %s / %s ms"
                        % (mb, med(a), med(b), med(a) / med(b), side, ms(pct(la, 0.5)), ms(pct(lb, 0.5)),
                           ms(pct(la, 0.99)), ms(pct(lb, 0.99))))

@@ -36,16 +36,18 @@ class BigValuesBesideValkey(unittest.TestCase):
         got = rows_of(bw)
         self.assertEqual(set(got), {54})
         claim, fig, cfg = got[54]
-        self.assertIn("1 MB: 2001 / 1001 MB/s = 2.00× (soloist ahead in every run)", fig)
-        self.assertIn("8 MB: 1010 / 1015 MB/s = 1.00× (runs overlap)", fig)
+        self.assertIn("1 MB: 2001 / 1001 MB/s = 2.00× (soloist faster in every run)", fig)
+        self.assertIn("8 MB: 1010 / 1015 MB/s = 1.00× (run ranges overlap)", fig)
         self.assertEqual(cfg["runs"], 3)
         self.assertEqual(cfg["peer"], "Valkey")
         self.assertIn("Valkey server", cfg["valkey_version"])
 
     def test_valkey_ahead_and_percentiles(self):
         bw = [bw_line("on", "SET", 2, 500, (4000, 9000)), bw_line("valkey", "SET", 2, 900, (2000, 3000))]
+        self.assertIn("(one run)", rows_of(bw)[55][1])
+        bw += [bw_line("on", "SET", 2, 510, (4000, 9000)), bw_line("valkey", "SET", 2, 910, (2000, 3000))]
         fig = rows_of(bw)[55][1]
-        self.assertIn("(Valkey ahead in every run)", fig)
+        self.assertIn("(Valkey faster in every run)", fig)
         self.assertIn("p50 4 / 2 ms, p99 9 / 3 ms", fig)
 
     def test_no_row_without_valkey(self):
