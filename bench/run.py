@@ -75,6 +75,29 @@ def cpu_model():
     return platform.processor() or "unknown"
 
 
+def boot_identity():
+    """{boot_id, mem_total_kb}: which boot of which machine made the run.
+    Two virtual machines of one CPU model and kernel can differ (one wrote
+    fresh memory at a fifth of the other's speed, F7.57), and the host
+    name a VM reports is often the same everywhere; the kernel's boot id
+    tells two boots apart, the memory size two kinds of VM."""
+    out = {"boot_id": None, "mem_total_kb": None}
+    try:
+        with open("/proc/sys/kernel/random/boot_id") as f:
+            out["boot_id"] = f.read().strip() or None
+    except OSError:
+        pass
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    out["mem_total_kb"] = int(line.split()[1])
+                    break
+    except (OSError, ValueError, IndexError):
+        pass
+    return out
+
+
 def git_state():
     commit = sh(["git", "rev-parse", "--short=12", "HEAD"]) or "nocommit"
     if not re.fullmatch(r"[0-9a-f]{7,40}", commit):
@@ -176,6 +199,7 @@ def main():
         "cpu_model": cpu_model(),
         "cores": os.cpu_count(),
         "kernel": platform.release(),
+        **boot_identity(),
         "os": sh(["sh", "-c", ". /etc/os-release && echo $PRETTY_NAME"]),
         "compiler": sh([cc, "--version"]).splitlines()[0] if sh([cc, "--version"]) else cc,
         "build_flags": os.environ.get("BENCH_BUILD_FLAGS", ""),

@@ -1430,6 +1430,12 @@ class BenchlibTest(unittest.TestCase):
             self.assertIsNone(argv)
             self.assertIn("not built", why)
 
+    def test_runner_records_which_boot_made_the_run(self):
+        import run
+        got = run.boot_identity()
+        self.assertRegex(got["boot_id"], r"^[0-9a-f-]{36}$")
+        self.assertGreater(got["mem_total_kb"], 0)
+
     def test_ignition_trusts_the_servers_stamp_only_between_the_polls(self):
         import ignition_timing as it
         # The previous poll went out at 10.000 s; this one came back at
