@@ -418,6 +418,14 @@ def median(xs):
     return statistics.median(xs) if xs else None
 
 
+def turned(items, k):
+    """items rotated left by k places: the order of settings or servers
+    for round k when each round turns it by one, so that none always runs
+    first (after the others had the caches and the machine)."""
+    k %= len(items)
+    return list(items[k:]) + list(items[:k])
+
+
 def calibrate_requests(rps, target_s, clients, pipeline, floor=2000):
     """Requests so one run lasts about target_s at this rate, rounded to a
     whole number of rounds (clients x pipeline) and never below `floor`."""
@@ -786,8 +794,7 @@ def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run
                 prepare(srv, cell)
             sizes = {}
             for rnd in range(runs + 1):
-                order = settings[rnd % len(settings):] + settings[:rnd % len(settings)]
-                for setting in order:
+                for setting in turned(settings, rnd):
                     apply(srv, setting)
                     if cell.get("driver") == "sb":  # timed runs: round 0 is a short warm-up
                         got = switch_run(srv, cell, seconds=target_s / 3 if rnd == 0 else target_s)

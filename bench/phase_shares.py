@@ -63,7 +63,7 @@ def poll_cpu_sample():
     builds: on how many loop turns in one the CPU clock is read (None
     where the header does not say)."""
     try:
-        with open(os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "src", "server.h")) as f:
+        with open(os.path.join(bl.ROOT, "src", "server.h")) as f:
             m = re.search(r"^#define POLL_CPU_SAMPLE (\d+)", f.read(), re.M)
     except OSError:
         return None

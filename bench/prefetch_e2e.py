@@ -170,7 +170,7 @@ def main():
             for rnd in range(runs + 1):
                 # The order turns by one each round, so no setting always
                 # runs first after the other server had the caches.
-                for setting in settings[rnd % len(settings):] + settings[:rnd % len(settings)]:
+                for setting in bl.turned(settings, rnd):
                     srv = peers.get(setting, sol)
                     for other in [sol] + list(peers.values()):
                         if other is not srv:

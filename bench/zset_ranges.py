@@ -137,8 +137,7 @@ def main():
             for srv in both:
                 load(srv)
                 srv.pause()
-            # each start turns the order, so no server always runs first
-            order = both[start % len(both):] + both[:start % len(both)]
+            order = bl.turned(both, start)
             for cmd, ws in COMMANDS:
                 for size in SIZES:
                     for p in PIPELINES:

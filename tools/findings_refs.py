@@ -372,6 +372,8 @@ OTHER = " on other machines"
 # ' in N of M stored runs' (exactly N of the M hold), either optionally
 # followed by HERE or OTHER.
 _COUNTED = re.compile(r"\s+in (?:(most)|(\d+) of (\d+)) stored runs$")
+# Any of the suffixes that say which stored runs a form is read in.
+_RUNS_SUFFIX = re.compile(r"\s+in (?:every|some|most|\d+ of \d+) stored runs?(?:%s|%s)?$" % (HERE, OTHER))
 _RATIO = re.compile(r'^"([^"]+)"\s+over\s+"([^"]+)"\s+%s\s+(%s)$' % (REL, NUMBER))
 
 
@@ -605,9 +607,10 @@ def _part(part, figure, rows=None):
     if m:
         # "A" over "B" REL X: the number after A divided by the number after B
         a, b = locate(figure, m.group(1)), locate(figure, m.group(2))
-        if a is None or b is None or b[0] == 0:
-            missing = m.group(1) if a is None else m.group(2)
-            return f'{part}: the row has no number after "{missing}"' if missing else f"{part}: divides by 0"
+        if a is None or b is None:
+            return f'{part}: the row has no number after "{m.group(1) if a is None else m.group(2)}"'
+        if b[0] == 0:
+            return f'{part}: the number after "{m.group(2)}" is 0'
         v = a[0] / b[0]
         if not _rel(v, m.group(3), _num(m.group(4))):
             return f"{part}: the row's ratio is {v:.3g} ({a[0]:g} / {b[0]:g})"
@@ -907,7 +910,9 @@ def stored_figures(root, source, rid, cache=None, here=False):
             except (findings.Refused, KeyError, ValueError, TypeError):
                 continue  # the generator refuses this run: it produced no rows
         cache[(results, bench)] = made
-    mine = machine_of(kept)
+    if ("machine", kept) not in cache:
+        cache[("machine", kept)] = machine_of(kept)
+    mine = cache[("machine", kept)]
     return [(name, rows[rid]) for name, machine, rows in cache[(results, bench)]
             if rid in rows and (not here or (machine == mine) == (here is True))]
 
@@ -982,9 +987,9 @@ def approximate_one_sided(text):
             continue
         sides = {}
         for part in reading_parts(reading):
-            b = re.match(r"^(at least|at most)\s+%s\s*\S*?(?:\s+of\s+\"([^\"]+)\")?(?:\s+in .*)?$" % NUMBER, part)
+            b = _BOUND.match(_RUNS_SUFFIX.sub("", part))
             if b:
-                sides.setdefault(b.group(2), set()).add(b.group(1))
+                sides.setdefault(b.group(3), set()).add(b.group(1))
         if not sides or any(len(v) == 2 for v in sides.values()):
             continue
         start = max([e.end() for e in _CLAUSE_END.finditer(text, 0, m.start())] or [0])
