@@ -1096,7 +1096,9 @@ def mutant_header(path):
     point (where it breaks), region, caught by (the test written to catch
     it), and optionally undefined (why the mutant's behaviour is undefined:
     the README's table then names only the test written to catch it, since
-    which others fail depends on the allocator and the timing)."""
+    which others fail depends on the allocator and the timing) or varies
+    (why the mutant's behaviour is defined but which other tests reach it
+    hangs on timing: the table then says so and names only its own test)."""
     head = {}
     with open(path, encoding="utf-8") as f:
         for line in f:
@@ -1517,6 +1519,7 @@ def check_row(ex, label, want, res, ok, head):
             "first_failing": res["first_failing"], "first": res["first"], "table_cells": ex.table_cells(head),
             **({"what": head.get("what", ""), "point": head.get("point", ""), "region": head.get("region", ""),
                 "named": head["caught by"], "undefined": head.get("undefined", "") != "",
+                "varies": head.get("varies", ""),
                 "order": head["order"]} if head else {})}
 
 
@@ -1672,13 +1675,17 @@ def mutant_row(r):
         # fails depends on the allocator's timing, so only the named test
         # is part of the table, and the points it costs at the least.
         caught += " (what else fails is undefined behaviour, and varies)"
+    elif r.get("varies"):
+        # Defined behaviour, but whether another test reaches the broken
+        # line depends on how a write splits or when a worker runs.
+        caught += f" (what else fails varies: {r['varies']})"
     elif others:
         caught += f" and {others} other test{'s' if others > 1 else ''}"
     extra = [CELLS[c][1] for c in r.get("table_cells", ["o2"]) if c != "o2"]
     if extra:
         caught += f" (under {', '.join(extra)})"
     cell = lambda x: x.replace("|", "\\|")  # noqa: E731
-    lost = "varies" if r.get("undefined") else f"{best - got}"
+    lost = "varies" if r.get("undefined") or r.get("varies") else f"{best - got}"
     return f"| `{r['candidate'][7:]}` | {cell(r.get('point', ''))} | {cell(r.get('what', ''))} | {caught} | {lost} |"
 
 

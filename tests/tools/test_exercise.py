@@ -277,6 +277,12 @@ class Grading(Fixture):
         self.assertIn("| `a` | p1 | w | `test_x` and 2 other tests (under TSan) | 4 |", table)
         self.assertIn("in the check's first -O2 run, and its first TSan run for a mutant caught under TSan (seed 7)",
                       table)
+        # a mutant whose other failures hang on timing names its own test,
+        # says why the rest varies, and loses "varies" points
+        doc["rows"][2].update(table_cells=["o2"], varies="it hangs on when the worker runs")
+        table = exercise.mutants_table(None, doc)
+        self.assertIn("| `a` | p1 | w | `test_x` (what else fails varies: it hangs on when the worker runs) | varies |",
+                      table)
 
     def test_a_row_that_varies_is_run_again(self):
         # the first run's collateral differs from the README's row: a rerun
