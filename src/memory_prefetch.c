@@ -39,8 +39,9 @@
  *   1. the argument objects argv[1..] of every batched command;
  *   2. the bytes of the RAW ones (an EMBSTR's bytes are in the object);
  *   3. the keys' finds, stepped round robin: bucket, entry, then the
- *      entry's value object and the value's bytes. Skipped when the batch
- *      holds a single key: a lone chain has nothing to overlap with.
+ *      entry's value object and the value's bytes. A key that repeats
+ *      the one before it is walked once, and the phase is skipped when a
+ *      single key is left: a lone chain has nothing to overlap with.
  *
  * A step of a find uses what its previous step prefetched and prefetches
  * the next line; a find is never restarted, each resumes where it
@@ -252,6 +253,25 @@ static int batch_add_client(batch *b, client *c) {
 }
 /*@ end */
 
+/* The walk's keys from the batch's: each key's name, less a key that
+ * repeats the one just before it in the same table. Its find would walk
+ * the chain the one before brings in, with nothing to overlap: a
+ * pipeline of INCRs on one counter, or redis-benchmark's MSET, whose ten
+ * keys are one name, would hash every key twice (the walk, then the
+ * command) for lines already in cache. Only the key before is compared:
+ * one comparison, no search, and its bytes are the ones the find would
+ * hash next, which the phases before prefetched. */
+static void walk_keys_once(walk *w, obj *const *key) {
+    int n = 0;
+    for (int k = 0; k < w->count; k++) {
+        hashtable_key name = {key[k]->ptr, key[k]->len};
+        if (n > 0 && w->ht[n - 1] == w->ht[k] && hashtable_key_compare(&w->name[n - 1], &name) == 0) continue;
+        w->ht[n] = w->ht[k];
+        w->name[n++] = name;
+    }
+    w->count = n;
+}
+
 /* Valkey: prefetchCommands. */
 /*@ prefetch-phases */
 static void batch_run(batch *b) {
@@ -265,7 +285,7 @@ static void batch_run(batch *b) {
                 const obj *a = b->client[i]->cmdq[q].argv[j];
                 if (a->encoding == OBJ_ENC_RAW) PREFETCH(a->ptr);
             }
-    for (int k = 0; k < b->w.count; k++) b->w.name[k] = (hashtable_key){b->key[k]->ptr, b->key[k]->len};
+    walk_keys_once(&b->w, b->key);
     walk_begin(&b->w);
     if (b->w.count < 2) return; /* 3: the finds, when there is something to overlap */
     walk_run(&b->w);
