@@ -56,7 +56,12 @@ P=16; the targets (every test at least 0.95x at P=1; geometric mean at
 least 1.3x at P=16); main-thread CPU per request, redis-server's over
 soloist's, per test at P=1 and at P=16; with Valkey, F10.7-F10.9: the
 rates against Valkey at P=1 and P=16 and its main-thread CPU per
-request over soloist's. Knobs: QUICK=1 (about a minute; full about 3
+request over soloist's; F10.10: at P=16, a second soloist with step 6's
+batch off (prefetch-batch-max-size 0), a fourth server in the P=16
+passes, its main-thread CPU per request over soloist's: every default
+test names one key, where the batch has nothing to overlap, so this is
+what the batch costs where it cannot help (a repeated key is walked
+once). Knobs: QUICK=1 (about a minute; full about 3
 min on a quiet machine, at most about 6 on a busy one; half as long
 again with Valkey), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a pass not
 begun by then is skipped and the rows come from the rounds measured:
@@ -304,6 +309,8 @@ def rows(lines, reasons, cfg, cmd_line):
     if any(ln["server"] == "valkey" for ln in runs):
         out += rate_rows(runs, reasons, cfg, cmd_line, "valkey", "Valkey", (7, 8))[0]
         out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(9), "valkey", "Valkey")
+    out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(10), BATCH_OFF, "soloist with the batch off "
+                   "(prefetch-batch-max-size 0)")
     return out
 
 
@@ -338,6 +345,13 @@ def rate_rows(runs, reasons, cfg, cmd_line, peer, peer_name, ids):
                     "figure": "; ".join([head] + ([", ".join(cells)] if cells else []))
                     + not_measured(absent[depth], reasons)})
     return out, med, absent
+
+
+# A second soloist with step 6's batch off, at P=16 only (at P=1 a read
+# brings one command, and a lone command is never batched): every default
+# test names one key, so the batch has nothing to overlap there, and its
+# CPU over this server's says what the batch costs where it cannot help.
+BATCH_OFF = "soloist-batch-off"
 
 
 def cpu_row(runs, reasons, cfg, cmd_line, depth, row_id, peer, peer_name):
@@ -463,6 +477,10 @@ def main():
         sol = bl.Server("soloist", a_bin, a_is, ["--io-threads", "1"])
         red = bl.Server("redis", b_bin, "redis-server")
         servers = [sol, red] + ([bl.Server("valkey", vk[1], vk[2])] if vk else [])
+        if a_is == "soloist":  # not in an A/A run, where side A is redis-server
+            off = bl.Server(BATCH_OFF, a_bin, a_is, ["--io-threads", "1", "--prefetch-batch-max-size", "0"])
+            off.depths = (16,)
+            servers.append(off)
         refused = {}
         for srv in servers:
             for name, why in probe(srv).items():
@@ -487,7 +505,8 @@ def main():
                     bl.emit({"kind": "skipped", "bench": "redis_defaults", "round": rnd, "pipeline": depth,
                              "why": "time budget spent", "quick": quick})
                     continue
-                stopped = one_pass(servers, plan, rnd, di, depth, req[depth], timeout, reasons, lines, quick)
+                here = [srv for srv in servers if depth in getattr(srv, "depths", DEPTHS)]
+                stopped = one_pass(here, plan, rnd, di, depth, req[depth], timeout, reasons, lines, quick)
                 bl.log("round %d P=%d %s" % (rnd, depth, stopped or "done"))
         if stopped:  # the tests with no run at all say why
             bl.emit({"kind": "stopped", "bench": "redis_defaults", "why": stopped, "quick": quick})
