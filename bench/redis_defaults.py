@@ -56,7 +56,7 @@ P=16; the targets (every test at least 0.95x at P=1; geometric mean at
 least 1.3x at P=16); main-thread CPU per request, redis-server's over
 soloist's, per test at P=1 and at P=16; with Valkey, F10.7-F10.9: the
 rates against Valkey at P=1 and P=16 and its main-thread CPU per
-request over soloist's; F10.10: at P=16, a second soloist with step 6's
+request over soloist's; F10.30: at P=16, a second soloist with step 6's
 batch off (prefetch-batch-max-size 0), a fourth server in the P=16
 passes, its main-thread CPU per request over soloist's: every default
 test names one key, where the batch has nothing to overlap, so this is
@@ -309,7 +309,7 @@ def rows(lines, reasons, cfg, cmd_line):
     if any(ln["server"] == "valkey" for ln in runs):
         out += rate_rows(runs, reasons, cfg, cmd_line, "valkey", "Valkey", (7, 8))[0]
         out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(9), "valkey", "Valkey")
-    out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(10), BATCH_OFF, "soloist with the batch off "
+    out += cpu_row(runs, reasons, cfg, cmd_line, p16, rid(30), BATCH_OFF, "soloist with the batch off "
                    "(prefetch-batch-max-size 0)")
     return out
 
