@@ -57,9 +57,10 @@ least 1.3x at P=16); main-thread CPU per request, redis-server's over
 soloist's, per test at P=1 and at P=16; with Valkey, F10.7-F10.9: the
 rates against Valkey at P=1 and P=16 and its main-thread CPU per
 request over soloist's; F10.30: at P=16, a second soloist with step 6's
-batch off (prefetch-batch-max-size 0), a fourth server in the P=16
-passes, its main-thread CPU per request over soloist's: every default
-test names one key, where the batch has nothing to overlap, so this is
+batch off (prefetch-batch-max-size 0), one more server in the P=16
+passes (the fourth with Valkey), its main-thread CPU per request over
+soloist's: every default test names one key at most (the PING tests
+none), where the batch has nothing to overlap, so this is
 what the batch costs where it cannot help (a repeated key is walked
 once). Knobs: QUICK=1 (about a minute; full about 3
 min on a quiet machine, at most about 6 on a busy one; half as long
@@ -349,7 +350,7 @@ def rate_rows(runs, reasons, cfg, cmd_line, peer, peer_name, ids):
 
 # A second soloist with step 6's batch off, at P=16 only (at P=1 a read
 # brings one command, and a lone command is never batched): every default
-# test names one key, so the batch has nothing to overlap there, and its
+# test names one key at most, so the batch has nothing to overlap, and its
 # CPU over this server's says what the batch costs where it cannot help.
 BATCH_OFF = "soloist-batch-off"
 
