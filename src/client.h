@@ -61,10 +61,14 @@ typedef struct reply_block {
 } reply_block;
 /*@ end */
 
-/* One parsed command waiting to run (the pipeline's queue). */
+/* One parsed command waiting to run (the pipeline's queue). cmd is its
+ * entry in the command table, looked up by the thread that parsed it
+ * (commands_lookup_queued), or NULL: not looked up yet, or no such
+ * command. */
 typedef struct parsed_cmd {
     int argc;
     obj **argv;
+    struct command *cmd;
 } parsed_cmd;
 
 #define CLIENT_CLOSE_AFTER_REPLY (1u << 0) /* QUIT, protocol error: close once written */
@@ -148,10 +152,12 @@ typedef struct client {
     parsed_cmd *cmdq;
     int cmdq_len, cmdq_cap, cmdq_pos;
 
-    /* The command running now. */
+    /* The command running now. parsed_cmd is its table entry when the
+     * thread that parsed it looked it up (run_queued_commands hands it to
+     * process_command, which clears it), else NULL. */
     int argc;
     obj **argv;
-    struct command *cmd, *lastcmd;
+    struct command *cmd, *lastcmd, *parsed_cmd;
     long long commands_processed;
 
     /* Transactions (multi.c): the queue since MULTI and the watched keys;

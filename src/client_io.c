@@ -126,8 +126,7 @@ static void cmdq_push(client *c, int argc, obj **argv) {
         c->cmdq_cap = c->cmdq_cap ? c->cmdq_cap * 2 : 8;
         c->cmdq = zrealloc(c->cmdq, (size_t)c->cmdq_cap * sizeof(*c->cmdq));
     }
-    c->cmdq[c->cmdq_len].argc = argc;
-    c->cmdq[c->cmdq_len].argv = argv;
+    c->cmdq[c->cmdq_len] = (parsed_cmd){argc, argv, NULL}; /* cmd: commands_lookup_queued */
     c->cmdq_len++;
 }
 

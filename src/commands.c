@@ -78,6 +78,19 @@ command *commands_lookup(const char *name, size_t len) {
     return NULL;
 }
 
+/*@ lookup-queued */
+/* Valkey 8.0's read job looks up the command it parsed (io_parsed_cmd) so
+ * that main does not; soloist's read parses a whole pipeline, and looks
+ * up every command of it. An unknown name stays NULL and is looked up
+ * again on main, which replies with the error. */
+void commands_lookup_queued(client *c) {
+    for (int q = c->cmdq_pos; q < c->cmdq_len; q++) {
+        parsed_cmd *pc = &c->cmdq[q];
+        if (pc->cmd == NULL && pc->argc > 0) pc->cmd = commands_lookup(pc->argv[0]->ptr, pc->argv[0]->len);
+    }
+}
+/*@ end */
+
 command *commands_subcommands(const command *parent) {
     static const struct {
         const char *container;
@@ -154,7 +167,8 @@ static int in_transaction(client *c, command *cmd) {
 /*@ process-command */
 void process_command(client *c) {
     obj *name = c->argv[0];
-    command *cmd = commands_lookup(name->ptr, name->len);
+    command *cmd = c->parsed_cmd ? c->parsed_cmd : commands_lookup(name->ptr, name->len);
+    c->parsed_cmd = NULL;
     c->cmd = cmd;
     if (!cmd) {
         /* Valkey: "unknown command '%.128s', with args beginning with: "

@@ -97,6 +97,11 @@ command *commands_lookup_subcommand(const command *parent, const char *name, siz
 void commands_init(void);
 /* Case-insensitive lookup; NULL when unknown. */
 command *commands_lookup(const char *name, size_t len);
+/* Looks up, in the command table, each queued command of c's that has no
+ * entry yet (parsed_cmd.cmd). Runs on the thread that just parsed them: a
+ * worker inside its read job, or main. The table is read-only once
+ * commands_init has run, so workers may read it. */
+void commands_lookup_queued(struct client *c);
 /* Iterates all commands: call with *cursor = 0 until it returns NULL. */
 command *commands_next(size_t *cursor);
 size_t commands_count(void);

@@ -89,6 +89,7 @@
 
 #include "ae.h"
 #include "client_io.h"
+#include "commands.h"
 #include "db.h"
 #include "ignition.h"
 #include "io_threads.h"
@@ -170,6 +171,7 @@ static void worker_read(void *payload) {
     client *c = payload;
     c->cur_tid = io_thread_id();
     client_io_read(c);
+    commands_lookup_queued(c); /* the table lookups main would make */
     hand_back(c, &c->io_read_state, JOB_RES_READ_CLIENT, JOB_REQ_READ_CLIENT);
 }
 /*@ end */

@@ -228,7 +228,7 @@ static int full(const batch *b) { return b->clients == b->max || b->w.count == b
 /*@ prefetch-batch-add */
 static void add_command_keys(batch *b, client *c, const parsed_cmd *pc) {
     if (pc->argc < 1 || pc->argv == NULL) return;
-    const command *cmd = commands_lookup(pc->argv[0]->ptr, pc->argv[0]->len);
+    const command *cmd = pc->cmd ? pc->cmd : commands_lookup(pc->argv[0]->ptr, pc->argv[0]->len);
     if (cmd == NULL || cmd->first_key <= 0) return;
     if (cmd->arity > 0 ? pc->argc != cmd->arity : pc->argc < -cmd->arity) return;
     int last = cmd->last_key < 0 ? pc->argc + cmd->last_key : cmd->last_key;

@@ -404,6 +404,7 @@ static void run_queued_commands(client *c) {
         parsed_cmd *pc = &c->cmdq[c->cmdq_pos++];
         c->argc = pc->argc;
         c->argv = pc->argv;
+        c->parsed_cmd = pc->cmd;
         pc->argv = NULL;
         process_command(c);
         blocked_handle_ready_keys();
@@ -506,6 +507,7 @@ static void client_read_handler(ae_loop *el, int fd, void *data, int mask) {
     server_phase(PHASE_READ);
     c->cur_tid = 0; /* main allocates this read's argvs: main frees them */
     client_io_read(c);
+    commands_lookup_queued(c);
     client_read_done(c);
 }
 /*@ end */

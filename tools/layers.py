@@ -71,7 +71,10 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # its own and every layer below it; "never" narrows that down: layer names
 # (a whole layer below) or header globs it must not reach all the same.
 # Everything from "keyspace" up is main-only code, except the job handlers
-# in io_offload.c, which run on workers and call down into worker-io.
+# in io_offload.c, which run on workers and call down into worker-io, and
+# commands_lookup_queued (commands.c), which the read handler calls to
+# read the command table, built before any worker starts and never
+# written after.
 LAYERS = [
     {"name": "plumbing", "why": "plumbing knows no client, no keyspace and no server",
      "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "resp_test.h", "object.[ch]", "zmalloc.[ch]", "util.[ch]", "textbuf.[ch]",

@@ -98,7 +98,7 @@ static void queue(client *c, ...) {
     }
     obj **argv = zmalloc((size_t)argc * sizeof(*argv));
     for (int j = 0; j < argc; j++) argv[j] = str(w[j]);
-    c->cmdq[c->cmdq_len++] = (parsed_cmd){argc, argv};
+    c->cmdq[c->cmdq_len++] = (parsed_cmd){argc, argv, NULL};
 }
 
 /* Drops the queue's first n commands, as if they had run. */

@@ -4,9 +4,10 @@
  * A key that repeats the key just before it in the batch, in the same
  * table, gets no find of its own: its chain is the one the key before
  * brings in. These tests fill the pipeline batch by hand, as
- * test_memory_prefetch.c does, but from pipelines the parser reads, and
- * read what the walk took from the probe. That file is exercise 06's graded tests; this rule is given
- * code, outside the exercise's regions, so its tests live here.
+ * test_memory_prefetch.c does, but from pipelines the parser reads
+ * (pipeline_test.h), and read what the walk took from the probe. That
+ * file is exercise 06's graded tests; this rule is given code, outside
+ * the exercise's regions, so its tests live here.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -29,38 +30,9 @@
 #include "zmalloc.h"
 
 #include "expect.h"
-
-/* The server with its defaults, on no port, no I/O threads. */
-static int setup(void **state) {
-    expect_setup(state);
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    server.io_threads_num = 1;
-    return server_init();
-}
-
-static int teardown(void **state) {
-    (void)state;
-    server_destroy();
-    config_free_all();
-    return 0;
-}
+#include "pipeline_test.h"
 
 static obj *str(const char *s) { return obj_create_string(s, strlen(s)); }
-
-/* Parses req (inline commands, one a line) into c's queue, as a read
- * would: the batch sees what the parser makes of a real pipeline. */
-static void pipeline(client *c, const char *req) {
-    size_t n = strlen(req);
-    c->querybuf = zmalloc(n);
-    memcpy(c->querybuf, req, n);
-    c->qb_len = c->qb_cap = n;
-    c->qb_pos = 0;
-    const char *err = NULL;
-    assert_int_equal(client_io_parse(c, &err), 0);
-    assert_int_equal(c->qb_len, 0);
-}
 
 static void set(db *d, const char *k) {
     obj *key = str(k);
@@ -137,9 +109,9 @@ static void test_other_db_or_name_kept(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_repeated_key_walked_once, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_one_counter_no_walk, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_db_or_name_kept, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_repeated_key_walked_once, pipeline_setup, pipeline_teardown),
+        cmocka_unit_test_setup_teardown(test_one_counter_no_walk, pipeline_setup, pipeline_teardown),
+        cmocka_unit_test_setup_teardown(test_other_db_or_name_kept, pipeline_setup, pipeline_teardown),
     };
     return cmocka_run_group_tests_name("step 6: a repeated key is walked once", tests, NULL, NULL);
 }

@@ -1,0 +1,86 @@
+/* test_command_lookup.c — the command table looked up by the thread that
+ * parsed (src/commands.c@lookup-queued), and the dispatcher's use of it.
+ *
+ * Step 4's read job: a worker that parsed a pipeline also finds each
+ * command's table entry (parsed_cmd.cmd), as Valkey 8.0's read job does
+ * for its one command (io_parsed_cmd), so main does not. These tests call
+ * commands_lookup_queued on a fake client (fd -1) whose queue the parser
+ * filled, then hand an entry to process_command. The worker's side under
+ * threads is exercised by the integration suites at io-threads 4 and
+ * under ThreadSanitizer.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "client.h"
+#include "client_io.h"
+#include "commands.h"
+#include "config.h"
+#include "networking.h"
+#include "server.h"
+#include "server_loop.h"
+#include "util.h"
+#include "zmalloc.h"
+
+#include "expect.h"
+#include "pipeline_test.h"
+
+/* Every queued command without an entry gets its own, whatever the case
+ * of its name; an unknown name stays NULL; an entry already found is not
+ * looked up again. */
+static void test_queued_commands_looked_up(void **state) {
+    (void)state;
+    client *c = client_create(-1);
+    pipeline(c, "GET a\r\nset b c\r\nNOSUCH x\r\n");
+    assert_int_equal(c->cmdq_len - c->cmdq_pos, 3);
+    for (int q = 0; q < 3; q++)
+        expect_true(("a parsed command has no entry before the lookup"), c->cmdq[q].cmd == NULL);
+    commands_lookup_queued(c);
+    expect_true(("GET's entry"), c->cmdq[0].cmd == commands_lookup("get", 3));
+    expect_true(("lower-case set's entry"), c->cmdq[1].cmd != NULL && c->cmdq[1].cmd == commands_lookup("SET", 3));
+    expect_true(("an unknown name has none"), c->cmdq[2].cmd == NULL);
+    command *echo = commands_lookup("echo", 4);
+    c->cmdq[0].cmd = echo;
+    commands_lookup_queued(c);
+    expect_true(("an entry already found is kept"), c->cmdq[0].cmd == echo);
+    client_free(c);
+}
+
+/* process_command runs the entry it was handed, not a lookup of its own,
+ * and clears it, so a later command (or a blocked one run again) looks
+ * its own name up. */
+static void test_dispatch_takes_the_parsed_entry(void **state) {
+    (void)state;
+    client *c = client_create(-1);
+    obj *argv[2] = {obj_create_string("NOSUCH", 6), obj_create_string("hi", 2)};
+    c->argc = 2;
+    c->argv = argv;
+    c->parsed_cmd = commands_lookup("echo", 4);
+    process_command(c);
+    expect_true(("the command run is the entry handed over"), c->lastcmd == commands_lookup("echo", 4));
+    expect_true(("the entry is cleared once used"), c->parsed_cmd == NULL);
+    client_command_done(c);
+    c->lastcmd = NULL;
+    process_command(c);
+    expect_true(("without an entry the name is looked up: an unknown command runs nothing"), c->lastcmd == NULL);
+    client_command_done(c);
+    c->argv = NULL;
+    c->argc = 0;
+    obj_decr_ref(argv[0]);
+    obj_decr_ref(argv[1]);
+    client_free(c);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_queued_commands_looked_up, pipeline_setup, pipeline_teardown),
+        cmocka_unit_test_setup_teardown(test_dispatch_takes_the_parsed_entry, pipeline_setup, pipeline_teardown),
+    };
+    return cmocka_run_group_tests_name("step 4: the command table looked up where the command was parsed", tests, NULL,
+                                       NULL);
+}
