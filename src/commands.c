@@ -9,7 +9,9 @@
  * command modules' tables are above it in the layers (cmd_*.c): it knows
  * them only as the extern arrays commands.h declares, which the linker
  * resolves, as a handler table is filled in without an include.
- * Threads: main thread only.
+ * Threads: main thread, except commands_lookup and commands_lookup_queued,
+ * which read jobs call on workers: they read only the index and the
+ * entries' names, which nothing writes after commands_init.
  * Valkey: populateCommandTable / lookupCommand, processCommand and call
  * in src/server.c. Valkey keeps commands in a dict; soloist's ~100
  * commands sit in a sorted array searched by binary search, which is as
@@ -80,9 +82,9 @@ command *commands_lookup(const char *name, size_t len) {
 
 /*@ lookup-queued */
 /* Valkey 8.0's read job looks up the command it parsed (io_parsed_cmd) so
- * that main does not; soloist's read parses a whole pipeline, and looks
- * up every command of it. An unknown name stays NULL and is looked up
- * again on main, which replies with the error. */
+ * that main does not; soloist's read parses every complete command (only
+ * the first before AUTH) and looks each one up. A command main parses
+ * later, and an unknown name (NULL), is looked up at dispatch. */
 void commands_lookup_queued(client *c) {
     for (int q = c->cmdq_pos; q < c->cmdq_len; q++) {
         parsed_cmd *pc = &c->cmdq[q];

@@ -4,7 +4,9 @@
  * arity, flags, key positions) that every command module exports in its
  * own table, the registry that src/commands.c builds from them at start,
  * and the dispatcher that runs a parsed command.
- * Threads: main thread only — commands run on the soloist, always.
+ * Threads: commands run on main, always. commands_lookup and
+ * commands_lookup_queued also run on workers, in read jobs: the index and
+ * the entries' names are not written after commands_init.
  * Valkey: struct serverCommand in src/server.h; the generated
  * src/commands.def. soloist's tables are hand-written, one per command
  * module (cmd_*.c), so a module adds commands without touching anyone

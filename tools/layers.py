@@ -72,9 +72,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 # (a whole layer below) or header globs it must not reach all the same.
 # Everything from "keyspace" up is main-only code, except the job handlers
 # in io_offload.c, which run on workers and call down into worker-io, and
-# commands_lookup_queued (commands.c), which the read handler calls to
-# read the command table, built before any worker starts and never
-# written after.
+# commands_lookup_queued with the commands_lookup it calls (commands.c),
+# which the read job runs to read the command table, built before any
+# worker starts and never written after.
 LAYERS = [
     {"name": "plumbing", "why": "plumbing knows no client, no keyspace and no server",
      "files": ["ae.[ch]", "anet.[ch]", "resp.[ch]", "resp_test.h", "object.[ch]", "zmalloc.[ch]", "util.[ch]", "textbuf.[ch]",

@@ -21,6 +21,7 @@
 #include "client_io.h"
 #include "commands.h"
 #include "config.h"
+#include "memory_prefetch_test.h"
 #include "networking.h"
 #include "server.h"
 #include "server_loop.h"
@@ -76,10 +77,35 @@ static void test_dispatch_takes_the_parsed_entry(void **state) {
     client_free(c);
 }
 
+/* Step 6's batch takes a command's key positions from the entry the read
+ * found, not from a lookup of its own: GET k handed ECHO's entry (no key
+ * positions) adds no key, so the batch holds j alone. */
+static void test_batch_takes_the_parsed_entry(void **state) {
+    (void)state;
+    server.prefetch_batch_max_size = 16;
+    client *c = client_create(-1);
+    pipeline(c, "GET k\r\nGET j\r\n");
+    commands_lookup_queued(c);
+    memory_prefetch_probe p;
+    memory_prefetch_reset();
+    assert_int_equal(memory_prefetch_add_client(c), 1);
+    memory_prefetch_run();
+    memory_prefetch_get_probe(&p);
+    expect_eq(("keys of GET k, GET j with their own entries"), p.keys, 2);
+    c->cmdq[0].cmd = commands_lookup("echo", 4);
+    memory_prefetch_reset();
+    assert_int_equal(memory_prefetch_add_client(c), 1);
+    memory_prefetch_run();
+    memory_prefetch_get_probe(&p);
+    expect_eq(("keys when GET k carries ECHO's entry"), p.keys, 1);
+    client_free(c);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_queued_commands_looked_up, pipeline_setup, pipeline_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_takes_the_parsed_entry, pipeline_setup, pipeline_teardown),
+        cmocka_unit_test_setup_teardown(test_batch_takes_the_parsed_entry, pipeline_setup, pipeline_teardown),
     };
     return cmocka_run_group_tests_name("step 4: the command table looked up where the command was parsed", tests, NULL,
                                        NULL);
