@@ -6,6 +6,8 @@
  * (AE_DONT_WAIT), and reads the reply from the same end. Every exchange
  * gives up after a bounded number of loop turns; with I/O threads a turn
  * may find the worker not done yet, so the bound is in turns and in time.
+ * Its helpers are static inline, so a file may take loop_server_init
+ * alone (pipeline_test.h does) without unused-function warnings.
  * Include after cmocka.h, client.h, config.h, networking.h and server.h.
  */
 #ifndef SOLOIST_LOOP_TEST_H
@@ -47,7 +49,7 @@ typedef struct conn {
     int peer;
 } conn;
 
-static conn open_conn(void) {
+static inline conn open_conn(void) {
     int sv[2];
     assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
     conn k = {client_create(sv[0]), sv[1]};
@@ -55,16 +57,16 @@ static conn open_conn(void) {
     return k;
 }
 
-static void close_conn(conn *k) {
+static inline void close_conn(conn *k) {
     client_free(k->c);
     close(k->peer);
 }
 
-static void turn(void) {
+static inline void turn(void) {
     ae_process_events(server.el, AE_FILE_EVENTS | AE_DONT_WAIT | AE_CALL_BEFORE_SLEEP | AE_CALL_AFTER_SLEEP);
 }
 
-static void send_all(int fd, const char *p, size_t len) {
+static inline void send_all(int fd, const char *p, size_t len) {
     while (len) {
         ssize_t n = write(fd, p, len);
         if (n == -1 && errno == EAGAIN) {
@@ -89,7 +91,7 @@ static inline long long loop_deadline(void) {
 
 /* Turns the loop until want bytes came back (or 1000 turns and the
  * deadline passed); returns them NUL-terminated, zmalloc'd. */
-static char *recv_n(int fd, size_t want) {
+static inline char *recv_n(int fd, size_t want) {
     char *out = zmalloc(want + 1);
     size_t got = 0;
     long long deadline = loop_deadline();
@@ -106,13 +108,13 @@ static char *recv_n(int fd, size_t want) {
     return out;
 }
 
-static void expect_reply(int fd, const char *want) {
+static inline void expect_reply(int fd, const char *want) {
     char *got = recv_n(fd, strlen(want));
     assert_string_equal(got, want);
     zfree(got);
 }
 
-static void roundtrip(conn *k, const char *req, const char *want) {
+static inline void roundtrip(conn *k, const char *req, const char *want) {
     send_all(k->peer, req, strlen(req));
     expect_reply(k->peer, want);
 }

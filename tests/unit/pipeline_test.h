@@ -7,15 +7,16 @@
  * c's queue. No read limit is set (client_read_prepare is not called),
  * so a RESP bulk argument would be refused: keep to inline commands.
  * pipeline_setup and pipeline_teardown start and stop the server with
- * its defaults, on no port and without I/O threads, around each test.
- * Include after cmocka.h, client.h, client_io.h, config.h, server.h,
- * server_loop.h, util.h and expect.h.
+ * its defaults, on no port and without I/O threads, around each test
+ * (loop_test.h's loop_server_init). Include after cmocka.h, client.h,
+ * client_io.h, config.h, networking.h, server.h and expect.h.
  */
 #ifndef SOLOIST_PIPELINE_TEST_H
 #define SOLOIST_PIPELINE_TEST_H
 
 #include <string.h>
 
+#include "loop_test.h"
 #include "zmalloc.h"
 
 static inline void pipeline(client *c, const char *req) {
@@ -32,17 +33,12 @@ static inline void pipeline(client *c, const char *req) {
 
 static inline int pipeline_setup(void **state) {
     expect_setup(state);
-    config_init_defaults();
-    server.port = 0;
-    server.verbosity = LL_WARNING;
-    server.io_threads_num = 1;
-    return server_init();
+    return loop_server_init(1);
 }
 
 static inline int pipeline_teardown(void **state) {
     (void)state;
-    server_destroy();
-    config_free_all();
+    loop_server_destroy();
     return 0;
 }
 
