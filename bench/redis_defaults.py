@@ -64,7 +64,8 @@ none), where the batch has nothing to overlap, so this is
 what the batch costs where it cannot help (a repeated key is walked
 once). Knobs: QUICK=1 (about a minute; full about 3
 min on a quiet machine, at most about 6 on a busy one; half as long
-again with Valkey), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a pass not
+again with Valkey, and a little more for the batch-off soloist's P=16
+passes), ROUNDS, REQ_P1, REQ_P16, BENCH_BUDGET_S (a pass not
 begun by then is skipped and the rows come from the rounds measured:
 300 s, 450 with Valkey, 60 and 90 with QUICK), BENCH_WHOLE_LIST,
 SOLOIST_BIN, REDIS_BIN, VALKEY_SERVER.
@@ -85,7 +86,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
-ID_BASE = 10  # rows F10.1-F10.6, and F10.7-F10.9 beside Valkey
+ID_BASE = 10  # rows F10.1-F10.6, F10.7-F10.9 beside Valkey, F10.30 beside the batch-off soloist
 CLIENTS = 50
 DEPTHS = [1, 16]
 LRANGE_FILL = "LPUSH (needed to benchmark LRANGE)"
