@@ -30,6 +30,10 @@
  * many bytes went out in one turn, so one large reply cannot starve the
  * others. */
 #define NET_MAX_WRITES_PER_EVENT (64 * 1024)
+/* soloist (step 7): main lifts its limit for a turn when all that is
+ * pending exceeds it by no more than this (networking.c, write_to_client),
+ * so no turn leaves a tail that small for a turn of its own. */
+#define NET_WRITE_TAIL_MAX (16 * 1024)
 /* Chunks (buf, then blocks) one writev carries; a block holds at least
  * 16 KB, so 64 of them cover the 64 KB per turn many times over. */
 #define NET_MAX_IOV_PER_WRITE 64

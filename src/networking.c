@@ -87,8 +87,9 @@
  * pending, on a short write, on EAGAIN, or once the bytes written in this
  * call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step 7 each call is
  * offered no more than what is left of the 64 KB, so one event on main writes
- * at most 64 KB, however large one reply, unless nobody waits
- * (write_to_client, below; a worker's write has no such limit: client_io.c).
+ * at most 64 KB, however large one reply, unless nobody waits or 16 KB
+ * more would finish the output (write_to_client, below; a worker's write
+ * has no such limit: client_io.c).
  * Then the next client gets its turn; a client left with bytes pending keeps
  * its AE_WRITABLE handler and continues on the next turn.
  *
@@ -594,6 +595,14 @@ int client_write_done(client *c, int offloaded) {
 }
 /*@ end */
 
+/* True when the client's pending output, buf[sentlen, bufpos) and then
+ * each block's used bytes, is at most limit; the walk stops past it. */
+static bool pending_at_most(const client *c, size_t limit) {
+    size_t sum = c->bufpos ? c->bufpos - c->sentlen : 0, skip = c->bufpos ? 0 : c->sentlen;
+    for (const reply_block *b = c->reply_head; b && sum <= limit; b = b->next, skip = 0) sum += b->used - skip;
+    return sum <= limit;
+}
+
 /*@ write-to-client */
 /* Main writes a client itself: the same three steps a worker's job takes
  * (mark, write, done). Returns -1 when the client was freed.
@@ -609,12 +618,20 @@ int client_write_done(client *c, int offloaded) {
  * write waits at most one chunk. Ending the turn after every chunk cost
  * the largest GETs part of their bandwidth (chapter 07). At 0 a chunk is
  * whatever the send buffer takes, which the kernel grows to a few
- * megabytes (net.ipv4.tcp_wmem's maximum, 4 MB by default). */
+ * megabytes (net.ipv4.tcp_wmem's maximum, 4 MB by default).
+ *
+ * Either cap is lifted when what is pending exceeds it by no more than
+ * NET_WRITE_TAIL_MAX (16 KB). A 1 MB value's reply is 1 MB and 12 bytes
+ * (header and CRLF): capped at 1 MB, or at 64 KB sixteen times, it would
+ * end with a turn of its own for 12 bytes (an epoll_ctl to ask for
+ * AE_WRITABLE, a poll, a writev, an epoll_ctl to drop it), and the client
+ * could not finish its reply until every client before it had its turn. */
 static int write_to_client(client *c) {
     int alone = ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL;
     for (;;) {
         client_io_mark_write(c);
         if (alone) c->io_write_max = (size_t)server.io_write_alone_max;
+        if (c->io_write_max && pending_at_most(c, c->io_write_max + NET_WRITE_TAIL_MAX)) c->io_write_max = 0;
         client_io_write(c);
         int capped = c->io_write_max && c->io_nwritten == c->io_write_max && !c->io_write_flags;
         if (client_write_done(c, 0) < 0) return -1;

@@ -23,6 +23,7 @@
 
 #include "ae.h"
 #include "client.h"
+#include "client_io.h"
 #include "config.h"
 #include "networking.h"
 #include "reply.h"
@@ -30,6 +31,7 @@
 #include "util.h"
 #include "zmalloc.h"
 
+#include "expect.h"
 #include "loop_test.h"
 #include "reply_capture.h"
 
@@ -342,6 +344,53 @@ static void test_alone_write_goes_on_until_someone_waits(void **state) {
     server.io_write_alone_max = saved;
 }
 
+/* SETs key "big" to vlen bytes of 'v' through k, and returns the length
+ * of GET big's reply. */
+static size_t set_big(conn *k, size_t vlen) {
+    char *req = zmalloc(vlen + 64);
+    size_t len = (size_t)sprintf(req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n", vlen);
+    memset(req + len, 'v', vlen);
+    memcpy(req + len + vlen, "\r\n", 2);
+    send_all(k->peer, req, len + vlen + 2);
+    expect_reply(k->peer, "+OK\r\n");
+    size_t reply_len = (size_t)sprintf(req, "$%zu\r\n", vlen) + vlen + 2;
+    zfree(req);
+    return reply_len;
+}
+
+/* Step 7: a turn's cap is lifted when the output exceeds it by at most
+ * NET_WRITE_TAIL_MAX, so a value of exactly the cap (its reply 10 bytes
+ * longer: header and CRLF) goes out in one turn, not a full turn and one
+ * of 10 bytes; a reply more than 16 KB past the cap is still clipped.
+ * Someone waits in both (a PING on another connection), so the turn ends
+ * after one chunk. */
+static void test_turn_leaves_no_small_tail(void **state) {
+    (void)state;
+    long long saved = server.io_write_alone_max;
+    server.io_write_alone_max = 32 * 1024;
+    conn k = open_conn(), other = open_conn();
+    /* the cap exactly; then replies of the cap plus the tail exactly, and 1 more ("$49142\r\n": 8 bytes) */
+    size_t vlens[] = {32 * 1024, 32 * 1024 + NET_WRITE_TAIL_MAX - 10, 32 * 1024 + NET_WRITE_TAIL_MAX - 9};
+    for (int i = 0; i < 3; i++) {
+        size_t reply_len = set_big(&k, vlens[i]);
+        unsigned long long before = k.c->net_output_bytes;
+        send_all(k.peer, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 22);
+        turn(); /* reads and runs the GET; the reply waits for the write pass */
+        send_all(other.peer, "*1\r\n$4\r\nPING\r\n", 14);
+        ae_process_events(server.el, AE_TIME_EVENTS | AE_DONT_WAIT);
+        networking_handle_pending_writes();
+        size_t want = reply_len <= 32 * 1024 + NET_WRITE_TAIL_MAX ? reply_len : 32 * 1024;
+        expect_eq(("bytes one turn writes of a reply the cap plus a tail long"), k.c->net_output_bytes - before, want);
+        char *got = recv_n(k.peer, reply_len);
+        assert_memory_equal(got + reply_len - 3, "v\r\n", 3);
+        zfree(got);
+        expect_reply(other.peer, "+PONG\r\n");
+    }
+    close_conn(&other);
+    close_conn(&k);
+    server.io_write_alone_max = saved;
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_client_holds_no_buffers),
@@ -355,6 +404,7 @@ int main(void) {
         cmocka_unit_test(test_reply_buffer_follows_peak),
         cmocka_unit_test(test_bulks_fill_the_last_block),
         cmocka_unit_test(test_alone_write_goes_on_until_someone_waits),
+        cmocka_unit_test(test_turn_leaves_no_small_tail),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
