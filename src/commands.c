@@ -49,6 +49,8 @@ static command *const *tables(size_t *n) {
     return all;
 }
 
+static void find_containers(void);
+
 void commands_init(void) {
     size_t ntables, count = 0;
     command *const *t = tables(&ntables);
@@ -60,6 +62,7 @@ void commands_init(void) {
     for (size_t i = 0; i < ntables; i++)
         for (command *c = t[i]; c->name; c++) index_[index_len++] = c;
     qsort(index_, index_len, sizeof(*index_), by_name);
+    find_containers();
 }
 
 command *commands_lookup(const char *name, size_t len) {
@@ -93,16 +96,27 @@ void commands_lookup_queued(client *c) {
 }
 /*@ end */
 
-command *commands_subcommands(const command *parent) {
-    static const struct {
-        const char *container;
-        command *table;
-    } families[] = {
-        {"client", client_subcommands}, {"command", command_subcommands}, {"config", config_subcommands},
-        {"object", object_subcommands}, {"memory", memory_subcommands},   {"trace", trace_subcommands},
-    };
+/* The containers and their subcommand tables. commands_init finds each
+ * container's entry once, so that process_command, which asks for every
+ * command, compares six pointers and not six names. */
+static struct {
+    const char *name;
+    command *table;
+    const command *entry;
+} families[] = {
+    {"client", client_subcommands, NULL}, {"command", command_subcommands, NULL},
+    {"config", config_subcommands, NULL}, {"object", object_subcommands, NULL},
+    {"memory", memory_subcommands, NULL}, {"trace", trace_subcommands, NULL},
+};
+
+static void find_containers(void) {
     for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
-        if (strcmp(parent->name, families[i].container) == 0) return families[i].table;
+        families[i].entry = commands_lookup(families[i].name, strlen(families[i].name));
+}
+
+command *commands_subcommands(const command *parent) {
+    for (size_t i = 0; i < sizeof(families) / sizeof(families[0]); i++)
+        if (parent == families[i].entry) return families[i].table;
     return NULL;
 }
 
