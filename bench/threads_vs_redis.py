@@ -5,13 +5,18 @@ Steps 4-5 benchmark. Owns the closed-loop comparison with threads on both
 sides, in one run: soloist at io-threads 1, 2 and 4 with the default
 (adaptive) ignition, and Debian's redis-server 7.0 at io-threads 1 and at
 io-threads 2 with threaded reads (`--io-threads 2 --io-threads-do-reads
-yes`). The cells are server_vs_redis.py's: GET and SET, 50 clients,
+yes`), and, with VALKEY_SERVER set, Valkey built from source at
+io-threads 1, 2 and 4 with its own default (adaptive) activation: the
+design soloist re-implements, each side deciding for itself when its
+threads help (a run without it says it skipped the peer). The cells are
+server_vs_redis.py's: GET and SET, 50 clients,
 3-byte and 512-byte values, P=1 and P=16, keyspace -r 100000 loaded in
-full before each value size. In each cell the five settings run in turn,
+full before each value size. In each cell the settings run in turn,
 A B C D E A B C D E …, each setting's runs sized by its own short
 calibration to last about BENCH_TARGET_S; a setting waiting its turn is
 stopped (SIGSTOP), so only the one measured holds threads. findings computes per cell the
-ratios soloist-N / soloist-1 and soloist-N / redis-2 from the run lines.
+ratios soloist-N / soloist-1, soloist-N / redis-2 and soloist-N / valkey-N
+from the run lines.
 
 On a 2-core machine shared with redis-benchmark, a thread that the server
 starts competes with the load generator for the same cores: the targets
@@ -22,7 +27,7 @@ io-threads 2), not a speed-up.
 Prints JSON lines: kind=skipped (a setting the server does not support,
 with the reason), kind=calibrate, kind=run, kind=done. Knobs: QUICK=1
 (about 50 s with every setting), BENCH_TARGET_S, BENCH_RUNS (>= 3),
-BENCH_BUDGET_S, BENCH_PINNED, SOLOIST_BIN, REDIS_BIN.
+BENCH_BUDGET_S, BENCH_PINNED, SOLOIST_BIN, REDIS_BIN, VALKEY_SERVER.
 
 Mirrors how Valkey's I/O-threads work was reported (valkey-benchmark,
 -c 50, -P 1 and 16, SET/GET, 512-byte values, against the previous
@@ -39,6 +44,7 @@ CLIENTS = 50
 KEYSPACE = 100000
 SOLOIST_THREADS = [1, 2, 4]
 REDIS_SETTINGS = [(1, []), (2, ["--io-threads", "2", "--io-threads-do-reads", "yes"])]
+VALKEY_THREADS = [1, 2, 4]
 
 
 def start_all(base):
@@ -55,6 +61,9 @@ def start_all(base):
         out.append(("soloist-%d" % n, srv, n))
     for n, args in REDIS_SETTINGS:
         out.append(("redis-%d" % n, bl.Server(rlabel, rbinary, rreally, args), n))
+    vk = bl.valkey_side(base)
+    for n in VALKEY_THREADS if vk else []:
+        out.append(("valkey-%d" % n, bl.Server(vk[0], vk[1], vk[2], ["--io-threads", str(n)]), n))
     for _, srv, _ in out:
         srv.pause()
     return out
@@ -70,13 +79,14 @@ def main():
     q = bl.quick()
     target = float(os.environ.get("BENCH_TARGET_S", "0.2" if q else "1.2"))
     runs = max(3, int(os.environ.get("BENCH_RUNS", "3")))
-    budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", "55" if q else "280")))
     base = {"bench": "threads_vs_redis", "clients": CLIENTS, "keyspace": KEYSPACE,
             "cores": os.cpu_count(), "quick": q, "target_s": target,
             "soloist_ignition": "default (adaptive)"}
     base.update(bl.placement())
     try:
         sides = start_all(base)
+        # Each setting adds about a fifth of the five settings' time.
+        budget = bl.Budget(float(os.environ.get("BENCH_BUDGET_S", str(int((55 if q else 280) * len(sides) / 5)))))
         if not any(name.startswith("soloist") for name, _, _ in sides):
             bl.emit(dict(base, kind="unavailable", why="soloist did not start"))
             return

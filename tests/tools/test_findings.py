@@ -56,10 +56,10 @@ CELLS = [(t, d, p) for t in ("GET", "SET") for d in (3, 512) for p in (1, 16)]
 
 
 def svr_lines(run_id="RUN1", a_rps=(110.0, 100.0, 130.0), b_rps=(100.0, 90.0, 95.0),
-              a_is="soloist", b_run_id=None):
+              a_is="soloist", b_run_id=None, c_rps=None):
     """server_vs_redis lines: three runs per side per cell, alternated, and
     a summary line whose ratio is deliberately wrong (findings must not
-    trust it)."""
+    trust it); with c_rps, Valkey's runs too."""
     out = []
     for test, size, p in CELLS:
         base = {"bench": "server_vs_redis", "test": test, "value_size": size, "pipeline": p,
@@ -71,6 +71,9 @@ def svr_lines(run_id="RUN1", a_rps=(110.0, 100.0, 130.0), b_rps=(100.0, 90.0, 95
             out.append(dict(base, kind="run", server="redis", server_is="redis-server",
                             run=i + 1, rps=b_rps[i], server_cpu_s=0.02,
                             run_id=b_run_id or run_id))
+            if c_rps:
+                out.append(dict(base, kind="run", server="valkey", server_is="valkey-server", run=i + 1,
+                                rps=c_rps[i], server_cpu_s=0.02, run_id=run_id, valkey_version="Valkey v=9"))
         out.append(dict(base, kind="cell", ratio=9.99, run_id=run_id))
     return out
 
@@ -200,8 +203,9 @@ def ps_lines(s1=0.5, s16=0.25, run_id="PS"):
 def tvr_lines(run_id="RUN1", sides=("soloist-1", "soloist-2", "soloist-4", "redis-1", "redis-2"), s4=96.0):
     """bench/threads_vs_redis.py lines: three alternated runs per side per
     cell; soloist-1 100 rps, soloist-2 98, soloist-4 `s4`, redis-1 80,
-    redis-2 90."""
-    rps = {"soloist-1": 100.0, "soloist-2": 98.0, "soloist-4": s4, "redis-1": 80.0, "redis-2": 90.0}
+    redis-2 90; valkey-1 90, valkey-2 100, valkey-4 120."""
+    rps = {"soloist-1": 100.0, "soloist-2": 98.0, "soloist-4": s4, "redis-1": 80.0, "redis-2": 90.0,
+           "valkey-1": 90.0, "valkey-2": 100.0, "valkey-4": 120.0}
     out = [{"bench": "threads_vs_redis", "kind": "skipped", "server": "soloist", "io_threads": n,
             "why": "the server has no INFO iothreads section", "run_id": run_id}
            for n in (2, 4) if "soloist-%d" % n not in sides]
@@ -518,6 +522,24 @@ class FindingsTest(unittest.TestCase):
         self.assertIn("ABABAB", rows["F0.1"][3])
         self.assertIn("8 of 8 cells ≥ 1.0×", rows["F0.9"][2])
         self.assertIn("target met", rows["F0.9"][2])
+
+    def test_valkey_is_a_row_of_its_own(self):
+        # The redis rows keep their figures; F0.25 gives soloist / Valkey
+        # (medians 110 / 100) and says whose runs are ahead.
+        self.add_run("r1", server_vs_redis=svr_lines())
+        _, text, _ = self.generate()
+        self.assertNotIn("F0.25", self.rows(text))
+        shutil.rmtree(self.results)
+        self.add_run("r1", server_vs_redis=svr_lines(c_rps=(100.0, 95.0, 105.0)))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        rows = self.rows(text)
+        self.assertIn("**1.16×**", rows["F0.1"][2])
+        self.assertIn("ABCABCABC", rows["F0.1"][3])  # the order the fixture ran them
+        f = rows["F0.25"][2]
+        self.assertIn("8 of 8 cells ≥ 1.0×; geometric mean **1.10×**", f)
+        self.assertIn("GET 3 B P=1 1.10× (run ranges overlap)", f)
+        self.assertIn("Valkey built from source (Valkey v=9)", rows["F0.25"][3])
 
     def test_figure_says_whether_the_run_ranges_separate(self):
         self.add_run("r1", server_vs_redis=svr_lines())
@@ -954,6 +976,19 @@ class FindingsTest(unittest.TestCase):
         _, text, _ = self.generate()
         self.assertIn("0 of 8 cells ≥ 0.95×", self.rows(text)["F4.38"][2])
         self.assertIn("target not met", self.rows(text)["F4.38"][2])
+
+    def test_threads_vs_redis_beside_valkey(self):
+        self.add_run("r1", threads_vs_redis=tvr_lines())
+        _, text, _ = self.generate()
+        self.assertNotIn("F4.41", self.rows(text))  # no Valkey runs, no row
+        shutil.rmtree(self.results)
+        self.add_run("r1", threads_vs_redis=tvr_lines(sides=(
+            "soloist-1", "soloist-2", "soloist-4", "redis-1", "redis-2", "valkey-1", "valkey-2", "valkey-4")))
+        rc, text, err = self.generate()
+        self.assertEqual(rc, 0, err)
+        f = self.rows(text)["F4.41"][2]
+        self.assertIn("io-threads 4: 0 of 8 cells ≥ 1.0×, geometric mean **0.80×**", f)  # 96 / 120
+        self.assertIn("GET 3 B P=1: t1 1.11×, t2 0.98×, t4 0.80× (t4: valkey-4 faster in every run)", f)
 
     def test_threads_vs_redis_without_threads_says_not_measured(self):
         self.add_run("r1", threads_vs_redis=tvr_lines(sides=("soloist-1", "redis-1", "redis-2")))

@@ -1,7 +1,8 @@
 """findings_bench/server_vs_redis.py — the server_vs_redis benchmark's part of FINDINGS.md.
 
 Tooling for step 0. Owns rows F0.1-F0.9 (server_vs_redis) and F0.31-F0.39
-(server_vs_redis_pinned): soloist beside redis-server 7.0 per cell, and
+(server_vs_redis_pinned): soloist beside redis-server 7.0 per cell; F0.25
+and F0.30: soloist beside Valkey in every cell of a run that had it; and
 the plots server_vs_redis and server_vs_redis_pinned, made from
 bench/server_vs_redis.py's raw lines; the helpers every benchmark shares
 are in tools/findings_core.py.
@@ -13,8 +14,8 @@ import math
 import statistics
 
 from findings_core import (
-    a_label, base_conditions, fmt_ratio, fmt_rps, median_of, overlap, placement_cfg, plot, Row, serving_note,
-    side_by_side, SVR_ORDER)
+    a_label, base_conditions, field_runs, fmt_ratio, fmt_rps, median_of, overlap, placement_cfg, plot, Row,
+    serving_note, side_by_side, SVR_ORDER, verdict)
 
 
 def cpu_us_per_req(side):
@@ -40,7 +41,7 @@ def h_server_vs_redis(run, lines, bench):
         ratios.append((ratio, key, overlap(a, b)))
         ln = a[0]
         ca, cb = cpu_us_per_req(a), cpu_us_per_req(b)
-        order = "".join("A" if x.get("server") == "soloist" else "B"
+        order = "".join({"soloist": "A", "valkey": "C"}.get(x.get("server"), "B")
                         for x in lines if x.get("kind") == "run"
                         and (x.get("test"), x.get("value_size"), x.get("pipeline")) == key)
         fig = "%s rps %s / redis %s → **%s**" % (a_label(a), fmt_rps(ma), fmt_rps(mb), fmt_ratio(ratio))
@@ -77,7 +78,37 @@ def h_server_vs_redis(run, lines, bench):
                         % ("pinned: " if pinned else ""),
                         fig + (" — target met" if met == len(ratios) == 8 else " — target not met"),
                         dict(base, config=cfg), cmd, run.rel(bench), serving_note(ln, base["cores"])))
+    rows += valkey_row(run, lines, bench, cells, base)
     return rows
+
+
+def valkey_row(run, lines, bench, cells, base):
+    """F0.25 (F0.30 pinned): soloist / Valkey in every cell, from the same
+    run's alternated runs (A C B: soloist, Valkey, redis-server); none when
+    the run skipped Valkey."""
+    have = [k for k in SVR_ORDER if k in cells and cells[k].get("valkey")]
+    if not have:
+        return []
+    pinned = bench.endswith("_pinned")
+    parts, ratios = [], []
+    for test, size, p in have:
+        a, c = cells[(test, size, p)]["soloist"], cells[(test, size, p)]["valkey"]
+        r = median_of(a) / median_of(c)
+        ratios.append(r)
+        parts.append("%s %d B P=%d %s (%s)" % (test, size, p, fmt_ratio(r), verdict(
+            field_runs(a, "rps"), field_runs(c, "rps"), ("soloist", "Valkey"))))
+    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    fig = "%d of %d cells ≥ 1.0×; geometric mean **%s**; %s" % (
+        sum(1 for r in ratios if r >= 1.0), len(ratios), fmt_ratio(geo), "; ".join(parts))
+    ln = next(x for x in lines if x.get("kind") == "run")
+    peer = next((x.get("valkey_version") for x in lines if x.get("valkey_version")), None)
+    cfg = ["GET and SET", "P=1 and 16", "3 and 512 B values", "50 clients", "io-threads 1",
+           "median of alternated runs per cell (A C B: soloist, Valkey, redis-server)",
+           "Valkey built from source" + (" (%s)" % peer if peer else ""), placement_cfg(ln, base["cores"])]
+    return [Row("F0.30" if pinned else "F0.25",
+                "%severy cell of (a) beside Valkey: soloist / Valkey (median rps)" % ("pinned: " if pinned else ""),
+                fig, dict(base, config=cfg), "make findings BENCH=%s" % bench, run.rel(bench),
+                serving_note(ln, base["cores"]))]
 
 
 @plot("server_vs_redis", "server_vs_redis", "soloist / redis-server 7.0 by cell, 50 clients, shared cores")

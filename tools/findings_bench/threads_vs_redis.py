@@ -1,7 +1,8 @@
 """findings_bench/threads_vs_redis.py — the threads_vs_redis benchmark's part of FINDINGS.md.
 
 Tooling for steps 4 and 5. Owns rows F4.30-F4.40: closed loop with I/O
-threads, soloist beside redis-server 7.0, made from
+threads, soloist beside redis-server 7.0; F4.41: beside Valkey at the same
+io-threads, when the run had it; made from
 bench/threads_vs_redis.py's raw lines; the helpers every benchmark shares
 are in tools/findings_core.py.
 
@@ -14,6 +15,8 @@ from findings_core import (
 
 
 TVR_SIDES = ("soloist-1", "soloist-2", "soloist-4", "redis-1", "redis-2")
+VALKEY_SIDES = ("valkey-1", "valkey-2", "valkey-4")
+ALL_SIDES = TVR_SIDES + VALKEY_SIDES
 TVR_TABLE = ("Closed loop with I/O threads: soloist io-threads 1, 2, 4 (adaptive) and redis-server 7.0 "
              "io-threads 1, 2 (medians, rps)", ["cell"] + list(TVR_SIDES) + ["4 / 1", "4 / redis-2"])
 
@@ -64,14 +67,15 @@ def h_threads_vs_redis(run, lines, bench):
                               verdict(field_runs(by["redis-2"], "rps"), field_runs(by["redis-1"], "rps"),
                                       ("io-threads 2", "io-threads 1"))))
         ln = by["soloist-1"][0]
-        order = "".join(str(TVR_SIDES.index(x["side"]) + 1) for x in lines if x.get("kind") == "run"
+        present = [k for k in ALL_SIDES if k in by]
+        order = "".join(str(present.index(x["side"]) + 1) for x in lines if x.get("kind") == "run"
                         and (x["test"], x["value_size"], x["pipeline"]) == key)
         cfg = [key[0], "P=%d" % key[2], "%d clients" % ln["clients"], "%d B values" % key[1],
                "keyspace -r %s (all keys loaded)" % ln["keyspace"],
                "runs sized per setting by its own calibration (%s requests)" % ", ".join(
                    "%s %d" % (k, by[k][0]["requests"]) for k in TVR_SIDES if k in by),
-               "%d runs each, settings alternated (%s; 1-5 = %s), median" % (
-                   len(by["soloist-1"]), order, ", ".join(TVR_SIDES)),
+               "%d runs each, settings alternated (%s; 1-%d = %s), median" % (
+                   len(by["soloist-1"]), order, len(present), ", ".join(present)),
                "soloist ignition: default (adaptive)", "redis io-threads 2: --io-threads-do-reads yes",
                "waiting servers stopped (SIGSTOP)", placement_cfg(ln, base["cores"])]
         rows.append(Row("F4.%d" % (30 + i), "closed loop, %s: soloist with I/O threads against its io-threads 1 "
@@ -99,9 +103,43 @@ def h_threads_vs_redis(run, lines, bench):
         else:
             fig = "**not measured**: %s" % (why or "no soloist io-threads 4 runs")
         rows.append(Row(rid, claim, fig, dict(base, config=cfg), cmd, src, serving_note(ln, base["cores"])))
+    rows += valkey_row(cells, lines, base, cmd, src)
     if redis_own:
         fig = "; ".join("%s %s (%s)" % (cell_name(k), fmt_ratio(r), sep) for r, k, sep in redis_own)
         rows.append(Row("F4.40", "the peer's own threads: redis-server 7.0 io-threads 2 / io-threads 1 per cell",
                         fig, dict(base, config=cfg[:5] + ["redis --io-threads 2 --io-threads-do-reads yes"]),
                         cmd, src, serving_note(ln, base["cores"])))
     return rows
+
+
+def valkey_row(cells, lines, base, cmd, src):
+    """F4.41: soloist-N / valkey-N per cell, each server at its default
+    (adaptive) activation; none when the run skipped Valkey."""
+    have = [k for k in SVR_ORDER if k in cells and all(v in cells[k] for v in VALKEY_SIDES)
+            and all("soloist-%d" % n in cells[k] for n in (1, 2, 4))]
+    if not have:
+        return []
+    parts, four = [], []
+    for key in have:
+        by = cells[key]
+        r = {n: median_of(by["soloist-%d" % n]) / median_of(by["valkey-%d" % n]) for n in (1, 2, 4)}
+        four.append(r[4])
+        parts.append("%s: t1 %s, t2 %s, t4 %s (t4: %s)" % (
+            cell_name(key), fmt_ratio(r[1]), fmt_ratio(r[2]), fmt_ratio(r[4]),
+            verdict(field_runs(by["soloist-4"], "rps"), field_runs(by["valkey-4"], "rps"),
+                    ("soloist-4", "valkey-4"))))
+    geo = 1.0
+    for x in four:
+        geo *= x
+    geo **= 1.0 / len(four)
+    fig = "io-threads 4: %d of %d cells ≥ 1.0×, geometric mean **%s**; %s" % (
+        sum(1 for x in four if x >= 1.0), len(four), fmt_ratio(geo), "; ".join(parts))
+    ln = next(x for x in lines if x.get("kind") == "run")
+    peer = next((x.get("valkey_version") for x in lines if x.get("valkey_version")), None)
+    cfg = ["GET and SET", "P=1 and 16", "3 and 512 B values", "50 clients", "medians of alternated runs per cell",
+           "soloist ignition: default (adaptive)", "Valkey --io-threads N, its default activation",
+           "Valkey built from source" + (" (%s)" % peer if peer else ""), "waiting servers stopped (SIGSTOP)",
+           placement_cfg(ln, base["cores"])]
+    return [Row("F4.41", "closed loop beside Valkey, each at its default thread activation: soloist / Valkey at "
+                "io-threads 1, 2 and 4, per cell", fig, dict(base, config=cfg), cmd, src,
+                serving_note(ln, base["cores"]))]
