@@ -19,7 +19,8 @@ nothing). Four parts, one run:
     1 MB key, redis-benchmark's p50 and p99 beside its rps, the three
     servers alternated. Four clients each owed 1 MB is where a server's
     write fairness shows: soloist writes 64 KB a turn on main while
-    other clients wait (io-write-alone-max's chunks only when none does).
+    other clients wait (io-write-alone-max's chunks only when none does;
+    either up to 16 KB longer when that ends the output).
 (c) The main thread's CPU per request at one offered rate, every thread
     read from /proc/PID/task/TID/schedstat (the scheduler's run time,
     ns): soloist and Valkey at io-threads 1, 2 and 4, threads on as far

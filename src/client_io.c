@@ -49,7 +49,8 @@
  * string whose count is above one is never changed in place
  * (db_unshare_string copies it first). A write on main sends at most
  * io_write_max bytes (NET_MAX_WRITES_PER_EVENT, or io-write-alone-max while
- * nobody waits: networking.c), clipping even a single 10 MB reference, so one
+ * nobody waits, or no limit when all that is pending is within
+ * NET_WRITE_TAIL_MAX of the cap: networking.c), clipping even a single 10 MB reference, so one
  * large reply cannot hold main up while other clients wait; a worker has no
  * such limit (io_write_max 0) and writes until the socket is full.
  */

@@ -85,11 +85,12 @@
  * write() when there is one chunk (the common case: a small reply in buf) and
  * writev() otherwise; advance over what was taken. It stops when nothing is
  * pending, on a short write, on EAGAIN, or once the bytes written in this
- * call reach NET_MAX_WRITES_PER_EVENT (64 KB): from step 7 each call is
- * offered no more than what is left of the 64 KB, so one event on main writes
- * at most 64 KB, however large one reply, unless nobody waits or 16 KB
- * more would finish the output (write_to_client, below; a worker's write
- * has no such limit: client_io.c).
+ * call reach io_write_max, NET_MAX_WRITES_PER_EVENT (64 KB) on main: from
+ * step 7 each call is offered no more than what is left of it, so one
+ * event on main writes at most 64 KB, however large one reply, unless
+ * nobody waits or at most 16 KB more would finish the output
+ * (write_to_client, below; a worker's write has no such limit:
+ * client_io.c).
  * Then the next client gets its turn; a client left with bytes pending keeps
  * its AE_WRITABLE handler and continues on the next turn.
  *
@@ -584,8 +585,8 @@ int client_write_done(client *c, int offloaded) {
         }
     } else if (!handler_installed) {
         /* A full socket waits for AE_WRITABLE. A job that stopped at its
-         * watermark or at 64 KB with room left goes round again with the
-         * next turn's write pass; inline, step 0's rule: the handler. */
+         * watermark with room left goes round again with the next turn's
+         * write pass; inline, step 0's rule: the handler. */
         if (offloaded && !(c->io_write_flags & CLIENT_IO_WRITE_SOCKET_FULL))
             client_queue_pending_write(c);
         else
@@ -622,10 +623,11 @@ static bool pending_at_most(const client *c, size_t limit) {
  *
  * Either cap is lifted when what is pending exceeds it by no more than
  * NET_WRITE_TAIL_MAX (16 KB). A 1 MB value's reply is 1 MB and 12 bytes
- * (header and CRLF): capped at 1 MB, or at 64 KB sixteen times, it would
- * end with a turn of its own for 12 bytes (an epoll_ctl to ask for
- * AE_WRITABLE, a poll, a writev, an epoll_ctl to drop it), and the client
- * could not finish its reply until every client before it had its turn. */
+ * (header and CRLF): capped at 1 MB while something else was ready, or
+ * at 64 KB sixteen times, it would end with a turn of its own for 12
+ * bytes (a poll, a writev, an epoll_ctl to drop AE_WRITABLE, and one to
+ * ask for it after a 1 MB chunk), and the client could not finish its
+ * reply until the clients before it had their turns. */
 static int write_to_client(client *c) {
     int alone = ae_fired_waiting(server.el) == 0 && server.clients_pending_write == NULL;
     for (;;) {

@@ -362,8 +362,9 @@ static size_t set_big(conn *k, size_t vlen) {
  * NET_WRITE_TAIL_MAX, so a value of exactly the cap (its reply 10 bytes
  * longer: header and CRLF) goes out in one turn, not a full turn and one
  * of 10 bytes; a reply more than 16 KB past the cap is still clipped.
- * Someone waits in both (a PING on another connection), so the turn ends
- * after one chunk. */
+ * Here the cap is io-write-alone-max's (32 KB): nobody is queued to be
+ * written when k's turn starts, and the PING on another connection ends
+ * the turn after one chunk (ae_others_ready). */
 static void test_turn_leaves_no_small_tail(void **state) {
     (void)state;
     long long saved = server.io_write_alone_max;
@@ -391,6 +392,36 @@ static void test_turn_leaves_no_small_tail(void **state) {
     server.io_write_alone_max = saved;
 }
 
+/* The same rule on the 64 KB cap of a turn while others wait: another
+ * client is queued to be written when k's turn comes (the list is LIFO,
+ * so it was queued first), and k's reply of the cap plus the tail goes
+ * out whole in that turn, one byte longer only up to the cap. */
+static void test_turn_leaves_no_small_tail_while_others_wait(void **state) {
+    (void)state;
+    conn k = open_conn(), other = open_conn();
+    /* replies of 64 KB + 16 KB and one byte more: "$81910\r\n" is 8 bytes */
+    size_t vlens[] = {NET_MAX_WRITES_PER_EVENT + NET_WRITE_TAIL_MAX - 10,
+                      NET_MAX_WRITES_PER_EVENT + NET_WRITE_TAIL_MAX - 9};
+    char *v = zmalloc(vlens[1]);
+    memset(v, 'w', vlens[1]);
+    for (int i = 0; i < 2; i++) {
+        reply_bulk_buf(other.c, "x", 1);
+        reply_bulk_buf(k.c, v, vlens[i]);
+        size_t reply_len = vlens[i] + 10;
+        unsigned long long before = k.c->net_output_bytes;
+        networking_handle_pending_writes();
+        expect_eq(("bytes one turn writes, others queued, of a reply the 64 KB cap plus a tail long"),
+                  k.c->net_output_bytes - before, i == 0 ? reply_len : NET_MAX_WRITES_PER_EVENT);
+        char *got = recv_n(k.peer, reply_len);
+        assert_memory_equal(got + reply_len - 3, "w\r\n", 3);
+        zfree(got);
+        expect_reply(other.peer, "$1\r\nx\r\n");
+    }
+    zfree(v);
+    close_conn(&other);
+    close_conn(&k);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_new_client_holds_no_buffers),
@@ -405,6 +436,7 @@ int main(void) {
         cmocka_unit_test(test_bulks_fill_the_last_block),
         cmocka_unit_test(test_alone_write_goes_on_until_someone_waits),
         cmocka_unit_test(test_turn_leaves_no_small_tail),
+        cmocka_unit_test(test_turn_leaves_no_small_tail_while_others_wait),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
