@@ -307,43 +307,6 @@ static void test_bulks_fill_the_last_block(void **state) {
     client_free(c);
 }
 
-/* Step 7's write turn on main: with nobody waiting, one turn writes a
- * large reply chunk after chunk of io-write-alone-max until the socket is
- * full or the reply is out; a request that arrives meanwhile ends the turn
- * at the end of the chunk being written. */
-static void test_alone_write_goes_on_until_someone_waits(void **state) {
-    (void)state;
-    long long saved = server.io_write_alone_max;
-    server.io_write_alone_max = 16 * 1024;
-    conn k = open_conn(), other = open_conn();
-    size_t vlen = 96 * 1024, len;
-    char *req = zmalloc(vlen + 64);
-    len = (size_t)sprintf(req, "*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n$%zu\r\n", vlen);
-    memset(req + len, 'v', vlen);
-    memcpy(req + len + vlen, "\r\n", 2);
-    send_all(k.peer, req, len + vlen + 2);
-    expect_reply(k.peer, "+OK\r\n");
-    size_t reply_len = (size_t)sprintf(req, "$%zu\r\n", vlen) + vlen + 2;
-    for (int someone_waits = 0; someone_waits < 2; someone_waits++) {
-        unsigned long long before = k.c->net_output_bytes;
-        send_all(k.peer, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 22);
-        turn(); /* reads and runs the GET; the reply waits for the write pass */
-        assert_int_equal(k.c->net_output_bytes, before);
-        if (someone_waits) send_all(other.peer, "*1\r\n$4\r\nPING\r\n", 14);
-        ae_process_events(server.el, AE_TIME_EVENTS | AE_DONT_WAIT); /* no timer due during the write */
-        networking_handle_pending_writes();                          /* the write pass of the next turn, alone */
-        assert_int_equal(k.c->net_output_bytes - before, someone_waits ? 16 * 1024 : reply_len);
-        char *got = recv_n(k.peer, reply_len);
-        assert_memory_equal(got + reply_len - 3, "v\r\n", 3);
-        zfree(got);
-    }
-    expect_reply(other.peer, "+PONG\r\n");
-    zfree(req);
-    close_conn(&other);
-    close_conn(&k);
-    server.io_write_alone_max = saved;
-}
-
 /* SETs key "big" to vlen bytes of 'v' through k, and returns the length
  * of GET big's reply. */
 static size_t set_big(conn *k, size_t vlen) {
@@ -356,6 +319,42 @@ static size_t set_big(conn *k, size_t vlen) {
     size_t reply_len = (size_t)sprintf(req, "$%zu\r\n", vlen) + vlen + 2;
     zfree(req);
     return reply_len;
+}
+
+/* Reads k's whole reply of reply_len bytes (turning the loop for what
+ * the turn left) and checks that it ends in the value's last byte, c. */
+static void expect_reply_ends(conn *k, size_t reply_len, char c) {
+    char *got = recv_n(k->peer, reply_len);
+    assert_int_equal(got[reply_len - 3], c);
+    assert_memory_equal(got + reply_len - 2, "\r\n", 2);
+    zfree(got);
+}
+
+/* Step 7's write turn on main: with nobody waiting, one turn writes a
+ * large reply chunk after chunk of io-write-alone-max until the socket is
+ * full or the reply is out; a request that arrives meanwhile ends the turn
+ * at the end of the chunk being written. */
+static void test_alone_write_goes_on_until_someone_waits(void **state) {
+    (void)state;
+    long long saved = server.io_write_alone_max;
+    server.io_write_alone_max = 16 * 1024;
+    conn k = open_conn(), other = open_conn();
+    size_t reply_len = set_big(&k, 96 * 1024);
+    for (int someone_waits = 0; someone_waits < 2; someone_waits++) {
+        unsigned long long before = k.c->net_output_bytes;
+        send_all(k.peer, "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n", 22);
+        turn(); /* reads and runs the GET; the reply waits for the write pass */
+        assert_int_equal(k.c->net_output_bytes, before);
+        if (someone_waits) send_all(other.peer, "*1\r\n$4\r\nPING\r\n", 14);
+        ae_process_events(server.el, AE_TIME_EVENTS | AE_DONT_WAIT); /* no timer due during the write */
+        networking_handle_pending_writes();                          /* the write pass of the next turn, alone */
+        assert_int_equal(k.c->net_output_bytes - before, someone_waits ? 16 * 1024 : reply_len);
+        expect_reply_ends(&k, reply_len, 'v');
+    }
+    expect_reply(other.peer, "+PONG\r\n");
+    close_conn(&other);
+    close_conn(&k);
+    server.io_write_alone_max = saved;
 }
 
 /* Step 7: a turn's cap is lifted when the output exceeds it by at most
@@ -382,9 +381,7 @@ static void test_turn_leaves_no_small_tail(void **state) {
         networking_handle_pending_writes();
         size_t want = reply_len <= 32 * 1024 + NET_WRITE_TAIL_MAX ? reply_len : 32 * 1024;
         expect_eq(("bytes one turn writes of a reply the cap plus a tail long"), k.c->net_output_bytes - before, want);
-        char *got = recv_n(k.peer, reply_len);
-        assert_memory_equal(got + reply_len - 3, "v\r\n", 3);
-        zfree(got);
+        expect_reply_ends(&k, reply_len, 'v');
         expect_reply(other.peer, "+PONG\r\n");
     }
     close_conn(&other);
@@ -412,9 +409,7 @@ static void test_turn_leaves_no_small_tail_while_others_wait(void **state) {
         networking_handle_pending_writes();
         expect_eq(("bytes one turn writes, others queued, of a reply the 64 KB cap plus a tail long"),
                   k.c->net_output_bytes - before, i == 0 ? reply_len : NET_MAX_WRITES_PER_EVENT);
-        char *got = recv_n(k.peer, reply_len);
-        assert_memory_equal(got + reply_len - 3, "w\r\n", 3);
-        zfree(got);
+        expect_reply_ends(&k, reply_len, 'w');
         expect_reply(other.peer, "$1\r\nx\r\n");
     }
     zfree(v);
