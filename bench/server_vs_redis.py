@@ -15,7 +15,8 @@ time, all stay up for the whole script.
 
 Prints JSON lines: kind=calibrate (discarded warm-up), kind=run (one
 redis-benchmark run), kind=cell (medians and ratio), kind=done.
-Knobs (environment): QUICK=1 (development: ~0.25 s runs, 40 s budget),
+Knobs (environment): QUICK=1 (development: ~0.25 s runs, 40 s budget,
+60 s with Valkey),
 BENCH_TARGET_S, BENCH_RUNS (>=3), BENCH_BUDGET_S, BENCH_PINNED=1 (server
 on cpu0, redis-benchmark on cpu1), SOLOIST_BIN, REDIS_BIN, VALKEY_SERVER.
 
@@ -72,7 +73,8 @@ def main():
 def cell(srv, order, cfg, runs, target):
     test, p, size = cfg["test"], cfg["pipeline"], cfg["value_size"]
     # Calibrate: one short warm-up per server (also warms allocator and
-    # connections); the run size is then shared by both sides.
+    # connections); the run size, from the geometric mean of their rates,
+    # is then shared by every side.
     n0 = bl.calibrate_requests(20000 * (1 if p == 1 else 4) * (0.25 if bl.quick() else 1),
                                1.0, CLIENTS, p)
     seen = []

@@ -11,8 +11,9 @@ design soloist re-implements, each side deciding for itself when its
 threads help (a run without it says it skipped the peer). The cells are
 server_vs_redis.py's: GET and SET, 50 clients,
 3-byte and 512-byte values, P=1 and P=16, keyspace -r 100000 loaded in
-full before each value size. In each cell the settings run in turn,
-A B C D E A B C D E …, each setting's runs sized by its own short
+full before each value size. In each cell the settings (five, or eight
+with Valkey) run in turn, A B C D E A B C D E …, each setting's runs
+sized by its own short
 calibration to last about BENCH_TARGET_S; a setting waiting its turn is
 stopped (SIGSTOP), so only the one measured holds threads. findings computes per cell the
 ratios soloist-N / soloist-1, soloist-N / redis-2 and soloist-N / valkey-N
@@ -25,8 +26,8 @@ here are that threads never cost (adaptive io-threads 4 ≥ 0.95× io-threads
 io-threads 2), not a speed-up.
 
 Prints JSON lines: kind=skipped (a setting the server does not support,
-with the reason), kind=calibrate, kind=run, kind=done. Knobs: QUICK=1
-(about 50 s with every setting), BENCH_TARGET_S, BENCH_RUNS (>= 3),
+with the reason, or peer=valkey when VALKEY_SERVER is not set), kind=calibrate, kind=run, kind=done. Knobs: QUICK=1
+(about 50 s without Valkey), BENCH_TARGET_S, BENCH_RUNS (>= 3),
 BENCH_BUDGET_S, BENCH_PINNED, SOLOIST_BIN, REDIS_BIN, VALKEY_SERVER.
 
 Mirrors how Valkey's I/O-threads work was reported (valkey-benchmark,

@@ -54,7 +54,7 @@ int client_io_parse(client *c, const char **err);
 /* Main, before a write: sets the watermark to the end of what is pending
  * now (step 5), and the most the write may send to
  * NET_MAX_WRITES_PER_EVENT (step 7; a hand-off to a worker then lifts it
- * by setting io_write_max to 0, and main's own write may raise it to
+ * by setting io_write_max to 0, and main's own write may set it to
  * io-write-alone-max or lift it: networking.c, write_to_client). */
 void client_io_mark_write(client *c);
 

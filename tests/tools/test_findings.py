@@ -525,7 +525,7 @@ class FindingsTest(unittest.TestCase):
 
     def test_valkey_is_a_row_of_its_own(self):
         # The redis rows keep their figures; F0.25 gives soloist / Valkey
-        # (medians 110 / 100) and says whose runs are ahead.
+        # (medians 110 / 100) and whether the runs separate.
         self.add_run("r1", server_vs_redis=svr_lines())
         _, text, _ = self.generate()
         self.assertNotIn("F0.25", self.rows(text))

@@ -73,7 +73,7 @@ def h_threads_vs_redis(run, lines, bench):
         cfg = [key[0], "P=%d" % key[2], "%d clients" % ln["clients"], "%d B values" % key[1],
                "keyspace -r %s (all keys loaded)" % ln["keyspace"],
                "runs sized per setting by its own calibration (%s requests)" % ", ".join(
-                   "%s %d" % (k, by[k][0]["requests"]) for k in TVR_SIDES if k in by),
+                   "%s %d" % (k, by[k][0]["requests"]) for k in ALL_SIDES if k in by),
                "%d runs each, settings alternated (%s; 1-%d = %s), median" % (
                    len(by["soloist-1"]), order, len(present), ", ".join(present)),
                "soloist ignition: default (adaptive)", "redis io-threads 2: --io-threads-do-reads yes",
