@@ -35,8 +35,9 @@ nothing). Four parts, one run:
     connections. Per run: commands executed (INFO), main's CPU, the I/O
     threads' CPU (threads named io_thd_N in both servers), the process's.
     Each is per request; the I/O threads' figure includes what they spin
-    while idle (both servers' threads poll their queue a while before
-    they sleep), so it is an upper bound on a job's cost.
+    while idle (soloist's poll their queue a while before they sleep,
+    Valkey's for as long as they stay active), so it is an upper bound on
+    a job's cost.
 (d) Scaling, measured: closed-loop throughput of every setting of (c) in
     the cell bench/pipeline_model.py reads (SET 512 B, depth 1), soloist-
     bench keeping every connection busy, settings alternated; the points
