@@ -104,9 +104,8 @@ static struct {
     command *table;
     const command *entry;
 } families[] = {
-    {"client", client_subcommands, NULL}, {"command", command_subcommands, NULL},
-    {"config", config_subcommands, NULL}, {"object", object_subcommands, NULL},
-    {"memory", memory_subcommands, NULL}, {"trace", trace_subcommands, NULL},
+    {"client", client_subcommands, NULL}, {"command", command_subcommands, NULL}, {"config", config_subcommands, NULL},
+    {"object", object_subcommands, NULL}, {"memory", memory_subcommands, NULL},   {"trace", trace_subcommands, NULL},
 };
 
 static void find_containers(void) {
