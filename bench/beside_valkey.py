@@ -164,16 +164,31 @@ def alternate(srv, cfg, runs, one):
 
 # ------------------------------------------------------------------- (c)
 
+def main_sleeps(pid):
+    """How many times the main thread has blocked (its voluntary context
+    switches, /proc/PID/task/PID/status), or None."""
+    try:
+        with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+            for line in f:
+                if line.startswith("voluntary_ctxt_switches:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
 def cpu_window(s, load):
     """Runs load() against server s; -> (what load returned, the CPU each
     thread of s spent over it, per request). Commands, main's user and
     system CPU (INFO cpu: getrusage RUSAGE_THREAD, both servers), soloist's
     idle-spin wall time (Valkey has no such counter): benchlib's counters,
     as main_cpu.py reads them; main's, the I/O threads' and the process's
-    run time from schedstat."""
-    c0, m0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
+    run time from schedstat; and how often main blocked, in the poll as a
+    rule (main_sleeps_per_request: each sleep and wake-up costs main kernel
+    time, so a loop that finds less waiting each turn pays more of them)."""
+    c0, m0, z0 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid), main_sleeps(s.proc.pid)
     got = load()
-    c1, m1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid)
+    c1, m1, z1 = bl.main_cpu_counters(s), thread_cpu(s.proc.pid), main_sleeps(s.proc.pid)
     dc = bl.counters_diff(c0, c1)
     cmds = int(dc["commands"]) if dc["commands"] is not None else None
     d = [b - a for a, b in zip(m0, m1)]
@@ -184,7 +199,8 @@ def cpu_window(s, load):
                  "process_us_per_request": bl.per_req_us(d[2], cmds),
                  "main_user_us_per_request": bl.per_req_us(dc["info_main_user_s"], cmds),
                  "main_sys_us_per_request": bl.per_req_us(dc["info_main_sys_s"], cmds),
-                 "main_spin_us_per_request": bl.per_req_us(dc["main_spin_s"], cmds)}
+                 "main_spin_us_per_request": bl.per_req_us(dc["main_spin_s"], cmds),
+                 "main_sleeps_per_request": round((z1 - z0) / cmds, 4) if None not in (z0, z1) and cmds else None}
 
 
 def cpu_run(s, args, rate, times):
