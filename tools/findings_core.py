@@ -23,6 +23,7 @@ No Valkey anchor (tooling).
 
 import glob
 import json
+import math
 import os
 import re
 import statistics
@@ -223,6 +224,11 @@ def overlap(a, b):
     if amax < bmin:
         return "B faster in every run"
     return "run ranges overlap"
+
+
+def geomean(xs):
+    """The geometric mean of positive ratios, the mean fit for them."""
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
 
 
 def median_of(side, field="rps"):

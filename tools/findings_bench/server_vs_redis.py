@@ -10,11 +10,10 @@ are in tools/findings_core.py.
 Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
 
-import math
 import statistics
 
 from findings_core import (
-    a_label, base_conditions, field_runs, fmt_ratio, fmt_rps, median_of, overlap, placement_cfg, plot, Row,
+    a_label, base_conditions, field_runs, fmt_ratio, fmt_rps, geomean, median_of, overlap, placement_cfg, plot, Row,
     serving_note, side_by_side, SVR_ORDER, verdict)
 
 
@@ -65,7 +64,7 @@ def h_server_vs_redis(run, lines, bench):
                                "ratio": ratio}))
     if ratios:
         met = sum(1 for r, _, _ in ratios if r >= 1.0)
-        geo = math.exp(sum(math.log(r) for r, _, _ in ratios) / len(ratios))
+        geo = geomean([r for r, _, _ in ratios])
         low, lk, lsep = min(ratios)
         # The lowest cell's runs: whether redis won it in every run.
         fig = "%d of %d cells ≥ 1.0×; geometric mean **%s**; lowest %s (%s %d B P=%d; %s)" % (
@@ -97,7 +96,7 @@ def valkey_row(run, lines, bench, cells, base):
         ratios.append(r)
         parts.append("%s %d B P=%d %s (%s)" % (test, size, p, fmt_ratio(r), verdict(
             field_runs(a, "rps"), field_runs(c, "rps"), ("soloist", "Valkey"))))
-    geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    geo = geomean(ratios)
     fig = "%d of %d cells ≥ 1.0×; geometric mean **%s**; %s" % (
         sum(1 for r in ratios if r >= 1.0), len(ratios), fmt_ratio(geo), "; ".join(parts))
     ln = next(x for x in lines if x.get("kind") == "run")

@@ -10,7 +10,7 @@ Python 3 standard library only; single-threaded. No Valkey anchor (tooling).
 """
 
 from findings_core import (
-    base_conditions, cell_name, field_runs, fmt_ratio, fmt_rps, median_of, one_run_of, overlap, placement_cfg,
+    base_conditions, cell_name, field_runs, fmt_ratio, fmt_rps, geomean, median_of, one_run_of, overlap, placement_cfg,
     Refused, Row, serving_note, skipped_why, SVR_ORDER, verdict)
 
 
@@ -128,12 +128,8 @@ def valkey_row(cells, lines, base, cmd, src):
             cell_name(key), fmt_ratio(r[1]), fmt_ratio(r[2]), fmt_ratio(r[4]),
             verdict(field_runs(by["soloist-4"], "rps"), field_runs(by["valkey-4"], "rps"),
                     ("soloist-4", "valkey-4"))))
-    geo = 1.0
-    for x in four:
-        geo *= x
-    geo **= 1.0 / len(four)
     fig = "io-threads 4: %d of %d cells ≥ 1.0×, geometric mean **%s**; %s" % (
-        sum(1 for x in four if x >= 1.0), len(four), fmt_ratio(geo), "; ".join(parts))
+        sum(1 for x in four if x >= 1.0), len(four), fmt_ratio(geomean(four)), "; ".join(parts))
     ln = next(x for x in lines if x.get("kind") == "run")
     peer = next((x.get("valkey_version") for x in lines if x.get("valkey_version")), None)
     cfg = ["GET and SET", "P=1 and 16", "3 and 512 B values", "50 clients", "medians of alternated runs per cell",
