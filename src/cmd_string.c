@@ -175,7 +175,9 @@ static void set_generic(client *c, int flags, obj *key, obj *val, obj *expire, i
     if (expire && !get_expire_ms_or_reply(c, expire, flags, unit, &when)) return;
     if ((flags & SET_GET) && !get_generic(c)) return;
 
-    int found = db_lookup_write(c->db, key) != NULL;
+    /* One find serves the NX/XX test and the write (db_set_entry). */
+    db_entry *e = db_lookup_write_entry(c->db, key);
+    int found = e != NULL;
     if (((flags & SET_NX) && found) || ((flags & SET_XX) && !found)) {
         if (!(flags & SET_GET)) {
             if (replies == REPLY_ONE_ZERO)
@@ -191,10 +193,10 @@ static void set_generic(client *c, int flags, obj *key, obj *val, obj *expire, i
      * and lets lazy expiry remove it at the next access; the replies are
      * the same, only INFO's expired_keys differs. */
     if (expire && when <= util_mstime()) {
-        if (found) db_delete(c->db, key);
+        if (found) db_delete_entry(c->db, e);
     } else {
         obj_incr_ref(val); /* the keyspace keeps the argument object itself */
-        db_set_key(c->db, key, val, (flags & SET_KEEPTTL) || expire);
+        db_set_entry(c->db, e, key, val, (flags & SET_KEEPTTL) || expire);
         if (expire) db_set_expire(c->db, key, when);
     }
     db_signal_modified(c->db, key);

@@ -151,9 +151,13 @@ obj *db_lookup_read(db *d, obj *key) {
 }
 
 obj *db_lookup_write(db *d, obj *key) {
-    db_entry *e = db_find_entry(d, key);
-    if (e && expire_entry_if_needed(d, e)) return NULL;
+    db_entry *e = db_lookup_write_entry(d, key);
     return e ? e->val : NULL;
+}
+
+db_entry *db_lookup_write_entry(db *d, obj *key) {
+    db_entry *e = db_find_entry(d, key);
+    return e && expire_entry_if_needed(d, e) ? NULL : e;
 }
 /*@ end */
 
@@ -182,8 +186,12 @@ void (*db_value_release)(obj *val) = obj_decr_ref;
 /*@ set-key */
 /* Valkey's setKey: add or replace. Without keepttl a replaced key loses
  * its TTL (SET without KEEPTTL, GETSET, MSET), as in Valkey. */
-void db_set_key(db *d, obj *key, obj *val, int keepttl) {
-    db_entry *e = db_find_entry(d, key);
+void db_set_key(db *d, obj *key, obj *val, int keepttl) { db_set_entry(d, db_find_entry(d, key), key, val, keepttl); }
+
+/* The work of db_set_key once the key's entry is known: a SET that has
+ * just looked the key up (db_lookup_write_entry) hands over what it found
+ * and the key is hashed and found once, not twice. */
+void db_set_entry(db *d, db_entry *e, obj *key, obj *val, int keepttl) {
     if (!e) {
         db_add(d, key, val);
         return;

@@ -82,6 +82,9 @@ void db_release(db *d);
  * borrowed pointer (no reference taken) or NULL. */
 obj *db_lookup_read(db *d, obj *key);
 obj *db_lookup_write(db *d, obj *key);
+/* db_lookup_write's entry rather than its value, for a write that looks
+ * the key up and then sets it: db_set_entry takes what it returns. */
+db_entry *db_lookup_write_entry(db *d, obj *key);
 db_entry *db_find_entry(db *d, obj *key); /* no expiry, no stats */
 
 /* Adds key → val; the key must not exist. Takes over the caller's
@@ -95,6 +98,10 @@ void db_add(db *d, obj *key, obj *val);
 extern void (*db_value_release)(obj *val);
 
 void db_set_key(db *d, obj *key, obj *val, int keepttl);
+/* db_set_key with the key's entry already found: e is what
+ * db_lookup_write_entry returned for key (NULL: absent), and the keyspace
+ * has not changed since. */
+void db_set_entry(db *d, db_entry *e, obj *key, obj *val, int keepttl);
 /* Replaces the value of an existing key keeping its TTL (INCR, APPEND). */
 void db_overwrite(db *d, obj *key, obj *val);
 int db_delete(db *d, obj *key); /* 1 if it existed */

@@ -247,6 +247,44 @@ static void test_lazy_expiry(void **state) {
     obj_decr_ref(w);
 }
 
+/* SET's one find: db_lookup_write_entry's entry handed to db_set_entry.
+ * A live key is replaced in its own entry (its TTL gone unless kept), an
+ * absent one added, and an expired one is expired by the lookup (counted)
+ * and then added afresh. */
+static void test_lookup_then_set_entry(void **state) {
+    db *d = &((fixture *)*state)->d;
+    obj *k = S("k"), *gone = S("gone");
+    assert_null(db_lookup_write_entry(d, k));
+    db_set_entry(d, NULL, k, S("1"), 0);
+    assert_string_equal(get(d, "k"), "1");
+
+    db_entry *e = db_lookup_write_entry(d, k);
+    assert_true(e == db_find_entry(d, k));
+    db_set_expire(d, k, util_mstime() + 100000);
+    e = db_lookup_write_entry(d, k); /* the first TTL may move the entry */
+    db_set_entry(d, e, k, S("2"), 1);
+    assert_true(db_find_entry(d, k) == e);
+    assert_string_equal(get(d, "k"), "2");
+    assert_true(db_get_expire(d, k) != -1);
+    db_set_entry(d, db_lookup_write_entry(d, k), k, S("3"), 0);
+    assert_string_equal(get(d, "k"), "3");
+    assert_int_equal(db_get_expire(d, k), -1);
+    assert_int_equal(db_expires_size(d), 0);
+    assert_int_equal(db_size(d), 1);
+
+    put(d, "gone", "old");
+    db_set_expire(d, gone, util_mstime() - 1);
+    e = db_lookup_write_entry(d, gone);
+    assert_null(e);
+    assert_int_equal(db_stat.expired_keys, 1);
+    db_set_entry(d, e, gone, S("new"), 0);
+    assert_string_equal(get(d, "gone"), "new");
+    assert_int_equal(db_get_expire(d, gone), -1);
+    assert_int_equal(db_size(d), 2);
+    obj_decr_ref(k);
+    obj_decr_ref(gone);
+}
+
 static void test_active_expiry(void **state) {
     db *d = &((fixture *)*state)->d;
     char kb[32];
@@ -418,6 +456,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_ttl_set_keep_remove, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ttl_moves_the_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lazy_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lookup_then_set_entry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_active_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_active_expiry_far_future, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_key, setup, teardown),
