@@ -29,6 +29,17 @@ server and cell:
       counter, so its own h cannot be read apart from its spin; the model
       gives Valkey soloist's h: the same design, the same two hand-offs.
 
+h has two parts, and only one of them travels. With the threads on,
+main makes no read and no write: its system time at io-threads 4 is its
+sleeps and wake-ups (a poll on its eventfd, the eventfd's read, a futex
+to wake a worker), paid because a request arrives while main or a worker
+sleeps. That is h_wake, measured here with the sleeps it comes from
+(main_sleeps_per_request). What is left, h - h_wake, is the hand-offs'
+own work, h_awake. A server at its ceiling, main busy every microsecond
+as at the blog's 1.19M requests/s, has no sleep to wake from: its
+hand-offs cost h_awake (saturated()). Offered a third of its capacity on
+two shared cores, as part (c) measures, it pays both.
+
 Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
 a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
 io-threads (main and N - 1 workers) on K cores, the client elsewhere:
@@ -72,10 +83,11 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def inputs(lines, server, cell, h=None):
-    """{m1, f, h, mN, w} for one server and cell from kind=cpu lines; h
-    measured for soloist (at io-threads 4), given for a server without a
-    spin counter. None when a figure is missing."""
+def inputs(lines, server, cell, h=None, h_wake=0.0):
+    """{m1, f, h, h_wake, h_awake, sys4, sleeps, mN, w} for one server and cell
+    from kind=cpu lines; h and its wake-up part measured for soloist (at
+    io-threads 4), given for a server without a spin counter. None when a
+    figure is missing."""
     test, size, p = cell
 
     def pick(n, field):
@@ -87,11 +99,22 @@ def inputs(lines, server, cell, h=None):
         return None
     f = sys_ / (user + sys_)
     if h is None:
-        main4, spin4 = pick(4, "main_us_per_request"), pick(4, "main_spin_us_per_request")
-        if None in (main4, spin4):
+        main4, spin4, sys4 = pick(4, "main_us_per_request"), pick(4, "main_spin_us_per_request"), \
+            pick(4, "main_sys_us_per_request")
+        if None in (main4, spin4, sys4):
             return None
         h = max(0.0, (main4 - spin4) - m1 * (1 - f))
-    return with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h)
+        split = {"h_wake": min(h, sys4), "sys4": sys4, "sleeps": pick(4, "main_sleeps_per_request")}
+    else:
+        split = {"h_wake": min(h, h_wake), "sys4": None, "sleeps": None}
+    inp = with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h)
+    return dict(inp, h_awake=h - split["h_wake"], **split)
+
+
+def saturated(inp):
+    """inp for a server at its ceiling: no thread ever sleeps, so the
+    hand-offs cost their own work (h_awake) and no wake-up."""
+    return with_handoffs(inp, inp["h_awake"])
 
 
 def with_handoffs(inp, h):
@@ -162,7 +185,7 @@ def model(lines, cell=BLOG_CELL, cores=None):
     sol = inputs(lines, "soloist", cell)
     if sol:
         out["soloist"] = dict(sol, curve=curve(sol, cores))
-    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None)
+    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None, h_wake=sol["h_wake"] if sol else 0.0)
     if vk:
         out["valkey"] = dict(vk, curve=curve(vk, cores))
     return out
@@ -183,10 +206,13 @@ def main():
     if not got:
         sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
     for server, r in got.items():
-        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
-              "a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["mN"], r["w"]))
+        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs (wake-ups %.2f); main with threads "
+              "%.2f µs, a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["h_wake"],
+                                                      r["mN"], r["w"]))
         print("  X(N)/X(1), N = 1..16%s: %s" % (" on %d cores" % a.cores if a.cores else "",
                                                  " ".join("%.2f" % x for x in r["curve"])))
+        print("  never sleeping (hand-offs %.2f µs): %s" % (r["h_awake"], " ".join(
+            "%.2f" % x for x in curve(saturated(r), a.cores))))
 
 
 if __name__ == "__main__":

@@ -81,9 +81,12 @@ class BesideValkey(unittest.TestCase):
         seen = []
         for run in (1, 2):
             seen += [cpu("soloist", 1, 7.0, run), cpu("valkey", 1, 6.0, run)]
+            seen[-2]["main_sleeps_per_request"] = 0.5 + run  # soloist's: the median of 1.5 and 2.5
         rows = self.rows(seen)
         self.assertEqual(rows["F4.99"]["figure"], "not met: above Valkey in GET 3 B P=1 t1 (Valkey lower in every "
-                                                  "run); at io-threads 1, where main does everything: median lower "
+                                                  "run; main's time a request: soloist user 3.50 + system 3.50 µs, "
+                                                  "2.00 sleeps against Valkey user 3.00 + system 3.00 µs); at "
+                                                  "io-threads 1, where main does everything: median lower "
                                                   "in 0 of 1 cells (1.17–1.17×), lower in every run in 0 of them")
 
     def test_a_cell_above_valkey_inside_the_runs_spread_says_so(self):
@@ -92,7 +95,8 @@ class BesideValkey(unittest.TestCase):
             seen += [cpu("soloist", 1, mine, run), cpu("valkey", 1, theirs, run)]
         rows = self.rows(seen)
         self.assertTrue(rows["F4.99"]["figure"].startswith(
-            "not met: above Valkey in GET 3 B P=1 t1 (run ranges overlap);"), rows["F4.99"]["figure"])
+            "not met: above Valkey in GET 3 B P=1 t1 (run ranges overlap; main's time a request: soloist user "),
+            rows["F4.99"]["figure"])
 
     def test_zrange_is_its_own_row_in_closed_loop(self):
         seen = []
@@ -147,6 +151,37 @@ class PipelineModel(unittest.TestCase):
         self.assertAlmostEqual(few, 1 / (50.0 + 3.2 + 7.2))     # one client: the sum of the demands
         self.assertLessEqual(many, 1 / 3.2)
         self.assertGreater(many, 0.99 / 3.2)
+
+    def test_wake_ups_split_from_the_hand_offs(self):
+        # Main's system time at io-threads 4 is its wake-ups: here 0.05 of
+        # the 0.2 µs hand-offs; a server at its ceiling pays only the rest.
+        lines = [dict(ln) for ln in self.LINES]
+        lines[1].update(main_sys_us_per_request=0.05, main_sleeps_per_request=0.4)
+        got = pm.model(lines)
+        s, v = got["soloist"], got["valkey"]
+        self.assertAlmostEqual(s["h_wake"], 0.05)
+        self.assertAlmostEqual(s["h_awake"], 0.15)
+        self.assertEqual(s["sleeps"], 0.4)
+        self.assertAlmostEqual(v["h_wake"], 0.05)  # soloist's split, given with its h
+        self.assertAlmostEqual(v["h_awake"], 0.15)
+        self.assertAlmostEqual(pm.saturated(s)["mN"], 3.0 + 0.15)
+        self.assertAlmostEqual(pm.saturated(v)["w"], 12 * 0.6 + 0.15)
+        # System time beyond the hand-offs: all of them are wake-ups, no less than nothing is left.
+        self.assertAlmostEqual(pm.model(self.LINES)["soloist"]["h_awake"], 0.0)
+
+    def test_blog_target_reads_the_server_at_its_ceiling(self):
+        lines = [dict(ln) for ln in self.LINES]
+        lines[1].update(main_sys_us_per_request=0.05)
+        bv.SEEN[:] = lines
+        got = {}
+        bv.model_rows(lambda rid, claim, figure, **kw: got.update({rid: figure}))
+        v = pm.model(lines)["valkey"]
+        pred = pm.bound(pm.saturated(v), bv.BLOG["io_threads"])
+        self.assertIn("predicted %.2f× " % pred, got["F4.101"])
+        self.assertIn("with hand-offs of 0.15 µs a request", got["F4.101"])
+        self.assertIn("%.2f× with their wake-ups too" % v["curve"][bv.BLOG["io_threads"] - 1], got["F4.101"])
+        self.assertTrue(got["F4.101"].startswith("met" if abs(pred / 3.3 - 1) <= 0.25 else "not met"))
+        self.assertIn("hand-offs 0.20 µs (wake-ups 0.05)", got["F4.100"])
 
     def test_missing_figures(self):
         self.assertEqual(pm.model([l for l in self.LINES if l["io_threads"] == 4]), {})
