@@ -20,7 +20,9 @@ nothing). Four parts, one run:
     servers alternated. Four clients each owed 1 MB is where a server's
     write fairness shows: soloist writes 64 KB a turn on main while
     other clients wait (io-write-alone-max's chunks only when none does;
-    either up to 16 KB longer when that ends the output).
+    either up to 16 KB longer when that ends the output). 2000 requests
+    a round; the rows say how much of each round redis-benchmark spent on
+    its CPU, which is nearly all of it: the client bounds the rate here.
 (c) The main thread's CPU per request at one offered rate, every thread
     read from /proc/PID/task/TID/schedstat (the scheduler's run time,
     ns): soloist and Valkey at io-threads 1, 2 and 4, threads on as far
@@ -34,7 +36,9 @@ nothing). Four parts, one run:
     servers see the same offered load), and 1 MB GETs on four
     connections. Per run: commands executed (INFO), main's CPU, the I/O
     threads' CPU (threads named io_thd_N in both servers), the process's.
-    Each is per request; the I/O threads' figure includes what they spin
+    Main's user and system time (getrusage, from INFO) and how often it
+    blocked (its voluntary context switches) say what its CPU was: work,
+    or sleeping and waking. Each is per request; the I/O threads' figure includes what they spin
     while idle (soloist's poll their queue a while before they sleep,
     Valkey's for as long as they stay active), so it is an upper bound on
     a job's cost.
