@@ -169,19 +169,24 @@ class PipelineModel(unittest.TestCase):
         # System time beyond the hand-offs: all of them are wake-ups, no less than nothing is left.
         self.assertAlmostEqual(pm.model(self.LINES)["soloist"]["h_awake"], 0.0)
 
-    def test_blog_target_reads_the_server_at_its_ceiling(self):
+    def test_blog_target_reads_the_measured_hand_offs(self):
         lines = [dict(ln) for ln in self.LINES]
-        lines[1].update(main_sys_us_per_request=0.05)
+        lines[1].update(main_sys_us_per_request=0.05, main_sleeps_per_request=0.4)
         bv.SEEN[:] = lines
         got = {}
         bv.model_rows(lambda rid, claim, figure, **kw: got.update({rid: figure}))
         v = pm.model(lines)["valkey"]
-        pred = pm.bound(pm.saturated(v), bv.BLOG["io_threads"])
+        pred = v["curve"][bv.BLOG["io_threads"] - 1]
         self.assertIn("predicted %.2f× " % pred, got["F4.101"])
-        self.assertIn("with hand-offs of 0.15 µs a request", got["F4.101"])
-        self.assertIn("%.2f× with their wake-ups too" % v["curve"][bv.BLOG["io_threads"] - 1], got["F4.101"])
+        self.assertIn("(0.20 µs a request, more than main's system time at io-threads 4, 0.05 µs", got["F4.101"])
+        self.assertIn("%.2f× at their floor" % pm.bound(pm.saturated(v), bv.BLOG["io_threads"]), got["F4.101"])
         self.assertTrue(got["F4.101"].startswith("met" if abs(pred / 3.3 - 1) <= 0.25 else "not met"))
-        self.assertIn("hand-offs 0.20 µs (wake-ups 0.05)", got["F4.100"])
+        self.assertIn("hand-offs 0.20 µs → main", got["F4.100"])
+        self.assertIn("0.05 µs of system time a request, 0.40 sleeps a request", got["F4.100"])
+        bv.SEEN[:] = self.LINES  # system time 2.5 µs: the hand-offs fit inside it
+        bv.model_rows(lambda rid, claim, figure, **kw: got.update({rid: figure}))
+        self.assertIn("(0.20 µs a request, all of it within main's system time at io-threads 4, 2.50 µs",
+                      got["F4.101"])
 
     def test_missing_figures(self):
         self.assertEqual(pm.model([l for l in self.LINES if l["io_threads"] == 4]), {})

@@ -52,6 +52,6 @@ def p_beside_valkey_scaling(lines):
             "'' using 1:4 with lines lw 2 dt 2 lc rgb '#a23b2a' title 'soloist, model on %s', "
             "'' using 1:5 with lines lw 2 lc rgb '#a23b2a' title 'soloist, model, cores to spare', "
             "'' using 1:6 with lines lw 2 lc rgb '#3b5b92' title 'Valkey, model, cores to spare', "
-            "'' using 1:7 with lines lw 2 dt 3 lc rgb '#3b5b92' title 'Valkey, model, no thread sleeping'" % (TOP, here))
+            "'' using 1:7 with lines lw 2 dt 3 lc rgb '#3b5b92' title 'Valkey, model, hand-offs at their floor'" % (TOP, here))
     return ["io_threads", "soloist_measured", "valkey_measured", "soloist_model_here", "soloist_model_spare",
-            "valkey_model_spare", "valkey_model_never_sleeping"], rows, body
+            "valkey_model_spare", "valkey_model_floor"], rows, body
