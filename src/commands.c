@@ -13,14 +13,20 @@
  * which read jobs call on workers: they read only the index and the
  * entries' names, which nothing writes after commands_init.
  * Valkey: populateCommandTable / lookupCommand, processCommand and call
- * in src/server.c. Valkey keeps commands in a dict; soloist's ~100
- * commands sit in a sorted array searched by binary search, which is as
- * fast at this size and needs nothing but qsort and bsearch.
+ * in src/server.c. Valkey keeps commands in a dict hashed with a
+ * case-insensitive SipHash. soloist keeps two indexes, both written only
+ * by commands_init: a sorted array, for commands_next's alphabetical
+ * walk (COMMAND, INFO commandstats), and an open-addressing hash table
+ * for commands_lookup, which every request pays for. A binary search
+ * over the ~160 names costs about seven strcasecmp calls a lookup; the
+ * table costs one hash of the name's few bytes and, nearly always, one
+ * comparison.
  */
 #include "commands.h"
 
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +41,33 @@
 
 static command **index_;
 static size_t index_len;
+
+/* The lookup table: slots of command pointers, a power of two at least
+ * four times the commands, so a probe sequence is short; NULL is empty.
+ * name_hash folds ASCII case (| 0x20 lowercases a letter and leaves the
+ * digits, '-' and '|' of command names alone), so "get", "GET" and "Get"
+ * land in one slot, and the comparison after it is case-blind too. */
+static command **slots;
+static size_t slots_mask;
+
+static uint64_t name_hash(const char *name, size_t len) {
+    uint64_t h = UINT64_C(0xcbf29ce484222325); /* FNV-1a */
+    for (size_t i = 0; i < len; i++) h = (h ^ (uint64_t)((unsigned char)name[i] | 0x20)) * UINT64_C(0x100000001b3);
+    return h;
+}
+
+static void index_by_hash(void) {
+    size_t n = 16;
+    while (n < 4 * index_len) n *= 2;
+    zfree(slots);
+    slots = zcalloc(n * sizeof(*slots));
+    slots_mask = n - 1;
+    for (size_t i = 0; i < index_len; i++) {
+        size_t at = name_hash(index_[i]->name, strlen(index_[i]->name)) & slots_mask;
+        while (slots[at]) at = (at + 1) & slots_mask;
+        slots[at] = index_[i];
+    }
+}
 
 static int by_name(const void *a, const void *b) {
     return strcasecmp((*(command *const *)a)->name, (*(command *const *)b)->name);
@@ -62,23 +95,15 @@ void commands_init(void) {
     for (size_t i = 0; i < ntables; i++)
         for (command *c = t[i]; c->name; c++) index_[index_len++] = c;
     qsort(index_, index_len, sizeof(*index_), by_name);
+    index_by_hash();
     find_containers();
 }
 
 command *commands_lookup(const char *name, size_t len) {
-    char key[64];
-    if (len == 0 || len >= sizeof(key)) return NULL;
-    memcpy(key, name, len);
-    key[len] = '\0';
-    size_t lo = 0, hi = index_len;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        int cmp = strcasecmp(key, index_[mid]->name);
-        if (cmp == 0) return index_[mid];
-        if (cmp < 0)
-            hi = mid;
-        else
-            lo = mid + 1;
+    if (len == 0 || !slots) return NULL;
+    for (size_t at = name_hash(name, len) & slots_mask; slots[at]; at = (at + 1) & slots_mask) {
+        const char *cand = slots[at]->name;
+        if (strncasecmp(cand, name, len) == 0 && cand[len] == '\0') return slots[at];
     }
     return NULL;
 }

@@ -52,6 +52,43 @@ static void test_queued_commands_looked_up(void **state) {
     client_free(c);
 }
 
+/* commands_lookup's hash table: every command is found by its own name in
+ * any case, and from a buffer that goes on past the name (a parsed
+ * argument is not NUL-terminated); a name one byte short or one byte long
+ * is not that command (SETE is not SETEX, GETX is not GET); nothing is
+ * found for an empty or an overlong name. */
+static void test_every_name_in_any_case(void **state) {
+    (void)state;
+    size_t cursor = 0, n = 0;
+    char up[128], low[128], longer[130];
+    for (command *cmd; (cmd = commands_next(&cursor)); n++) {
+        size_t len = strlen(cmd->name);
+        assert_true(len + 2 < sizeof(up));
+        for (size_t i = 0; i < len; i++) {
+            up[i] = (char)((cmd->name[i] >= 'a' && cmd->name[i] <= 'z') ? cmd->name[i] - 32 : cmd->name[i]);
+            low[i] = (char)((cmd->name[i] >= 'A' && cmd->name[i] <= 'Z') ? cmd->name[i] + 32 : cmd->name[i]);
+        }
+        memcpy(longer, low, len);
+        memcpy(longer + len, "xy", 2);
+        expect_true(("found by its own name"), commands_lookup(cmd->name, len) == cmd);
+        expect_true(("found in upper case"), commands_lookup(up, len) == cmd);
+        expect_true(("found in lower case"), commands_lookup(low, len) == cmd);
+        expect_true(("found in a buffer that goes on"), commands_lookup(longer, len) == cmd);
+        command *shorter = commands_lookup(low, len - 1);
+        expect_true(("one byte short is another command or none"),
+                    shorter != cmd && (shorter == NULL || strlen(shorter->name) == len - 1));
+        command *more = commands_lookup(longer, len + 1);
+        expect_true(("one byte long is another command or none"),
+                    more != cmd && (more == NULL || strlen(more->name) == len + 1));
+    }
+    expect_true(("the table has the commands"), n > 100);
+    expect_true(("SETE is not SETEX"), commands_lookup("SETE", 4) == NULL);
+    expect_true(("nothing for an empty name"), commands_lookup("", 0) == NULL);
+    char big[300];
+    memset(big, 'g', sizeof(big));
+    expect_true(("nothing for an overlong name"), commands_lookup(big, sizeof(big)) == NULL);
+}
+
 /* process_command runs the entry it was handed, not a lookup of its own,
  * and clears it, so a later command (or a blocked one run again) looks
  * its own name up. */
@@ -104,6 +141,7 @@ static void test_batch_takes_the_parsed_entry(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_queued_commands_looked_up, pipeline_setup, pipeline_teardown),
+        cmocka_unit_test_setup_teardown(test_every_name_in_any_case, pipeline_setup, pipeline_teardown),
         cmocka_unit_test_setup_teardown(test_dispatch_takes_the_parsed_entry, pipeline_setup, pipeline_teardown),
         cmocka_unit_test_setup_teardown(test_batch_takes_the_parsed_entry, pipeline_setup, pipeline_teardown),
     };
