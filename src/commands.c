@@ -44,9 +44,10 @@ static size_t index_len;
 
 /* The lookup table: slots of command pointers, a power of two at least
  * four times the commands, so a probe sequence is short; NULL is empty.
- * name_hash folds ASCII case (| 0x20 lowercases a letter and leaves the
- * digits, '-' and '|' of command names alone), so "get", "GET" and "Get"
- * land in one slot, and the comparison after it is case-blind too. */
+ * name_hash folds ASCII case (| 0x20 lowercases a letter and leaves a
+ * digit alone; command names are letters and digits), so "get", "GET"
+ * and "Get" land in one slot, and the comparison after it is case-blind
+ * too. */
 static command **slots;
 static size_t slots_mask;
 

@@ -189,8 +189,9 @@ void (*db_value_release)(obj *val) = obj_decr_ref;
 void db_set_key(db *d, obj *key, obj *val, int keepttl) { db_set_entry(d, db_find_entry(d, key), key, val, keepttl); }
 
 /* The work of db_set_key once the key's entry is known: a SET that has
- * just looked the key up (db_lookup_write_entry) hands over what it found
- * and the key is hashed and found once, not twice. */
+ * just looked the key up (db_lookup_write_entry) hands over what it found,
+ * so an existing key is hashed and found once, not twice (an absent one
+ * is hashed again where db_add inserts it). */
 void db_set_entry(db *d, db_entry *e, obj *key, obj *val, int keepttl) {
     if (!e) {
         db_add(d, key, val);
