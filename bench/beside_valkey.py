@@ -138,8 +138,9 @@ def throughput(srv, base, runs, budget):
 def big_values(srv, base, runs):
     """Part (b): four clients, one 1 MB key, SET then GET."""
     # Each 1 MB request costs redis-benchmark about half a millisecond of
-    # CPU, so 800 made runs of a third of a second; 2000 make them long
-    # enough that one scheduling hiccup does not decide a round.
+    # CPU, so 800 made rounds of a quarter to two thirds of a second; 2000
+    # make them long enough that one scheduling hiccup does not decide a
+    # round.
     n = 200 if bl.quick() else 2000
     for test in ["SET", "GET"]:
         cfg = dict(base, part="b", test=test, pipeline=1, value_size=BIG, clients=BIG_CLIENTS, keys=1)

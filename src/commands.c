@@ -16,10 +16,11 @@
  * in src/server.c. Valkey keeps commands in a dict hashed with a
  * case-insensitive SipHash. soloist keeps two indexes, both written only
  * by commands_init: a sorted array, for commands_next's alphabetical
- * walk (COMMAND, INFO commandstats), and an open-addressing hash table
- * for commands_lookup, which every request pays for. A binary search
- * over the ~160 names costs about seven strcasecmp calls a lookup; the
- * table costs one hash of the name's few bytes and, nearly always, one
+ * walk (COMMAND, INFO commandstats, CONFIG RESETSTAT), and an
+ * open-addressing hash table for commands_lookup, which every request
+ * pays for. A binary search over the ~160 names costs up to eight
+ * strcasecmp calls a lookup (seven for GET); the table costs one hash of
+ * the name's few bytes, a length test and, nearly always, one
  * comparison.
  */
 #include "commands.h"
@@ -42,13 +43,20 @@
 static command **index_;
 static size_t index_len;
 
-/* The lookup table: slots of command pointers, a power of two at least
- * four times the commands, so a probe sequence is short; NULL is empty.
- * name_hash folds ASCII case (| 0x20 lowercases a letter and leaves a
- * digit alone; command names are letters and digits), so "get", "GET"
- * and "Get" land in one slot, and the comparison after it is case-blind
- * too. */
-static command **slots;
+/* The lookup table: slots of a command and its name's length, a power of
+ * two at least four times the commands, so a probe sequence is short; a
+ * NULL command is empty. The length is tested before the bytes: a name
+ * from the wire may hold a NUL, at which strncasecmp would stop early and
+ * call "get\0..." equal to "get", and reading the entry's name past its
+ * own length would then run off its end. name_hash folds ASCII case
+ * (| 0x20 lowercases a letter; command names are lower-case letters), so
+ * "get", "GET" and "Get" land in one slot, and the comparison after it
+ * is case-blind too. */
+typedef struct name_slot {
+    command *cmd;
+    size_t len;
+} name_slot;
+static name_slot *slots;
 static size_t slots_mask;
 
 static uint64_t name_hash(const char *name, size_t len) {
@@ -64,9 +72,10 @@ static void index_by_hash(void) {
     slots = zcalloc(n * sizeof(*slots));
     slots_mask = n - 1;
     for (size_t i = 0; i < index_len; i++) {
-        size_t at = name_hash(index_[i]->name, strlen(index_[i]->name)) & slots_mask;
-        while (slots[at]) at = (at + 1) & slots_mask;
-        slots[at] = index_[i];
+        size_t len = strlen(index_[i]->name);
+        size_t at = name_hash(index_[i]->name, len) & slots_mask;
+        while (slots[at].cmd) at = (at + 1) & slots_mask;
+        slots[at] = (name_slot){index_[i], len};
     }
 }
 
@@ -102,10 +111,8 @@ void commands_init(void) {
 
 command *commands_lookup(const char *name, size_t len) {
     if (len == 0 || !slots) return NULL;
-    for (size_t at = name_hash(name, len) & slots_mask; slots[at]; at = (at + 1) & slots_mask) {
-        const char *cand = slots[at]->name;
-        if (strncasecmp(cand, name, len) == 0 && cand[len] == '\0') return slots[at];
-    }
+    for (size_t at = name_hash(name, len) & slots_mask; slots[at].cmd; at = (at + 1) & slots_mask)
+        if (slots[at].len == len && strncasecmp(slots[at].cmd->name, name, len) == 0) return slots[at].cmd;
     return NULL;
 }
 

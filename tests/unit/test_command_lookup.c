@@ -83,6 +83,25 @@ static void test_every_name_in_any_case(void **state) {
     }
     expect_true(("the table has the commands"), n > 100);
     expect_true(("SETE is not SETEX"), commands_lookup("SETE", 4) == NULL);
+    expect_true(("mixed case"), commands_lookup("gEt", 3) == commands_lookup("get", 3));
+    /* A name from the wire may hold a NUL: it names no command, and the
+     * lookup reads no entry's name past its end (the ASan build checks). */
+    cursor = 0;
+    for (command *cmd; (cmd = commands_next(&cursor));) {
+        size_t len = strlen(cmd->name);
+        char nul[130];
+        memcpy(nul, cmd->name, len);
+        memcpy(nul + len, "\0xyz", 4);
+        expect_true(("a NUL after the name"), commands_lookup(nul, len + 1) == NULL);
+        expect_true(("a NUL and more after the name"), commands_lookup(nul, len + 4) == NULL);
+        /* Many tails after the NUL land in many slots; some land in the
+         * name's own probe run, where only the length test tells them apart. */
+        for (int k = 0; k < 64; k++) {
+            nul[len + 1] = (char)('a' + k % 26);
+            nul[len + 2] = (char)('a' + k / 26);
+            expect_true(("a NUL and a tail after the name"), commands_lookup(nul, len + 3) == NULL);
+        }
+    }
     expect_true(("nothing for an empty name"), commands_lookup("", 0) == NULL);
     char big[300];
     memset(big, 'g', sizeof(big));
