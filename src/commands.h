@@ -39,8 +39,8 @@ typedef void command_proc(struct client *c);
 #define CMD_MOVABLEKEYS (1u << 9)
 /* Transactions (multi.c). NO_MULTI: refused inside MULTI ("no_multi"; MULTI,
  * WATCH, SHUTDOWN). NO_QUEUE, soloist's own mark: run at once inside MULTI
- * instead of queued (EXEC, DISCARD, MULTI, WATCH, QUIT: the commands Valkey
- * 8.1's processCommand names). */
+ * instead of queued (EXEC, DISCARD, MULTI, WATCH, QUIT, RESET: the commands
+ * Valkey 8.1's processCommand names). */
 #define CMD_NO_MULTI (1u << 16)
 #define CMD_NO_QUEUE (1u << 17)
 #define CMD_BLOCKING (1u << 10) /* "blocking": may block the client (blocked.c) */

@@ -16,10 +16,10 @@
  * After MULTI, process_command still looks each command up and checks it
  * (name, arity, authentication, "not allowed inside a transaction"), then
  * hands it here instead of running it: it is queued and the reply is
- * +QUEUED. EXEC, DISCARD, MULTI, WATCH and QUIT are never queued (their
- * entries carry CMD_NO_QUEUE), as Valkey 8.1's processCommand lets exactly
- * those (and RESET, which soloist lacks) through; MULTI and WATCH carry
- * CMD_NO_MULTI as well, so inside a transaction they are refused. A
+ * +QUEUED. EXEC, DISCARD, MULTI, WATCH, QUIT and RESET are never queued
+ * (their entries carry CMD_NO_QUEUE), as Valkey 8.1's processCommand lets
+ * exactly those through; MULTI and WATCH carry CMD_NO_MULTI as well, as
+ * SHUTDOWN does, so inside a transaction they are refused. A
  * refusal while queueing flags the transaction (CLIENT_DIRTY_EXEC) and EXEC
  * answers -EXECABORT; an error a queued command meets when it runs is just
  * that command's element of EXEC's array. Nothing is queued once the
