@@ -91,10 +91,10 @@ def med(xs):
 
 
 def inputs(lines, server, cell, h=None, h_wake=0.0):
-    """{m1, f, h, h_wake, h_awake, sys4, sleeps, mN, w} for one server and cell
-    from kind=cpu lines; h and its wake-up part measured for soloist (at
-    io-threads 4), given for a server without a spin counter. None when a
-    figure is missing."""
+    """{m1, f, h, h_wake, h_awake, sys4, sleeps, mN, w} for one server and
+    cell from kind=cpu lines; h, and the part of it main's system time at
+    io-threads 4 covers (h_wake, see above), measured for soloist, given
+    for a server without a spin counter. None when a figure is missing."""
     test, size, p = cell
 
     def pick(n, field):
@@ -214,7 +214,8 @@ def main():
     if not got:
         sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
     for server, r in got.items():
-        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs (wake-ups %.2f); main with threads "
+        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs (%.2f within main's system time at "
+              "io-threads 4); main with threads "
               "%.2f µs, a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["h_wake"],
                                                       r["mN"], r["w"]))
         print("  X(N)/X(1), N = 1..16%s: %s" % (" on %d cores" % a.cores if a.cores else "",
