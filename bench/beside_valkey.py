@@ -393,7 +393,7 @@ def model_rows(row):
     want = BLOG["after"] / BLOG["before"]
     n = BLOG["io_threads"]
     pred = v["curve"][n - 1]
-    floor = pm.bound(pm.saturated(v), n)
+    floor = pm.bound(pm.with_handoffs(v, 0.0), n)
     row("F4.101", "target: the model, fed Valkey's costs measured here, reproduces the blog's ratio at 8 I/O threads "
         "(Valkey 8.0's 1.19M over Valkey 7.2's 360K with its older threads = %.1f×, SET 512 B, 650 clients, "
         "64 cores) within 25 %%" % want,

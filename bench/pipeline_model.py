@@ -37,15 +37,15 @@ park a worker) and its own epoll_wait when no result is owed. That part
 is paid because a request arrives while main or a worker sleeps, and a
 server busy every microsecond, as at the blog's 1.19M requests/s, never
 sleeps. The rest is the hand-offs' own work. This split cannot be
-measured here: h_wake = min(h, main's system time at io-threads 4) is
-all of h whenever main's user time falls once the workers parse, which
-it does in every stored run, so h_awake = h - h_wake is 0 by
-construction, not by measurement. saturated() uses it: the floor, where
-the hand-offs cost main nothing, an upper bound on the ratio. It is
-also biased upward by f, which is measured at a third of capacity and
-so keeps main's own sleeps at io-threads 1 in the kernel share the
-threads are said to take. The target row reads the model with h as
-measured; the floor is printed beside it.
+measured here: whenever main's user time falls once the workers parse,
+which it does in every stored run, all of h fits inside main's system
+time at io-threads 4 (sys4, printed beside h) whatever the hand-offs
+cost. What stays is their floor, with_handoffs(inp, 0): the hand-offs
+costing main nothing, an upper bound on the ratio. It is also biased
+upward by f, which is measured at a third of capacity and so keeps
+main's own sleeps at io-threads 1 in the kernel share the threads are
+said to take. The target row reads the model with h as measured; the
+floor is printed beside it.
 
 Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
 a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
@@ -90,11 +90,12 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def inputs(lines, server, cell, h=None, h_wake=0.0):
-    """{m1, f, h, h_wake, h_awake, sys4, sleeps, mN, w} for one server and
-    cell from kind=cpu lines; h, and the part of it main's system time at
-    io-threads 4 covers (h_wake, see above), measured for soloist, given
-    for a server without a spin counter. None when a figure is missing."""
+def inputs(lines, server, cell, h=None):
+    """{m1, f, h, sys4, sleeps, mN, w} for one server and cell from
+    kind=cpu lines; h measured for soloist (at io-threads 4), given for a
+    server without a spin counter, and beside it main's system time and
+    sleeps a request at io-threads 4 where measured (sys4 and sleeps, None
+    where h is given). None when a figure is missing."""
     test, size, p = cell
 
     def pick(n, field):
@@ -111,18 +112,10 @@ def inputs(lines, server, cell, h=None, h_wake=0.0):
         if None in (main4, spin4, sys4):
             return None
         h = max(0.0, (main4 - spin4) - m1 * (1 - f))
-        split = {"h_wake": min(h, sys4), "sys4": sys4, "sleeps": pick(4, "main_sleeps_per_request")}
+        waiting = {"sys4": sys4, "sleeps": pick(4, "main_sleeps_per_request")}
     else:
-        split = {"h_wake": min(h, h_wake), "sys4": None, "sleeps": None}
-    inp = with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h)
-    return dict(inp, h_awake=h - split["h_wake"], **split)
-
-
-def saturated(inp):
-    """inp with the hand-offs at h_awake, no wake-up: the floor of a
-    server where no thread sleeps (h_awake is 0 in every stored run, see
-    above), an upper bound on its ratio."""
-    return with_handoffs(inp, inp["h_awake"])
+        waiting = {"sys4": None, "sleeps": None}
+    return dict(with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h), **waiting)
 
 
 def with_handoffs(inp, h):
@@ -193,7 +186,7 @@ def model(lines, cell=BLOG_CELL, cores=None):
     sol = inputs(lines, "soloist", cell)
     if sol:
         out["soloist"] = dict(sol, curve=curve(sol, cores))
-    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None, h_wake=sol["h_wake"] if sol else 0.0)
+    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None)
     if vk:
         out["valkey"] = dict(vk, curve=curve(vk, cores))
     return out
@@ -214,15 +207,14 @@ def main():
     if not got:
         sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
     for server, r in got.items():
-        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs (%.2f within main's system time at "
-              "io-threads 4); main with threads "
-              "%.2f µs, a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["h_wake"],
-                                                      r["mN"], r["w"]))
+        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
+              "a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["mN"], r["w"]))
+        if r["sys4"] is not None:
+            print("  main's system time at io-threads 4: %.2f µs a request" % r["sys4"])
         print("  X(N)/X(1), N = 1..16%s: %s" % (" on %d cores" % a.cores if a.cores else "",
                                                  " ".join("%.2f" % x for x in r["curve"])))
-        print("  hand-offs at their floor (%.2f µs): %s" % (r["h_awake"], " ".join(
-            "%.2f" % x for x in curve(saturated(r), a.cores))))
-
+        print("  hand-offs at their floor (0 µs): %s" % " ".join(
+            "%.2f" % x for x in curve(with_handoffs(r, 0.0), a.cores)))
 
 if __name__ == "__main__":
     main()

@@ -152,22 +152,21 @@ class PipelineModel(unittest.TestCase):
         self.assertLessEqual(many, 1 / 3.2)
         self.assertGreater(many, 0.99 / 3.2)
 
-    def test_wake_ups_split_from_the_hand_offs(self):
-        # Main's system time at io-threads 4 is its wake-ups: here 0.05 of
-        # the 0.2 µs hand-offs; a server at its ceiling pays only the rest.
+    def test_waiting_beside_the_hand_offs_and_their_floor(self):
+        # Main's system time and sleeps at io-threads 4 are read beside the
+        # hand-offs, not split out of them; the floor is hand-offs of 0.
         lines = [dict(ln) for ln in self.LINES]
         lines[1].update(main_sys_us_per_request=0.05, main_sleeps_per_request=0.4)
         got = pm.model(lines)
         s, v = got["soloist"], got["valkey"]
-        self.assertAlmostEqual(s["h_wake"], 0.05)
-        self.assertAlmostEqual(s["h_awake"], 0.15)
+        self.assertAlmostEqual(s["sys4"], 0.05)
         self.assertEqual(s["sleeps"], 0.4)
-        self.assertAlmostEqual(v["h_wake"], 0.05)  # soloist's split, given with its h
-        self.assertAlmostEqual(v["h_awake"], 0.15)
-        self.assertAlmostEqual(pm.saturated(s)["mN"], 3.0 + 0.15)
-        self.assertAlmostEqual(pm.saturated(v)["w"], 12 * 0.6 + 0.15)
-        # System time beyond the hand-offs: all of them are wake-ups, no less than nothing is left.
-        self.assertAlmostEqual(pm.model(self.LINES)["soloist"]["h_awake"], 0.0)
+        self.assertIsNone(v["sys4"])  # Valkey is given soloist's h, nothing else
+        self.assertIsNone(v["sleeps"])
+        self.assertAlmostEqual(s["h"], 0.2)  # the split changes nothing the model computes
+        self.assertAlmostEqual(pm.with_handoffs(s, 0.0)["mN"], 3.0)
+        self.assertAlmostEqual(pm.with_handoffs(v, 0.0)["w"], 12 * 0.6)
+        self.assertIsNone(pm.model(self.LINES)["soloist"]["sleeps"])  # not recorded: None
 
     def test_blog_target_reads_the_measured_hand_offs(self):
         lines = [dict(ln) for ln in self.LINES]
@@ -179,7 +178,8 @@ class PipelineModel(unittest.TestCase):
         pred = v["curve"][bv.BLOG["io_threads"] - 1]
         self.assertIn("predicted %.2f× " % pred, got["F4.101"])
         self.assertIn("(0.20 µs a request, more than main's system time at io-threads 4, 0.05 µs", got["F4.101"])
-        self.assertIn("%.2f× at their floor" % pm.bound(pm.saturated(v), bv.BLOG["io_threads"]), got["F4.101"])
+        self.assertIn("%.2f× at their floor" % pm.bound(pm.with_handoffs(v, 0.0), bv.BLOG["io_threads"]),
+                      got["F4.101"])
         self.assertTrue(got["F4.101"].startswith("met" if abs(pred / 3.3 - 1) <= 0.25 else "not met"))
         self.assertIn("hand-offs 0.20 µs → main", got["F4.100"])
         self.assertIn("0.05 µs of system time a request, 0.40 sleeps a request", got["F4.100"])

@@ -41,7 +41,7 @@ def p_beside_valkey_scaling(lines):
         for name in ("soloist", "valkey"):
             row.append(round(pm.bound(got[name], n), 3) if name in got else "NaN")
         v = got.get("valkey")
-        row.append(round(pm.bound(pm.saturated(v), n), 3) if v else "NaN")
+        row.append(round(pm.bound(pm.with_handoffs(v, 0.0), n), 3) if v else "NaN")
         rows.append(row)
     here = "these %s cores" % cores if cores else "the server cores"
     body = ("set datafile missing 'NaN'; set xlabel 'io-threads (main counted)'; "
