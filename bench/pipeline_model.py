@@ -29,23 +29,32 @@ server and cell:
       counter, so its own h cannot be read apart from its spin; the model
       gives Valkey soloist's h: the same design, the same two hand-offs.
 
-h has two parts, and only one of them would travel to a server at its
-ceiling. With the threads on, main reads and writes no socket; its
-system time at io-threads 4 is mostly its sleeps and wake-ups (a poll on
-its eventfd and the eventfd's read, a futex or mutex call to wake or
-park a worker) and its own epoll_wait when no result is owed. That part
-is paid because a request arrives while main or a worker sleeps, and a
-server busy every microsecond, as at the blog's 1.19M requests/s, never
-sleeps. The rest is the hand-offs' own work. This split cannot be
-measured here: whenever main's user time falls once the workers parse,
-which it does in every stored run, all of h fits inside main's system
-time at io-threads 4 (sys4, printed beside h) whatever the hand-offs
-cost. What stays is their floor, with_handoffs(inp, 0): the hand-offs
-costing main nothing, an upper bound on the ratio. It is also biased
-upward by f, which is measured at a third of capacity and so keeps
-main's own sleeps at io-threads 1 in the kernel share the threads are
-said to take. The target row reads the model with h as measured; the
-floor is printed beside it.
+WHERE THE DEMANDS ARE MEASURED
+
+The bottleneck law below wants each thread's demand at the ceiling, where
+it is never idle. A server below its ceiling pays for being idle: each
+time main runs out of work it blocks in epoll_wait and is woken again,
+and that kernel time is charged to the requests it serves. The fewer
+requests a wake-up finds, the more each pays. So the demands come from
+bench/beside_valkey.py's part (d), every setting in closed loop: at
+io-threads 1 main is then as busy as the generator can keep it and
+blocks about once in hundreds of requests (row F4.100 prints how often).
+Part (c)'s open loop at a third of capacity, where main blocked about one
+request in four, put m1 near twice as high; it is the only source in
+runs before part (d) read each thread's CPU, and where both exist the
+rows print it beside (where()).
+
+At io-threads 4 the same closed loop is no ceiling on two cores shared
+with the generator: main still sleeps, wakes workers and polls when no
+result is owed, and all of h fits inside its system time there (sys4,
+printed beside h). How much of h is the hand-offs' own work, which would
+travel to a server at its ceiling, and how much is waiting, which would
+not, cannot be split here: whenever main's user time falls once the
+workers parse, h fits inside sys4 whatever the hand-offs cost. So h is
+an upper bound on the hand-offs' cost and the prediction a lower bound
+on the ratio; their floor, with_handoffs(inp, 0), a hand-off costing
+main nothing, is the upper bound. The target row reads the model with h
+as measured and prints the floor beside it.
 
 Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
 a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
@@ -68,7 +77,13 @@ What it leaves out, each of which bends the real curve below the model's:
 memory traffic between the cores (a client's buffers move from a worker's
 cache to main's and back), lock-free queues' cache-line transfers under
 load, the kernel's own scaling (one listening socket, one epoll), and a
-machine's other work. It is a ceiling, not a forecast.
+machine's other work. It is a ceiling, not a forecast. One thing it
+leaves out bends Valkey's real curve above it: batch prefetch. Main's
+lookups are priced as at io-threads 1, where Valkey's 2024 tree does not
+prefetch (it batches only commands its I/O threads parsed:
+addCommandToBatchAndProcessIfFull, called from processIOThreadsReadDone
+in src/networking.c), so the blog's second stage, 780K to 1.19M
+requests/s, is outside the model.
 
   bench/pipeline_model.py RESULTS/beside_valkey.jsonl [--cores K] [--json]
 
@@ -90,16 +105,33 @@ def med(xs):
     return statistics.median(xs) if xs else None
 
 
-def inputs(lines, server, cell, h=None):
-    """{m1, f, h, sys4, sleeps, mN, w} for one server and cell from
-    kind=cpu lines; h measured for soloist (at io-threads 4), given for a
-    server without a spin counter, and beside it main's system time and
+WHERE = {"scale": "at the ceiling (closed loop, part (d))",
+         "cpu": "at a third of capacity (open loop, part (c))"}
+
+
+def where(lines, cell=BLOG_CELL):
+    """Which lines the demands come from: "scale" (part (d), closed loop,
+    io-threads 1 as busy as the generator can make it) when they carry
+    soloist's main CPU at io-threads 1 and 4, else "cpu" (part (c), open
+    loop at a third of capacity; the only source in runs before part (d)
+    read the CPU)."""
+    have = {ln.get("io_threads") for ln in lines if ln.get("kind") == "scale" and ln.get("server") == "soloist"
+            and (ln.get("test"), ln.get("value_size"), ln.get("pipeline")) == cell
+            and ln.get("main_us_per_request") is not None}
+    return "scale" if {1, 4} <= have else "cpu"
+
+
+def inputs(lines, server, cell, h=None, kind="cpu"):
+    """{m1, f, h, sys4, sleeps, sleeps1, mN, w} for one server and cell
+    from `kind` lines; h measured for soloist (at io-threads 4), given for
+    a server without a spin counter, and beside it main's system time and
     sleeps a request at io-threads 4 where measured (sys4 and sleeps, None
-    where h is given). None when a figure is missing."""
+    where h is given), and main's sleeps a request at io-threads 1
+    (sleeps1). None when a figure is missing."""
     test, size, p = cell
 
     def pick(n, field):
-        return med([ln.get(field) for ln in lines if ln.get("kind") == "cpu" and ln.get("server") == server
+        return med([ln.get(field) for ln in lines if ln.get("kind") == kind and ln.get("server") == server
                     and ln.get("io_threads") == n and (ln["test"], ln["value_size"], ln["pipeline"]) == cell])
     m1, user, sys_ = pick(1, "main_us_per_request"), pick(1, "main_user_us_per_request"), \
         pick(1, "main_sys_us_per_request")
@@ -115,6 +147,7 @@ def inputs(lines, server, cell, h=None):
         waiting = {"sys4": sys4, "sleeps": pick(4, "main_sleeps_per_request")}
     else:
         waiting = {"sys4": None, "sleeps": None}
+    waiting.update(at=kind, sleeps1=pick(1, "main_sleeps_per_request"))
     return dict(with_handoffs({"cell": "%s %d B P=%d" % (test, size, p), "m1": m1, "f": f}, h), **waiting)
 
 
@@ -179,14 +212,16 @@ def machine(scale, server):
     return scale[0].get("cores"), med(gen) or 0.0
 
 
-def model(lines, cell=BLOG_CELL, cores=None):
+def model(lines, cell=BLOG_CELL, cores=None, kind=None):
     """{server: inputs + curve} for soloist and Valkey (Valkey given
-    soloist's hand-off cost)."""
+    soloist's hand-off cost), the demands from `kind` lines (default:
+    where(lines))."""
+    kind = kind or where(lines, cell)
     out = {}
-    sol = inputs(lines, "soloist", cell)
+    sol = inputs(lines, "soloist", cell, kind=kind)
     if sol:
         out["soloist"] = dict(sol, curve=curve(sol, cores))
-    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None)
+    vk = inputs(lines, "valkey", cell, h=sol["h"] if sol else None, kind=kind)
     if vk:
         out["valkey"] = dict(vk, curve=curve(vk, cores))
     return out
@@ -207,8 +242,9 @@ def main():
     if not got:
         sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
     for server, r in got.items():
-        print("%s, %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
-              "a worker %.2f µs a request" % (server, r["cell"], r["m1"], 100 * r["f"], r["h"], r["mN"], r["w"]))
+        print("%s, %s, demands %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
+              "a worker %.2f µs a request" % (server, r["cell"], WHERE[r["at"]], r["m1"], 100 * r["f"], r["h"],
+                                             r["mN"], r["w"]))
         if r["sys4"] is not None:
             print("  main's system time at io-threads 4: %.2f µs a request" % r["sys4"])
         print("  X(N)/X(1), N = 1..16%s: %s" % (" on %d cores" % a.cores if a.cores else "",

@@ -188,6 +188,40 @@ class PipelineModel(unittest.TestCase):
         self.assertIn("(0.20 µs a request, all of it within main's system time at io-threads 4, 2.50 µs",
                       got["F4.101"])
 
+    def test_the_ceiling_before_a_third_of_capacity(self):
+        # Part (d)'s closed-loop lines, once they carry main's CPU at
+        # io-threads 1 and 4, are the demands; part (c)'s are printed beside.
+        scale = [dict(ln, kind="scale") for ln in self.LINES]
+        scale[0].update(main_us_per_request=5.0, main_user_us_per_request=1.5, main_sys_us_per_request=3.5,
+                        main_sleeps_per_request=0.002)
+        scale[2].update(main_us_per_request=6.0)
+        self.assertEqual(pm.where(self.LINES), "cpu")
+        self.assertEqual(pm.where(self.LINES + scale[2:]), "cpu")  # no soloist figures: part (c)
+        lines = self.LINES + scale
+        self.assertEqual(pm.where(lines), "scale")
+        got = pm.model(lines)
+        s, v = got["soloist"], got["valkey"]
+        self.assertEqual((s["at"], s["m1"], s["sleeps1"]), ("scale", 5.0, 0.002))
+        self.assertAlmostEqual(s["h"], (3.5 - 0.3) - 5.0 * 0.3)
+        self.assertEqual(v["m1"], 6.0)
+        self.assertEqual(pm.model(lines, kind="cpu")["soloist"]["m1"], 10.0)
+        two = [dict(ln, io_threads=2, main_us_per_request=m) for ln, m in ((self.LINES[1], 9.0), (scale[1], 4.0))]
+        bv.SEEN[:] = lines + two
+        rows = {}
+        bv.model_rows(lambda rid, claim, figure, **kw: rows.update({rid: (claim, figure)}))
+        third = pm.model(lines, kind="cpu")["valkey"]["curve"][bv.BLOG["io_threads"] - 1]
+        pred = v["curve"][bv.BLOG["io_threads"] - 1]
+        self.assertIn("the demands measured at the ceiling (closed loop, part (d))", rows["F4.100"][0])
+        self.assertIn("at io-threads 1, 0.002 sleeps a request", rows["F4.100"][1])
+        self.assertIn("at a third of capacity (part (c)) the same inputs were: soloist m1 10.00 µs, Valkey m1 "
+                      "12.00 µs, hand-offs 0.20 µs", rows["F4.100"][1])
+        self.assertTrue(rows["F4.101"][1].startswith("%s: predicted %.2f× " % (
+            "met" if abs(pred / 3.3 - 1) <= 0.25 else "not met", pred)))
+        self.assertIn("with the demands at a third of capacity, %.2f×" % third, rows["F4.101"][1])
+        self.assertIn("puts 2.17× on the threads alone", rows["F4.101"][1])
+        self.assertIn("the prediction is %+.0f %% from that" % (100 * (pred / (78 / 36) - 1)), rows["F4.101"][1])
+        self.assertIn("measured %.2f µs" % (4.0 - 0.3), rows["F4.103"][1])  # part (d)'s io-threads 2, not (c)'s
+
     def test_missing_figures(self):
         self.assertEqual(pm.model([l for l in self.LINES if l["io_threads"] == 4]), {})
 

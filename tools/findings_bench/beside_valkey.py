@@ -3,7 +3,7 @@
 Tooling for steps 4-7. Owns the plot beside_valkey_scaling: throughput
 against io-threads as measured in bench/beside_valkey.py's part (d), for
 soloist and Valkey, beside bench/pipeline_model.py's curves fed with the
-same run's costs (part (c)): on this machine's cores, and with cores to
+same run's costs (part (d)'s where it read them, else part (c)'s): on this machine's cores, and with cores to
 spare. The benchmark prints its rows itself (F0.60-F0.68, F4.90-F4.106,
 F7.50-F7.53).
 
@@ -27,7 +27,7 @@ TOP = 16  # the curves' last io-threads
       "throughput against io-threads: measured here, and the pipeline model's curves")
 def p_beside_valkey_scaling(lines):
     scale = [ln for ln in lines if ln.get("kind") == "scale"]
-    got = pm.model([ln for ln in lines if ln.get("kind") == "cpu"])
+    got = pm.model([ln for ln in lines if ln.get("kind") in ("cpu", "scale")])
     if not scale or "soloist" not in got:
         raise NotMeasured("plot beside_valkey_scaling: no part (d) runs or no model inputs")
     measured = {name: pm.measured(scale, name) for name in ("soloist", "valkey")}
