@@ -46,7 +46,9 @@ nothing). Four parts, one run:
     the cell bench/pipeline_model.py reads (SET 512 B, depth 1), soloist-
     bench keeping every connection busy, settings alternated; the points
     the model's curve is drawn beside (rows F4.104-F4.105, plot
-    beside_valkey_scaling).
+    beside_valkey_scaling), and each thread's CPU over them as (c) reads
+    it: the model's demands at the ceiling, where main at io-threads 1
+    barely sleeps (rows F4.100-F4.103; (c)'s open-loop figures beside).
 
 Part (c) ends with one more cell, ZRANGE of a whole 100-member sorted set
 (row F4.106): soloist-bench sends only GET and SET, so redis-benchmark
