@@ -5,7 +5,8 @@ Steps 1 and 4 grown up: the model behind the book's claim that the main
 thread's serial work per request sets the ceiling. Step 1 did Amdahl's
 arithmetic on step 0's serial share; this does the same for the pipeline
 the I/O threads build, fed with costs measured beside Valkey
-(bench/beside_valkey.py's kind=cpu lines), and predicts throughput against
+(bench/beside_valkey.py's kind=scale lines where a run has them, else
+its kind=cpu lines: where()), and predicts throughput against
 io-threads and cores for soloist and for Valkey.
 
 THE MODEL
@@ -46,15 +47,18 @@ rows print it beside (where()).
 
 At io-threads 4 the same closed loop is no ceiling on two cores shared
 with the generator: main still sleeps, wakes workers and polls when no
-result is owed, and all of h fits inside its system time there (sys4,
-printed beside h). How much of h is the hand-offs' own work, which would
-travel to a server at its ceiling, and how much is waiting, which would
-not, cannot be split here: whenever main's user time falls once the
-workers parse, h fits inside sys4 whatever the hand-offs cost. So h is
-an upper bound on the hand-offs' cost and the prediction a lower bound
-on the ratio; their floor, with_handoffs(inp, 0), a hand-off costing
-main nothing, is the upper bound. The target row reads the model with h
-as measured and prints the floor beside it.
+result is owed. Its system time there (sys4) is printed beside h. In
+the open-loop runs all of h fit inside it; in the first closed-loop run
+h exceeded it by a twenty-fifth. How much of h is the hand-offs' own
+work, which would travel to a server at its ceiling, and how much is
+waiting, which would not, cannot be split here: whenever main's user
+time falls once the workers parse, h fits inside sys4 whatever the
+hand-offs cost. Nor is h a clean bound either way: the waiting in it
+pushes the prediction down, and the spin's wall time subtracted from
+main's CPU (which makes main's work a lower bound) pushes h down. Their
+floor, with_handoffs(inp, 0), a hand-off costing main nothing, is an
+upper bound on the ratio. The target row reads the model with h as
+measured and prints the floor beside it.
 
 Then, per request: main's work with threads  mN = m1 * (1 - f) + h,
 a worker's  w = m1 * f + h  (a hand-off costs both sides alike). With N
@@ -240,7 +244,7 @@ def main():
         print(json.dumps(got, sort_keys=True))
         return
     if not got:
-        sys.exit("no kind=cpu lines for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
+        sys.exit("no kind=scale or kind=cpu lines with CPU for %s %d B P=%d in %s" % (BLOG_CELL + (a.jsonl,)))
     for server, r in got.items():
         print("%s, %s, demands %s: m1 %.2f µs, kernel share %.0f %%, hand-offs %.2f µs; main with threads %.2f µs, "
               "a worker %.2f µs a request" % (server, r["cell"], WHERE[r["at"]], r["m1"], 100 * r["f"], r["h"],
