@@ -548,8 +548,8 @@ static void command_command(client *c) {
  * key's own allocation). Valkey walks a collection, sampling a few
  * elements and scaling up; soloist does not know, from this layer, how
  * each type lays out its elements, so it asks the allocator instead:
- *   - a string: the usable size of its allocation (and of its bytes', for
- *     a RAW string);
+ *   - a string: the usable size of its allocation (and of its bytes',
+ *     where they have their own: obj_bytes_inline);
  *   - any other value: the bytes zmalloc counts while the value is copied
  *     (obj_dup builds the same structure), then the copy is freed. Every
  *     element is copied, so SAMPLES is checked but changes nothing, and
@@ -559,7 +559,7 @@ static void command_command(client *c) {
  *     share of the keyspace table's buckets. */
 static size_t value_usage(const obj *o) {
     if (o->type == OBJ_STRING)
-        return malloc_usable_size((void *)o) + (o->encoding == OBJ_ENC_RAW ? malloc_usable_size(o->ptr) : 0);
+        return malloc_usable_size((void *)o) + (obj_bytes_inline(o) ? 0 : malloc_usable_size(o->ptr));
     size_t before = zmalloc_used_memory();
     obj *copy = obj_dup(o);
     size_t after = zmalloc_used_memory();

@@ -233,7 +233,8 @@ obj *db_unshare_string(db *d, obj *key, size_t len) {
         o = copy;
     }
     /* obj_string_resize consumes the keyspace's reference when it has to
-     * replace the object (EMBSTR → RAW) and returns the replacement. */
+     * replace the object (EMBSTR → RAW, or bytes inline that change
+     * length) and returns the replacement. */
     if (o->encoding != OBJ_ENC_RAW || o->len != len) o = obj_string_resize(o, len);
     e->val = o;
     return o;

@@ -37,7 +37,8 @@
  * THE PHASES (Valkey's prefetchCommands)
  *
  *   1. the argument objects argv[1..] of every batched command;
- *   2. the bytes of the RAW ones (an EMBSTR's bytes are in the object);
+ *   2. the bytes of those whose bytes have their own allocation (most
+ *      strings keep theirs inside the object: obj_bytes_inline);
  *   3. the keys' finds, stepped round robin: bucket, entry, then the
  *      entry's value object and the value's bytes. A key that repeats
  *      the one before it is walked once, and the phase is skipped when a
@@ -148,7 +149,7 @@ static int walk_step(walk *w, int i) {
         return 1;
     case KEY_BYTES: {
         obj *v = w->found[i]->val;
-        if (v->type == OBJ_STRING && v->encoding == OBJ_ENC_RAW) PREFETCH(v->ptr);
+        if (v->type == OBJ_STRING && !obj_bytes_inline(v)) PREFETCH(v->ptr);
         w->state[i] = KEY_DONE;
         return 0;
     }
@@ -283,7 +284,7 @@ static void batch_run(batch *b) {
         for (int q = b->first[i]; q < b->end[i]; q++)
             for (int j = 1; j < b->client[i]->cmdq[q].argc; j++) {
                 const obj *a = b->client[i]->cmdq[q].argv[j];
-                if (a->encoding == OBJ_ENC_RAW) PREFETCH(a->ptr);
+                if (!obj_bytes_inline(a)) PREFETCH(a->ptr);
             }
     walk_keys_once(&b->w, b->key);
     walk_begin(&b->w);

@@ -38,16 +38,9 @@ const char *obj_encoding_name(const obj *o) {
 }
 
 obj *obj_create_string(const void *p, size_t len) {
-    obj *o;
-    if (len <= OBJ_EMBSTR_MAX) {
-        o = zmalloc(sizeof(obj) + len + 1);
-        o->encoding = OBJ_ENC_EMBSTR;
-        o->ptr = o->embedded;
-    } else {
-        o = zmalloc(sizeof(obj));
-        o->encoding = OBJ_ENC_RAW;
-        o->ptr = zmalloc(len + 1);
-    }
+    obj *o = zmalloc(sizeof(obj) + len + 1);
+    o->encoding = len <= OBJ_EMBSTR_MAX ? OBJ_ENC_EMBSTR : OBJ_ENC_RAW; /* the name only: both inline */
+    o->ptr = o->embedded;
     o->type = OBJ_STRING;
     o->refcount = 1;
     o->len = len;
@@ -85,7 +78,7 @@ obj *obj_create_value(const obj_type_ops *ops, enum obj_encoding encoding, void 
 }
 
 obj *obj_string_resize(obj *o, size_t len) {
-    if (o->encoding == OBJ_ENC_EMBSTR) {
+    if (obj_bytes_inline(o)) {
         obj *r = obj_create_raw(len);
         memcpy(r->ptr, o->ptr, o->len < len ? o->len : len);
         if (len > o->len) memset(r->ptr + o->len, 0, len - o->len);
@@ -101,12 +94,14 @@ obj *obj_string_resize(obj *o, size_t len) {
 }
 
 void obj_free(obj *o) {
-    if (o->type == OBJ_STRING && o->encoding == OBJ_ENC_RAW) zfree(o->ptr);
-    /* Other types free their structure through the operations recorded
-     * when their first object was created: the plumbing layer cannot know
-     * the keyspace's types. */
-    else if (o->type != OBJ_STRING)
+    if (o->type == OBJ_STRING) {
+        if (!obj_bytes_inline(o)) zfree(o->ptr);
+    } else {
+        /* Other types free their structure through the operations recorded
+         * when their first object was created: the plumbing layer cannot
+         * know the keyspace's types. */
         type_ops[o->type]->free(o);
+    }
     zfree(o);
 }
 

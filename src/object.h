@@ -12,10 +12,20 @@
  *
  * Valkey: robj in src/server.h and src/object.c (createObject,
  * createEmbeddedStringObject, decrRefCount). soloist keeps two string
- * encodings — EMBSTR (header and bytes in one allocation) and RAW (bytes in
- * their own allocation, so a large argument can be read straight into its
- * final buffer) — and drops Valkey's shared integers and the INT encoding:
- * INCR parses and reformats, which costs a little and teaches nothing.
+ * encodings, named as Valkey names them — EMBSTR (up to 44 bytes, header
+ * and bytes in one allocation) and RAW (longer) — and drops Valkey's
+ * shared integers and the INT encoding: INCR parses and reformats, which
+ * costs a little and teaches nothing.
+ *
+ * Where a RAW string's bytes live is not its encoding. obj_create_string
+ * puts them after the header, in the header's allocation, as EMBSTR does:
+ * a 512-byte SET value is then one malloc and one free, not two, and at
+ * pipeline depth 16 a batch of frees overflows glibc's per-thread cache
+ * (seven blocks a size) so each block saved is a trip into the arena.
+ * obj_create_raw gives the bytes an allocation of their own, so a large
+ * argument can be read straight into its final buffer and APPEND can
+ * grow it in place. obj_bytes_inline tells the two apart; only obj.c and
+ * MEMORY USAGE need to.
  */
 #ifndef SOLOIST_OBJECT_H
 #define SOLOIST_OBJECT_H
@@ -31,7 +41,7 @@
 enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4 };
 #define OBJ_TYPE_MAX 5
 enum obj_encoding {
-    OBJ_ENC_RAW = 0,       /* a string in its own allocation */
+    OBJ_ENC_RAW = 0,       /* a string longer than OBJ_EMBSTR_MAX */
     OBJ_ENC_HT = 2,        /* a hash or a set on soloist's hashtable */
     OBJ_ENC_INTSET = 6,    /* a set of integers: one sorted array */
     OBJ_ENC_SKIPLIST = 7,  /* a sorted set (every soloist sorted set) */
@@ -50,25 +60,33 @@ typedef struct obj {
     uint8_t encoding;  /* enum obj_encoding */
     uint32_t refcount; /* main thread only */
     size_t len;        /* string length in bytes (strings); 0 for other types */
-    char *ptr;         /* string bytes, NUL-terminated; EMBSTR: points at embedded[];
+    char *ptr;         /* string bytes, NUL-terminated; EMBSTR, and RAW from
+                        * obj_create_string: points at embedded[];
                         * another type's structure (a zset), see obj_create_value */
-    char embedded[];   /* EMBSTR only */
+    char embedded[];   /* a string's bytes when they share the header's allocation */
 } obj;
 /*@ end */
+
+/* 1 when a string's bytes share its header's allocation (every EMBSTR,
+ * and a RAW string made by obj_create_string); 0 when they have their own. */
+static inline int obj_bytes_inline(const obj *o) { return o->ptr == o->embedded; }
 
 /* Valkey's name for o's encoding, as OBJECT ENCODING prints it. */
 const char *obj_encoding_name(const obj *o);
 
-/* A string object holding a copy of [p, p+len). NUL-terminates. */
+/* A string object holding a copy of [p, p+len), in one allocation.
+ * NUL-terminates. */
 obj *obj_create_string(const void *p, size_t len);
-/* A RAW string of `len` bytes, uninitialised, for callers that fill it
- * (a bulk argument read straight from the socket, APPEND, SETRANGE). */
+/* A RAW string of `len` bytes in an allocation of their own,
+ * uninitialised, for callers that fill it (a bulk argument read straight
+ * from the socket, APPEND, SETRANGE). */
 obj *obj_create_raw(size_t len);
 /* A string of the decimal representation of v. */
 obj *obj_create_from_ll(long long v);
 /*@ obj-string-resize */
-/* Makes o's bytes writable and at least `len` long (for APPEND/SETRANGE);
- * o must have refcount 1. Returns o or a replacement (EMBSTR → RAW). */
+/* Makes o's bytes writable and exactly `len` long (for APPEND/SETRANGE);
+ * o must have refcount 1. Returns o, or a replacement whose bytes have
+ * their own allocation when o's were inline (o is then released). */
 obj *obj_string_resize(obj *o, size_t len);
 /*@ end */
 

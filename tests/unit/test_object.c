@@ -8,6 +8,7 @@
 #include <cmocka.h>
 
 #include <limits.h>
+#include <malloc.h>
 #include <string.h>
 
 #include "object.h"
@@ -139,6 +140,15 @@ static void test_create_encodings(void **state) {
     assert_int_equal(e->encoding, OBJ_ENC_EMBSTR);
     assert_ptr_equal(e->ptr, e->embedded);
     assert_int_equal(r->encoding, OBJ_ENC_RAW);
+    /* Both keep their bytes in the header's allocation; only the name
+     * differs. obj_create_raw's bytes have their own. */
+    assert_true(obj_bytes_inline(e));
+    assert_true(obj_bytes_inline(r));
+    assert_memory_equal(r->ptr, big, OBJ_EMBSTR_MAX + 1);
+    obj *own = obj_create_raw(OBJ_EMBSTR_MAX + 1);
+    assert_false(obj_bytes_inline(own));
+    assert_int_equal(own->encoding, OBJ_ENC_RAW);
+    obj_decr_ref(own);
     assert_int_equal(e->type, OBJ_STRING);
     assert_int_equal(e->refcount, 1);
     assert_int_equal(e->ptr[e->len], '\0');
@@ -186,6 +196,27 @@ static void test_string_resize(void **state) {
     assert_string_equal(o->ptr, "he");
     obj_decr_ref(o);
 
+    /* A RAW string whose bytes are inline is replaced by one whose bytes
+     * have their own allocation, growing or shrinking, prefix kept. */
+    char v[512];
+    for (int i = 0; i < 512; i++) v[i] = (char)('a' + i % 26);
+    obj *in = obj_create_string(v, sizeof(v));
+    obj *grown = obj_string_resize(in, 600);
+    assert_false(obj_bytes_inline(grown));
+    assert_int_equal(grown->encoding, OBJ_ENC_RAW);
+    assert_int_equal(grown->len, 600);
+    assert_int_equal(grown->refcount, 1);
+    assert_memory_equal(grown->ptr, v, sizeof(v));
+    for (int i = 512; i <= 600; i++) assert_int_equal(grown->ptr[i], 0);
+    obj_decr_ref(grown);
+    in = obj_create_string(v, sizeof(v));
+    obj *cut = obj_string_resize(in, 100);
+    assert_false(obj_bytes_inline(cut));
+    assert_int_equal(cut->len, 100);
+    assert_memory_equal(cut->ptr, v, 100);
+    assert_int_equal(cut->ptr[100], '\0');
+    obj_decr_ref(cut);
+
     /* A raw object built for filling. */
     obj *raw = obj_create_raw(4);
     memcpy(raw->ptr, "wxyz", 4);
@@ -204,15 +235,41 @@ static void test_no_leak(void **state) {
         o = obj_string_resize(o, (size_t)(i % 90));
         obj_decr_ref(o);
     }
+    char v[300] = {0};
+    for (int i = 0; i < 300; i++) { /* inline RAW strings, freed as made or after a resize */
+        obj *o = obj_create_string(v, (size_t)i);
+        if (i % 3 == 0) o = obj_string_resize(o, (size_t)(i + 7));
+        obj_decr_ref(o);
+    }
+    assert_int_equal(zmalloc_used_memory(), before);
+}
+
+static void test_one_allocation_a_string(void **state) {
+    (void)state;
+    /* A 512-byte value costs one allocation, header and bytes together:
+     * what zmalloc counts is that block's usable size and nothing else. */
+    char v[512];
+    memset(v, 'q', sizeof(v));
+    size_t before = zmalloc_used_memory();
+    obj *o = obj_create_string(v, sizeof(v));
+    size_t used = zmalloc_used_memory() - before;
+    assert_int_equal(used, malloc_usable_size(o));
+    assert_true(used >= sizeof(obj) + sizeof(v) + 1);
+    obj_decr_ref(o);
     assert_int_equal(zmalloc_used_memory(), before);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_str_to_ll_accepts), cmocka_unit_test(test_str_to_ll_rejects),
-        cmocka_unit_test(test_ll_to_str),         cmocka_unit_test(test_obj_get_ll_and_ld),
-        cmocka_unit_test(test_obj_get_double),    cmocka_unit_test(test_create_encodings),
-        cmocka_unit_test(test_string_resize),     cmocka_unit_test(test_no_leak),
+        cmocka_unit_test(test_str_to_ll_accepts),
+        cmocka_unit_test(test_str_to_ll_rejects),
+        cmocka_unit_test(test_ll_to_str),
+        cmocka_unit_test(test_obj_get_ll_and_ld),
+        cmocka_unit_test(test_obj_get_double),
+        cmocka_unit_test(test_create_encodings),
+        cmocka_unit_test(test_string_resize),
+        cmocka_unit_test(test_no_leak),
+        cmocka_unit_test(test_one_allocation_a_string),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
