@@ -12,8 +12,8 @@
  *
  * Valkey: robj in src/server.h and src/object.c (createObject,
  * createEmbeddedStringObject, decrRefCount). soloist keeps two string
- * encodings, named as Valkey names them — EMBSTR (up to 44 bytes, header
- * and bytes in one allocation) and RAW (longer) — and drops Valkey's
+ * encodings, named as Valkey names them — EMBSTR (up to 44 bytes) and RAW
+ * (longer, or changed by APPEND, SETRANGE or SETBIT) — and drops Valkey's
  * shared integers and the INT encoding: INCR parses and reformats, which
  * costs a little and teaches nothing.
  *
@@ -24,8 +24,8 @@
  * (seven blocks a size) so each block saved is a trip into the arena.
  * obj_create_raw gives the bytes an allocation of their own, so a large
  * argument can be read straight into its final buffer and APPEND can
- * grow it in place. obj_bytes_inline tells the two apart; only obj.c and
- * MEMORY USAGE need to.
+ * grow it without replacing the object. obj_bytes_inline tells the two
+ * apart; only object.c, MEMORY USAGE and the batch's prefetch need to.
  */
 #ifndef SOLOIST_OBJECT_H
 #define SOLOIST_OBJECT_H
@@ -41,7 +41,7 @@
 enum obj_type { OBJ_STRING = 0, OBJ_LIST = 1, OBJ_SET = 2, OBJ_ZSET = 3, OBJ_HASH = 4 };
 #define OBJ_TYPE_MAX 5
 enum obj_encoding {
-    OBJ_ENC_RAW = 0,       /* a string longer than OBJ_EMBSTR_MAX */
+    OBJ_ENC_RAW = 0,       /* a longer string, or one APPEND/SETRANGE/SETBIT changed */
     OBJ_ENC_HT = 2,        /* a hash or a set on soloist's hashtable */
     OBJ_ENC_INTSET = 6,    /* a set of integers: one sorted array */
     OBJ_ENC_SKIPLIST = 7,  /* a sorted set (every soloist sorted set) */

@@ -380,9 +380,9 @@ void reply_bulk_buf(client *c, const void *p, size_t len) {
 }
 
 /*@ reply-ref */
-/* Step 7: whether o goes by reference. Only a RAW string (its bytes in
- * their own allocation, which stays put while the count is raised) of
- * REPLY_REF_MIN bytes or more, to a client with a socket. */
+/* Step 7: whether o goes by reference. Only a RAW string (its bytes,
+ * inline or in a block of their own, stay put while the count is raised)
+ * of REPLY_REF_MIN bytes or more, to a client with a socket. */
 static int reply_by_reference(const client *c, const obj *o) {
     return server.reply_copy_avoidance && c->fd != -1 && !(c->flags & CLIENT_DROPS_REPLIES) && o->type == OBJ_STRING &&
            o->encoding == OBJ_ENC_RAW && o->len >= REPLY_REF_MIN;
