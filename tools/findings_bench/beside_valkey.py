@@ -46,7 +46,7 @@ def p_beside_valkey_scaling(lines):
     here = "these %s cores" % cores if cores else "the server cores"
     body = ("set datafile missing 'NaN'; set xlabel 'io-threads (main counted)'; "
             "set ylabel 'throughput / io-threads 1'; set yrange [0:*]; set xrange [0.5:%d.5]; set grid; "
-            "set key outside right top vertical; "
+            "set key outside below center horizontal maxcols 2; "
             "plot DATA using 1:2 with points pt 7 ps 1.4 lc rgb '#a23b2a' title 'soloist, measured', "
             "'' using 1:3 with points pt 5 ps 1.2 lc rgb '#3b5b92' title 'Valkey, measured', "
             "'' using 1:4 with lines lw 2 dt 2 lc rgb '#a23b2a' title 'soloist, model on %s', "
