@@ -1,0 +1,236 @@
+#!/usr/bin/env python3
+"""idle_spin.py — step 4: how long an idle thread should spin, measured.
+
+Step 4 benchmark. With the threads on and results owed, soloist's main
+turns its loop without waiting, and an idle worker polls its inbox,
+each for `io-threads-idle-spin-us` (20 µs by default); then each
+sleeps, main in epoll_wait or on the pool's eventfd, a worker on a futex
+of its own (src/io_offload.c main-sleep, src/io_threads.c
+io-thread-main). Valkey's main never sleeps while jobs are out (its
+custom poll returns at once until the POLL job is done), and its workers
+spin for as long as they are active: valkey src/io_threads.c at the 2024
+tree, getIOThreadPollResults and IOThreadMain. A short spin pays a sleep
+and a wake-up (kernel time, on main and on whoever wakes it) whenever
+the next request comes later than the spin lasts; a long one pays the
+spin itself, and on shared cores takes the CPU from the thread it waits
+for.
+
+The length is swept at one offered rate, so every setting sees the same
+load and the figures compare CPU per request, not what the load
+generator managed: soloist at io-threads 2 and 4 forced on
+(--io-threads-always-active yes), the length set by CONFIG SET between
+runs, the lengths alternated and the order turned each round; Valkey at
+the same thread count and rate beside it (VALKEY_SERVER; forced on with
+--events-per-io-thread 0, as bench/beside_valkey.py starts it; without
+it the rows leave Valkey out and say so). The cell is the one where
+soloist's main sleeps most: GET of 3-byte values at depth 1, 50
+connections, 100,000 keys, soloist-bench in open loop at a third of the
+slower io-threads-1 server's closed-loop rate (bench/beside_valkey.py
+part (c)'s rule). Per run, as part (c) reads them: main's CPU per
+request (its scheduler run time), the process's, how often main blocked,
+and the latency percentiles.
+
+Prints JSON lines: kind=rate, kind=run, and finding rows F4.107-F4.110
+(two per thread count: main's CPU; the process's CPU and p99). Knobs:
+QUICK=1 (about a minute; full about 4), BENCH_RUNS, IDLE_SPINS (0,5,20,
+50,200), IDLE_THREADS (2,4), VALKEY_SERVER, SOLOIST_BIN.
+
+Valkey anchors: valkey src/io_threads.c at the 2024 tree
+(getIOThreadPollResults, IOThreadMain), measured, not mirrored.
+"""
+
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import benchlib as bl  # noqa: E402
+import beside_valkey as bv  # noqa: E402  (part (c)'s servers and CPU window)
+
+sys.path.insert(0, os.path.join(bl.ROOT, "tools"))
+from findings_core import lo_hi  # noqa: E402
+
+SPINS = [int(x) for x in os.environ.get("IDLE_SPINS", "0,5,20,50,200").split(",")]
+THREADS = [int(x) for x in os.environ.get("IDLE_THREADS", "2,4").split(",")]
+TEST, PIPELINE, SIZE = "GET", 1, 3
+FIRST_ROW = 107
+
+
+def setting_name(spin):
+    return "valkey" if spin is None else "spin %d" % spin
+
+
+def measure(threads, runs, times, valkey, rate):
+    """Every setting of one thread count, alternated: -> run lines."""
+    sol = bv.start("soloist", threads)
+    sol.pause()
+    vk = None
+    if valkey:
+        vk = bv.start("valkey", threads)
+        vk.pause()
+    try:
+        for s in filter(None, (sol, vk)):
+            with s.turn():
+                bl.sb_prefill(s, bv.KEYS, SIZE)
+        with sol.turn():
+            default = int(sol.config_get("io-threads-idle-spin-us"))
+        settings = list(SPINS) + ([None] if vk else [])
+        lines = []
+        for r in range(runs):
+            for spin in bl.turned(settings, r):
+                s = vk if spin is None else sol
+                with s.turn():
+                    if spin is not None:
+                        s.command(b"CONFIG", b"SET", b"io-threads-idle-spin-us", str(spin).encode())
+                    got = bv.cpu_run(s, bl.open_loop_args(TEST, PIPELINE, SIZE, bv.CLIENTS, bv.KEYS),
+                                     rate, times)
+                line = dict(kind="run", bench="idle_spin", io_threads=threads, setting=setting_name(spin),
+                            spin_us=spin, default_spin_us=default, server=s.really, run=r + 1, **got)
+                bl.emit(line)
+                bl.log("t%d %s: main %.2f proc %.2f us/req, sleeps %.2f, p99 %.0f us"
+                       % (threads, line["setting"], got["main_us_per_request"] or -1,
+                          got["process_us_per_request"] or -1, got["main_sleeps_per_request"] or -1,
+                          got["latency_us"]["p99"]))
+                lines.append(line)
+        return lines
+    finally:
+        for s in filter(None, (sol, vk)):
+            s.stop()
+
+
+def offered_rate(valkey, seconds):
+    """A third of the slower io-threads-1 server's closed-loop rate."""
+    closed = {}
+    for name in ("soloist",) + (("valkey",) if valkey else ()):
+        s = bv.start(name, 1)
+        try:
+            bl.sb_prefill(s, bv.KEYS, SIZE)
+            closed[name] = bl.closed_loop_rps(s, bl.open_loop_args(TEST, PIPELINE, SIZE, bv.CLIENTS, bv.KEYS),
+                                              seconds)
+        finally:
+            s.stop()
+    rate = max(1000, int(min(closed.values()) / 3 // 1000 * 1000))
+    bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, closed_rps_io_threads_1=closed,
+                 why="a third of the slower io-threads 1 server's closed-loop rps"))
+    return rate
+
+
+SENT_SHARE = 0.95
+
+
+def offered(ln):
+    """Whether the generator sent the offered rate in run line ln (at
+    least SENT_SHARE of it): a server whose spinning threads take the
+    generator's core is not offered the load, and its CPU per request is
+    then the spin's, not the work's."""
+    sent, unsent = ln.get("requests") or 0, ln.get("unsent") or 0
+    return sent > 0 and sent >= SENT_SHARE * (sent + unsent)
+
+
+def runs_of(lines, threads, setting, all_runs=False):
+    return [ln for ln in lines if ln.get("kind") == "run" and ln["io_threads"] == threads
+            and ln["setting"] == setting and (all_runs or offered(ln))]
+
+
+def values(lines, threads, setting, field):
+    return [ln[field] for ln in runs_of(lines, threads, setting) if ln.get(field) is not None]
+
+
+def med(lines, threads, setting, field):
+    return bl.median(values(lines, threads, setting, field))
+
+
+def findings(lines, quick, runs, rate):
+    """Rows F4.107-F4.110 from the run lines (also for a stored run)."""
+    cmd = "make findings BENCH=idle_spin" + (" QUICK=1" if quick else "")
+    for i, t in enumerate(THREADS[:2]):
+        spins = [s for s in SPINS if values(lines, t, setting_name(s), "main_us_per_request")]
+        if not spins:
+            continue
+        default = next((ln["default_spin_us"] for ln in lines if ln.get("kind") == "run"), None)
+        has_vk = bool(values(lines, t, "valkey", "main_us_per_request"))
+        vk_runs = runs_of(lines, t, "valkey", all_runs=True)
+        cfg = dict(threads=t, forced_on=True, test=TEST, pipeline=PIPELINE, value_size=SIZE, clients=bv.CLIENTS,
+                   keys=bv.KEYS, offered_rps=rate, spins_us=spins, default_spin_us=default, quick=quick,
+                   runs_per_setting=runs, valkey=has_vk)
+        main = {s: med(lines, t, setting_name(s), "main_us_per_request") for s in spins}
+        low = min(spins, key=lambda s: main[s])
+        per = "; ".join("spin %d: %.2f" % (s, main[s]) for s in spins)
+        sleeps = "; ".join("sleeps %d: %.2f" % (s, med(lines, t, setting_name(s), "main_sleeps_per_request") or 0)
+                           for s in spins)
+        vk = ""
+        if has_vk:
+            v = med(lines, t, "valkey", "main_us_per_request")
+            vk = ("; Valkey: %.2f (main sleeps %.2f a request); lowest over Valkey %.2f× "
+                  "(runs %s vs %s)" % (
+                      v, med(lines, t, "valkey", "main_sleeps_per_request") or 0, main[low] / v,
+                      lo_hi(values(lines, t, setting_name(low), "main_us_per_request"), "%.2f"),
+                      lo_hi(values(lines, t, "valkey", "main_us_per_request"), "%.2f")))
+        elif vk_runs:
+            vk = ("; Valkey not compared: the generator sent at most %.0f %% of the offered rate to it (its "
+                  "active threads spin, and with main and the generator they outnumber the cores)" % max(
+                      100.0 * (ln.get("requests") or 0) / max(1, (ln.get("requests") or 0) + (ln.get("unsent") or 0))
+                      for ln in vk_runs))
+        else:
+            vk = "; Valkey not measured (%s)" % bl.VALKEY_SKIPPED
+        bl.emit({"finding": True, "id": "F4.%d" % (FIRST_ROW + 2 * i), "command": cmd, "config": cfg,
+                 "claim": "main thread's CPU per GET (µs, medians) at each io-threads-idle-spin-us, soloist "
+                          "io-threads %d forced on, GET 3 B, depth 1, open loop at %d/s; the length where it is "
+                          "lowest; main's sleeps a GET; Valkey at the same threads and rate" % (t, rate),
+                 "figure": "%s; lowest at spin %d; default (spin %s) over lowest %.2f× (runs %s vs %s); main's "
+                           "sleeps a GET, by spin: %s%s" % (
+                               per, low, default, main.get(default, float("nan")) / main[low],
+                               lo_hi(values(lines, t, setting_name(default), "main_us_per_request"), "%.2f"),
+                               lo_hi(values(lines, t, setting_name(low), "main_us_per_request"), "%.2f"),
+                               sleeps, vk)})
+        proc = "; ".join("spin %d: %.2f" % (s, med(lines, t, setting_name(s), "process_us_per_request"))
+                         for s in spins)
+        p99 = "; ".join("p99 %d: %.0f" % (s, bl.median([ln["latency_us"]["p99"]
+                                                          for ln in runs_of(lines, t, setting_name(s))]))
+                        for s in spins)
+        plow = min(spins, key=lambda s: med(lines, t, setting_name(s), "process_us_per_request"))
+        vk = "; Valkey not compared (F4.%d says why)" % (FIRST_ROW + 2 * i) if vk_runs else ""
+        if has_vk:
+            vk = "; Valkey: process %.2f µs, p99 %.0f µs" % (
+                med(lines, t, "valkey", "process_us_per_request"),
+                bl.median([ln["latency_us"]["p99"] for ln in runs_of(lines, t, "valkey")]))
+        bl.emit({"finding": True, "id": "F4.%d" % (FIRST_ROW + 2 * i + 1), "command": cmd, "config": cfg,
+                 "claim": "the whole process's CPU per GET (µs, every thread, spins included) and the p99 "
+                          "latency (µs) at each io-threads-idle-spin-us, soloist io-threads %d forced on, "
+                          "GET 3 B, depth 1, open loop at %d/s; Valkey beside" % (t, rate),
+                 "figure": "process %s; lowest at spin %d; p99 (µs) by spin: %s%s" % (proc, plow, p99, vk)})
+
+
+def main():
+    bl.install_cleanup()
+    quick = bl.quick()
+    runs = int(os.environ.get("BENCH_RUNS", 2 if quick else 3))
+    times = (0.3, 1.0) if quick else (0.5, 2.0)
+    valkey = bl.valkey_binary() is not None
+    if not valkey:
+        bl.emit(dict(kind="skipped", bench="idle_spin", peer="valkey", why=bl.VALKEY_SKIPPED))
+    try:
+        rate = offered_rate(valkey, 0.5 if quick else 1.0)
+        lines = []
+        for t in THREADS:
+            lines += measure(t, runs, times, valkey, rate)
+        findings(lines, quick, runs, rate)
+    finally:
+        bl.stop_all()
+    return 0
+
+
+def rows_again(path):
+    """Rows of a stored run, from its run lines."""
+    import json
+    lines = [json.loads(x) for x in open(path) if x.strip()]
+    lines = [x for x in lines if not x.get("finding")]
+    rate = next((x["rate"] for x in lines if x.get("kind") == "rate"), 0)
+    runs = max((x["run"] for x in lines if x.get("kind") == "run"), default=0)
+    findings(lines, bl.quick(), runs, rate)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--rows":
+        rows_again(sys.argv[2])
+        sys.exit(0)
+    sys.exit(main())
