@@ -32,8 +32,9 @@ and the latency percentiles.
 
 Prints JSON lines: kind=rate, kind=run, and finding rows F4.107-F4.110
 (two per thread count: main's CPU; the process's CPU and p99). Knobs:
-QUICK=1 (about a minute; full about 4), BENCH_RUNS, IDLE_SPINS (0,5,20,
-50,200), IDLE_THREADS (2,4), VALKEY_SERVER, SOLOIST_BIN.
+QUICK=1 (under a minute; full about 2), BENCH_RUNS, IDLE_SPINS (0,5,20,
+50,200), IDLE_THREADS (2,4), IDLE_RATE (the offered rate, instead of a
+third of the closed-loop one), VALKEY_SERVER, SOLOIST_BIN.
 
 Valkey anchors: valkey src/io_threads.c at the 2024 tree
 (getIOThreadPollResults, IOThreadMain), measured, not mirrored.
@@ -98,7 +99,12 @@ def measure(threads, runs, times, valkey, rate):
 
 
 def offered_rate(valkey, seconds):
-    """A third of the slower io-threads-1 server's closed-loop rate."""
+    """A third of the slower io-threads-1 server's closed-loop rate, or
+    IDLE_RATE's."""
+    if os.environ.get("IDLE_RATE"):
+        rate = int(os.environ["IDLE_RATE"])
+        bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, why="IDLE_RATE"))
+        return rate
     closed = {}
     for name in ("soloist",) + (("valkey",) if valkey else ()):
         s = bv.start(name, 1)

@@ -321,7 +321,7 @@ def command_for(n, a):
         if not os.access(a.soloist_bench_bin, os.X_OK):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "idle_spin.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
-                120 if q else 420)  # with Valkey beside it (VALKEY_SERVER): about 4 min, 1 with QUICK
+                90 if q else 300)  # with Valkey beside it (VALKEY_SERVER): about 2 min, 1 with QUICK
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":
