@@ -6,10 +6,10 @@ turns its loop without waiting, and an idle worker polls its inbox,
 each for `io-threads-idle-spin-us` (20 µs by default); then each
 sleeps, main in epoll_wait or on the pool's eventfd, a worker on a futex
 of its own (src/io_offload.c main-sleep, src/io_threads.c
-io-thread-main). Valkey's main never sleeps while jobs are out (its
-custom poll returns at once until the POLL job is done), and its workers
-spin for as long as they are active: valkey src/io_threads.c at the 2024
-tree, getIOThreadPollResults and IOThreadMain. A short spin pays a sleep
+io-thread-main). Valkey's main does not sleep while its POLL job is out
+(its custom poll returns at once until the job is done), and its
+workers spin for as long as they are active: valkey src/io_threads.c at
+the 2024 tree, getIOThreadPollResults and IOThreadMain. A short spin pays a sleep
 and a wake-up (kernel time, on main and on whoever wakes it) whenever
 the next request comes later than the spin lasts; a long one pays the
 spin itself, and on shared cores takes the CPU from the thread it waits
@@ -48,7 +48,7 @@ import benchlib as bl  # noqa: E402
 import beside_valkey as bv  # noqa: E402  (part (c)'s servers and CPU window)
 
 sys.path.insert(0, os.path.join(bl.ROOT, "tools"))
-from findings_core import lo_hi  # noqa: E402
+from findings_core import lo_hi, verdict  # noqa: E402
 
 SPINS = [int(x) for x in os.environ.get("IDLE_SPINS", "0,5,20,50,200").split(",")]
 THREADS = [int(x) for x in os.environ.get("IDLE_THREADS", "2,4").split(",")]
@@ -103,7 +103,7 @@ def offered_rate(valkey, seconds):
     IDLE_RATE's."""
     if os.environ.get("IDLE_RATE"):
         rate = int(os.environ["IDLE_RATE"])
-        bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, why="IDLE_RATE"))
+        bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, quick=bl.quick(), why="IDLE_RATE"))
         return rate
     closed = {}
     for name in ("soloist",) + (("valkey",) if valkey else ()):
@@ -115,7 +115,7 @@ def offered_rate(valkey, seconds):
         finally:
             s.stop()
     rate = max(1000, int(min(closed.values()) / 3 // 1000 * 1000))
-    bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, closed_rps_io_threads_1=closed,
+    bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, quick=bl.quick(), closed_rps_io_threads_1=closed,
                  why="a third of the slower io-threads 1 server's closed-loop rps"))
     return rate
 
@@ -160,17 +160,20 @@ def findings(lines, quick, runs, rate):
                    runs_per_setting=runs, valkey=has_vk)
         main = {s: med(lines, t, setting_name(s), "main_us_per_request") for s in spins}
         low = min(spins, key=lambda s: main[s])
+        d_runs = values(lines, t, setting_name(default), "main_us_per_request")
+        l_runs = values(lines, t, setting_name(low), "main_us_per_request")
         per = "; ".join("spin %d: %.2f" % (s, main[s]) for s in spins)
         sleeps = "; ".join("sleeps %d: %.2f" % (s, med(lines, t, setting_name(s), "main_sleeps_per_request") or 0)
                            for s in spins)
         vk = ""
         if has_vk:
             v = med(lines, t, "valkey", "main_us_per_request")
+            v_runs = values(lines, t, "valkey", "main_us_per_request")
             vk = ("; Valkey: %.2f (main sleeps %.2f a request); lowest over Valkey %.2f× "
-                  "(runs %s vs %s)" % (
+                  "(runs %s vs %s; %s)" % (
                       v, med(lines, t, "valkey", "main_sleeps_per_request") or 0, main[low] / v,
-                      lo_hi(values(lines, t, setting_name(low), "main_us_per_request"), "%.2f"),
-                      lo_hi(values(lines, t, "valkey", "main_us_per_request"), "%.2f")))
+                      lo_hi(l_runs, "%.2f"), lo_hi(v_runs, "%.2f"),
+                      verdict(l_runs, v_runs, ("the lowest", "Valkey"), lower=True)))
         elif vk_runs:
             vk = ("; Valkey not compared: the generator sent at most %.0f %% of the offered rate to it (its "
                   "active threads spin, and with main and the generator they outnumber the cores)" % max(
@@ -182,12 +185,11 @@ def findings(lines, quick, runs, rate):
                  "claim": "main thread's CPU per GET (µs, medians) at each io-threads-idle-spin-us, soloist "
                           "io-threads %d forced on, GET 3 B, depth 1, open loop at %d/s; the length where it is "
                           "lowest; main's sleeps a GET; Valkey at the same threads and rate" % (t, rate),
-                 "figure": "%s; lowest at spin %d; default (spin %s) over lowest %.2f× (runs %s vs %s); main's "
+                 "figure": "%s; lowest at spin %d; default (spin %s) over lowest %.2f× (runs %s vs %s; %s); main's "
                            "sleeps a GET, by spin: %s%s" % (
-                               per, low, default, main.get(default, float("nan")) / main[low],
-                               lo_hi(values(lines, t, setting_name(default), "main_us_per_request"), "%.2f"),
-                               lo_hi(values(lines, t, setting_name(low), "main_us_per_request"), "%.2f"),
-                               sleeps, vk)})
+                               per, low, default, main.get(default, float("nan")) / main[low], lo_hi(d_runs, "%.2f"),
+                               lo_hi(l_runs, "%.2f"), verdict(d_runs, l_runs, ("the default", "the lowest"), lower=True)
+                               if default != low else "the same setting", sleeps, vk)})
         proc = "; ".join("spin %d: %.2f" % (s, med(lines, t, setting_name(s), "process_us_per_request"))
                          for s in spins)
         p99 = "; ".join("p99 %d: %.0f" % (s, bl.median([ln["latency_us"]["p99"]
@@ -226,13 +228,27 @@ def main():
 
 
 def rows_again(path):
-    """Rows of a stored run, from its run lines."""
+    """--rows FILE: the rows of a stored run computed again from its run
+    lines by this code (the raw lines untouched, the old rows replaced),
+    for a row whose wording changed after the run."""
     import json
-    lines = [json.loads(x) for x in open(path) if x.strip()]
-    lines = [x for x in lines if not x.get("finding")]
-    rate = next((x["rate"] for x in lines if x.get("kind") == "rate"), 0)
-    runs = max((x["run"] for x in lines if x.get("kind") == "run"), default=0)
-    findings(lines, bl.quick(), runs, rate)
+    with open(path) as f:
+        raw = [ln for ln in (json.loads(x) for x in f if x.strip()) if not ln.get("finding")]
+    rate = next((ln["rate"] for ln in raw if ln.get("kind") == "rate"), 0)
+    runs = max((ln["run"] for ln in raw if ln.get("kind") == "run"), default=0)
+    quick = next((ln.get("quick") for ln in raw if ln.get("kind") == "rate" and "quick" in ln), bl.quick())
+    rid = next((ln["run_id"] for ln in raw if ln.get("run_id")), None)
+    tmp = path + ".tmp"
+    saved_emit = bl.emit
+    with open(tmp, "w") as out:
+        for ln in raw:
+            out.write(json.dumps(ln, sort_keys=True) + "\n")
+        bl.emit = lambda obj: out.write(json.dumps(dict(obj, run_id=rid), sort_keys=True) + "\n")
+        try:
+            findings(raw, quick, runs, rate)
+        finally:
+            bl.emit = saved_emit
+    os.replace(tmp, path)
 
 
 if __name__ == "__main__":

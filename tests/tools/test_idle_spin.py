@@ -58,6 +58,7 @@ class IdleSpinRows(unittest.TestCase):
         self.assertIn("default (spin 20) over lowest 1.10×", fig)
         self.assertIn("Valkey: 19.00", fig)
         self.assertIn("lowest over Valkey 1.06×", fig)
+        self.assertIn("Valkey lower in every run", fig)
         self.assertIn("Valkey: process 45.00", r["F4.108"]["figure"])
 
     def test_a_run_not_offered_the_load_is_left_out(self):
