@@ -22,16 +22,24 @@ generator managed: soloist at io-threads 2 and 4 forced on
 runs, the lengths alternated and the order turned each round; Valkey at
 the same thread count and rate beside it (VALKEY_SERVER; forced on with
 --events-per-io-thread 0, as bench/beside_valkey.py starts it; without
-it the rows leave Valkey out and say so). The cell is the one where
-soloist's main sleeps most: GET of 3-byte values at depth 1, 50
+it the rows leave Valkey out and say so). The cell is the one
+bench/beside_valkey.py's target F4.99 missed in its kept run (soloist's
+main above Valkey's, sleeping twice as often): GET of 3-byte values at
+depth 1, 50
 connections, 100,000 keys, soloist-bench in open loop at a third of the
 slower io-threads-1 server's closed-loop rate (bench/beside_valkey.py
 part (c)'s rule). Per run, as part (c) reads them: main's CPU per
 request (its scheduler run time), the process's, how often main blocked,
-and the latency percentiles.
+and the latency percentiles. A run in which the generator had under 95 %
+of the offered requests answered is left out of the medians (the rows
+say how many): Valkey at io-threads 4 on two cores, whose spinning
+threads leave the generator too little CPU to send.
 
 Prints JSON lines: kind=rate, kind=run, and finding rows F4.107-F4.110
-(two per thread count: main's CPU; the process's CPU and p99). Knobs:
+(io-threads 2 and 4, two each: main's CPU; the process's, the workers'
+and p99; other IDLE_THREADS are measured, with no rows).
+`idle_spin.py --rows FILE` computes a stored run's rows again from its
+run lines. Knobs:
 QUICK=1 (under a minute; full about 2), BENCH_RUNS, IDLE_SPINS (0,5,20,
 50,200), IDLE_THREADS (2,4), IDLE_RATE (the offered rate, instead of a
 third of the closed-loop one), VALKEY_SERVER, SOLOIST_BIN.
@@ -40,6 +48,7 @@ Valkey anchors: valkey src/io_threads.c at the 2024 tree
 (getIOThreadPollResults, IOThreadMain), measured, not mirrored.
 """
 
+import json
 import os
 import sys
 
@@ -53,7 +62,7 @@ from findings_core import lo_hi, verdict  # noqa: E402
 SPINS = [int(x) for x in os.environ.get("IDLE_SPINS", "0,5,20,50,200").split(",")]
 THREADS = [int(x) for x in os.environ.get("IDLE_THREADS", "2,4").split(",")]
 TEST, PIPELINE, SIZE = "GET", 1, 3
-FIRST_ROW = 107
+ROWS = {2: 107, 4: 109}  # io-threads -> its first row
 
 
 def setting_name(spin):
@@ -124,10 +133,11 @@ SENT_SHARE = 0.95
 
 
 def offered(ln):
-    """Whether the generator sent the offered rate in run line ln (at
-    least SENT_SHARE of it): a server whose spinning threads take the
-    generator's core is not offered the load, and its CPU per request is
-    then the spin's, not the work's."""
+    """Whether the server was offered the load in run line ln: at least
+    SENT_SHARE of the offered requests answered (soloist-bench counts
+    requests answered and requests it never sent). A server whose
+    spinning threads take the generator's core is not offered the load,
+    and its CPU per request is then the spin's, not the work's."""
     sent, unsent = ln.get("requests") or 0, ln.get("unsent") or 0
     return sent > 0 and sent >= SENT_SHARE * (sent + unsent)
 
@@ -146,26 +156,40 @@ def med(lines, threads, setting, field):
 
 
 def findings(lines, quick, runs, rate):
-    """Rows F4.107-F4.110 from the run lines (also for a stored run)."""
+    """Rows F4.107-F4.110 from the run lines alone (so a stored run's rows
+    come out the same whatever this shell's knobs): F4.107-F4.108 for
+    io-threads 2, F4.109-F4.110 for io-threads 4; other thread counts
+    are measured but get no rows."""
     cmd = "make findings BENCH=idle_spin" + (" QUICK=1" if quick else "")
-    for i, t in enumerate(THREADS[:2]):
-        spins = [s for s in SPINS if values(lines, t, setting_name(s), "main_us_per_request")]
+    ran = [ln for ln in lines if ln.get("kind") == "run"]
+    default = next((ln["default_spin_us"] for ln in ran), None)
+    for t, rid in sorted(ROWS.items()):
+        spins = sorted({ln["spin_us"] for ln in ran if ln["io_threads"] == t and ln["spin_us"] is not None
+                        and offered(ln)})
         if not spins:
             continue
-        default = next((ln["default_spin_us"] for ln in lines if ln.get("kind") == "run"), None)
+        left_out = sum(1 for ln in ran if ln["io_threads"] == t and ln["spin_us"] is not None and not offered(ln))
         has_vk = bool(values(lines, t, "valkey", "main_us_per_request"))
         vk_runs = runs_of(lines, t, "valkey", all_runs=True)
         cfg = dict(threads=t, forced_on=True, test=TEST, pipeline=PIPELINE, value_size=SIZE, clients=bv.CLIENTS,
                    keys=bv.KEYS, offered_rps=rate, spins_us=spins, default_spin_us=default, quick=quick,
                    runs_per_setting=runs, valkey=has_vk)
+        by = lambda field, fmt, label: "; ".join(  # noqa: E731
+            label + (" %d: " % s) + fmt % med(lines, t, setting_name(s), field) for s in spins)
         main = {s: med(lines, t, setting_name(s), "main_us_per_request") for s in spins}
         low = min(spins, key=lambda s: main[s])
-        d_runs = values(lines, t, setting_name(default), "main_us_per_request")
         l_runs = values(lines, t, setting_name(low), "main_us_per_request")
-        per = "; ".join("spin %d: %.2f" % (s, main[s]) for s in spins)
-        sleeps = "; ".join("sleeps %d: %.2f" % (s, med(lines, t, setting_name(s), "main_sleeps_per_request") or 0)
-                           for s in spins)
-        vk = ""
+        if default not in main:
+            dflt = "the default (spin %s) not swept" % default
+        elif default == low:
+            dflt = "the default (spin %s) the lowest" % default
+        else:
+            d_runs = values(lines, t, setting_name(default), "main_us_per_request")
+            dflt = "default (spin %s) over lowest %.2f× (runs %s vs %s; %s)" % (
+                default, main[default] / main[low], lo_hi(d_runs, "%.2f"), lo_hi(l_runs, "%.2f"),
+                verdict(d_runs, l_runs, ("the default", "the lowest"), lower=True))
+        gone = "; %d soloist runs left out (the generator had under %d %% of the offered requests answered)" % (
+            left_out, SENT_SHARE * 100) if left_out else ""
         if has_vk:
             v = med(lines, t, "valkey", "main_us_per_request")
             v_runs = values(lines, t, "valkey", "main_us_per_request")
@@ -175,37 +199,35 @@ def findings(lines, quick, runs, rate):
                       lo_hi(l_runs, "%.2f"), lo_hi(v_runs, "%.2f"),
                       verdict(l_runs, v_runs, ("the lowest", "Valkey"), lower=True)))
         elif vk_runs:
-            vk = ("; Valkey not compared: the generator sent at most %.0f %% of the offered rate to it (its "
+            vk = ("; Valkey not compared: at most %.0f %% of the offered requests answered in its runs (its "
                   "active threads spin, and with main and the generator they outnumber the cores)" % max(
                       100.0 * (ln.get("requests") or 0) / max(1, (ln.get("requests") or 0) + (ln.get("unsent") or 0))
                       for ln in vk_runs))
         else:
             vk = "; Valkey not measured (%s)" % bl.VALKEY_SKIPPED
-        bl.emit({"finding": True, "id": "F4.%d" % (FIRST_ROW + 2 * i), "command": cmd, "config": cfg,
+        bl.emit({"finding": True, "id": "F4.%d" % rid, "command": cmd, "config": cfg,
                  "claim": "main thread's CPU per GET (µs, medians) at each io-threads-idle-spin-us, soloist "
                           "io-threads %d forced on, GET 3 B, depth 1, open loop at %d/s; the length where it is "
                           "lowest; main's sleeps a GET; Valkey at the same threads and rate" % (t, rate),
-                 "figure": "%s; lowest at spin %d; default (spin %s) over lowest %.2f× (runs %s vs %s; %s); main's "
-                           "sleeps a GET, by spin: %s%s" % (
-                               per, low, default, main.get(default, float("nan")) / main[low], lo_hi(d_runs, "%.2f"),
-                               lo_hi(l_runs, "%.2f"), verdict(d_runs, l_runs, ("the default", "the lowest"), lower=True)
-                               if default != low else "the same setting", sleeps, vk)})
-        proc = "; ".join("spin %d: %.2f" % (s, med(lines, t, setting_name(s), "process_us_per_request"))
-                         for s in spins)
+                 "figure": "%s; lowest at spin %d; %s; main's sleeps a GET, by spin: %s%s%s" % (
+                     by("main_us_per_request", "%.2f", "spin"), low, dflt,
+                     by("main_sleeps_per_request", "%.2f", "sleeps"), gone, vk)})
+        plow = min(spins, key=lambda s: med(lines, t, setting_name(s), "process_us_per_request"))
         p99 = "; ".join("p99 %d: %.0f" % (s, bl.median([ln["latency_us"]["p99"]
                                                           for ln in runs_of(lines, t, setting_name(s))]))
                         for s in spins)
-        plow = min(spins, key=lambda s: med(lines, t, setting_name(s), "process_us_per_request"))
-        vk = "; Valkey not compared (F4.%d says why)" % (FIRST_ROW + 2 * i) if vk_runs else ""
+        vk = "; Valkey not compared (F4.%d says why)" % rid if vk_runs else ""
         if has_vk:
-            vk = "; Valkey: process %.2f µs, p99 %.0f µs" % (
-                med(lines, t, "valkey", "process_us_per_request"),
+            vk = "; Valkey: process %.2f µs, workers %.2f µs, p99 %.0f µs" % (
+                med(lines, t, "valkey", "process_us_per_request"), med(lines, t, "valkey", "io_us_per_request"),
                 bl.median([ln["latency_us"]["p99"] for ln in runs_of(lines, t, "valkey")]))
-        bl.emit({"finding": True, "id": "F4.%d" % (FIRST_ROW + 2 * i + 1), "command": cmd, "config": cfg,
-                 "claim": "the whole process's CPU per GET (µs, every thread, spins included) and the p99 "
-                          "latency (µs) at each io-threads-idle-spin-us, soloist io-threads %d forced on, "
-                          "GET 3 B, depth 1, open loop at %d/s; Valkey beside" % (t, rate),
-                 "figure": "process %s; lowest at spin %d; p99 (µs) by spin: %s%s" % (proc, plow, p99, vk)})
+        bl.emit({"finding": True, "id": "F4.%d" % (rid + 1), "command": cmd, "config": cfg,
+                 "claim": "the whole process's CPU per GET (µs, every thread, spins included), the I/O threads' "
+                          "together, and the p99 latency (µs) at each io-threads-idle-spin-us, soloist io-threads "
+                          "%d forced on, GET 3 B, depth 1, open loop at %d/s; Valkey beside" % (t, rate),
+                 "figure": "process %s; lowest at spin %d; workers by spin: %s; p99 (µs) by spin: %s%s" % (
+                     by("process_us_per_request", "%.2f", "spin"), plow, by("io_us_per_request", "%.2f", "io"),
+                     p99, vk)})
 
 
 def main():
@@ -236,7 +258,13 @@ def rows_again(path):
         raw = [ln for ln in (json.loads(x) for x in f if x.strip()) if not ln.get("finding")]
     rate = next((ln["rate"] for ln in raw if ln.get("kind") == "rate"), 0)
     runs = max((ln["run"] for ln in raw if ln.get("kind") == "run"), default=0)
-    quick = next((ln.get("quick") for ln in raw if ln.get("kind") == "rate" and "quick" in ln), bl.quick())
+    quick = next((ln["quick"] for ln in raw if ln.get("kind") == "rate" and "quick" in ln), None)
+    if quick is None:  # a run from before the rate line said: the runner's provenance says
+        try:
+            with open(os.path.join(os.path.dirname(path), "provenance.json")) as f:
+                quick = bool(json.load(f).get("quick"))
+        except (OSError, ValueError):
+            quick = False
     rid = next((ln["run_id"] for ln in raw if ln.get("run_id")), None)
     tmp = path + ".tmp"
     saved_emit = bl.emit
