@@ -641,6 +641,21 @@ def closed_loop_rps(srv, args, seconds):
     return rep["classes"][0]["rps"]
 
 
+def closed_loop_medians(servers, args, reads, seconds):
+    """Closed-loop rps of one cell on each of `servers` (name -> a Server
+    that is paused between turns): `reads` short reads each, the servers
+    alternated, the order turned each round -> ({name: median}, {name:
+    [reads]}). One read can land on a server's passing hiccup (a rehash,
+    a page-in) and set an offered rate a third off; the median of
+    alternated reads does not."""
+    got = {name: [] for name in servers}
+    for r in range(reads):
+        for name in turned(list(servers), r):
+            with servers[name].turn():
+                got[name].append(closed_loop_rps(servers[name], args, seconds))
+    return {name: median(v) for name, v in got.items()}, got
+
+
 def machine_busy_s():
     """CPU seconds every process on the machine has used (all cores'
     non-idle time from /proc/stat), or None: over a run, less the server's
