@@ -542,7 +542,8 @@ def cpu_rows(row):
         rate = next(ln["rate"] for ln in cpu if (ln["test"], ln["value_size"], ln["pipeline"]) == k)
         row("F4.%d" % (90 + i), "main thread's CPU per request, %s %s P=%d at %d requests/s offered: soloist vs "
             "Valkey at io-threads 1, 2 and 4 (threads forced on)" % (k[0], size_name(k[1]), k[2], rate),
-            "; ".join(parts) + "; the I/O threads' CPU per request (spin included) " + ", ".join(io) + " µs",
+            "; ".join(parts) + "; the I/O threads' CPU per request (spin included) " + ", ".join(io)
+            + " µs; offered %d requests/s" % rate,
             test=k[0], value_size=k[1], pipeline=k[2], rate=rate, clock="schedstat of each thread",
             tool="soloist-bench open loop, Poisson arrivals")
     if keys:
