@@ -646,8 +646,9 @@ def closed_loop_medians(servers, args, reads, seconds):
     that is paused between turns): `reads` short reads each, the servers
     alternated, the order turned each round -> ({name: median}, {name:
     [reads]}). One read can land on a server's passing hiccup (a rehash,
-    a page-in) and set an offered rate a third off; the median of
-    alternated reads does not."""
+    a page-in) and set an offered rate a third off; one such read does
+    not move the median of three. The reads still spread widely on
+    shared cores: the median steadies the rate, it does not fix it."""
     got = {name: [] for name in servers}
     for r in range(reads):
         for name in turned(list(servers), r):
