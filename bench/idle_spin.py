@@ -213,9 +213,9 @@ def findings(lines, quick, runs, rate):
                  "claim": "main thread's CPU per GET (µs, medians) at each io-threads-idle-spin-us, soloist "
                           "io-threads %d forced on, GET 3 B, depth 1, open loop at %d/s; the length where it is "
                           "lowest; main's sleeps a GET; Valkey at the same threads and rate" % (t, rate),
-                 "figure": "%s; lowest at spin %d; %s; main's sleeps a GET, by spin: %s%s%s" % (
+                 "figure": "%s; lowest at spin %d; %s; main's sleeps a GET, by spin: %s%s%s; offered %d requests/s" % (
                      by("main_us_per_request", "%.2f", "spin"), low, dflt,
-                     by("main_sleeps_per_request", "%.2f", "sleeps"), gone, vk)})
+                     by("main_sleeps_per_request", "%.2f", "sleeps"), gone, vk, rate)})
         plow = min(spins, key=lambda s: med(lines, t, setting_name(s), "process_us_per_request"))
         p99 = "; ".join("p99 %d: %.0f" % (s, bl.median([ln["latency_us"]["p99"]
                                                           for ln in runs_of(lines, t, setting_name(s))]))

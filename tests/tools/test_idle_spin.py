@@ -66,6 +66,7 @@ class IdleSpinRows(unittest.TestCase):
         self.assertIn("lowest over Valkey 1.06×", fig)
         self.assertIn("Valkey lower in every run", fig)
         self.assertIn("Valkey: process 45.00", r["F4.108"]["figure"])
+        self.assertTrue(fig.endswith("; offered 18000 requests/s"))
 
     def test_a_run_not_offered_the_load_is_left_out(self):
         lines = self.lines(valkey_t4_unsent=True)
