@@ -393,11 +393,15 @@ static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int rever
  * length first and its members go to the client's buffer: a deferred
  * length would send every byte after it to a fresh 16 KB block
  * (reply.c reply-deferred), one per pipelined request, which the
- * allocator takes from the kernel and gives back every round. */
+ * allocator takes from the kernel and gives back every round. -1 where
+ * the ends disagree (one found without the other, or the first after the
+ * last): the count is then not known, and the length is deferred. */
 static long range_count(zset *z, zset_node *first, zset_node *last, long long offset, long long limit) {
-    if (!first || !last || offset < 0) return 0;
+    if (offset < 0 || (!first && !last)) return 0;
+    if (!first || !last) return -1;
     long long a = (long long)zset_node_rank(z, first), b = (long long)zset_node_rank(z, last);
-    long long n = (a > b ? a - b : b - a) + 1 - offset;
+    if (a > b) return -1;
+    long long n = b - a + 1 - offset;
     if (n < 0) n = 0;
     if (limit >= 0 && n > limit) n = limit;
     return (long)n;
@@ -411,7 +415,9 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
         return;
     }
     zset_node *first = zset_first_in_score_range(z, sr), *last = zset_last_in_score_range(z, sr);
-    range_begin(r, range_count(z, first, last, offset, limit));
+    long known = range_count(z, first, last, offset, limit);
+    range_begin(r, known);
+    if (known >= 0) limit = known; /* the walk sends no more than the length said */
     zset_node *n = reverse ? last : first;
     for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         double s = zset_node_score(z, n);
@@ -421,10 +427,26 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
     range_end(r);
 }
 
+/* A lex range is defined over members of one score, where the set's
+ * order is the members' order. Over several scores it is not, the reply
+ * is unspecified (Valkey's documentation says so), and the two ends found
+ * by search need not bound what a walk tested member by member sends: it
+ * may stop short of the last end, or, sent past the first end by LIMIT's
+ * offset, go on outside the range. So the length goes first only for
+ * ends of one score, in order (then every member between them is in the
+ * range), and the walk then takes exactly that many; otherwise it is
+ * deferred, and the walk sends what Valkey's walk would. */
+static long lex_range_count(zset *z, zset_node *first, zset_node *last, long long offset, long long limit) {
+    if (first && last && zset_node_score(z, first) != zset_node_score(z, last)) return -1;
+    return range_count(z, first, last, offset, limit);
+}
+
 static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long long offset, long long limit,
                          int reverse) {
     zset_node *first = zset_first_in_lex_range(z, lr), *last = zset_last_in_lex_range(z, lr);
-    range_begin(r, range_count(z, first, last, offset, limit));
+    long known = lex_range_count(z, first, last, offset, limit);
+    range_begin(r, known);
+    if (known >= 0) limit = known; /* an offset past the first end must not walk on outside the range */
     zset_node *n = reverse ? last : first;
     for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         size_t len;

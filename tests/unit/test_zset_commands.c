@@ -255,6 +255,48 @@ static void test_limit_offsets_on_a_big_set(void **state) {
     EXPECT("*1\r\n$2\r\nm0\r\n", "ZREVRANGEBYSCORE", "big", "+inf", "-inf", "LIMIT", "999", "5");
 }
 
+/* A lex range over members of several scores is unspecified, but its
+ * reply must still be well formed: as many members as the length given
+ * first. The set's order (by score) is then not the members' order, so
+ * the ends a search finds need not bound the walk; the length given first
+ * from them once disagreed with the members sent, and the server
+ * asserted. Both layouts: 5 members (dense), 300 (the skip list). */
+static void reply_is_well_formed(const char *const *argv, int argc) {
+    char *got = run_argv(argc, argv);
+    bulks b;
+    const char *end = parse_bulks(got, "*", &b);
+    assert_int_equal(*end, '\0'); /* nothing after the members the length announced */
+    free_bulks(&b);
+    zfree(got);
+}
+
+static void test_lex_ranges_over_several_scores(void **state) {
+    (void)state;
+    DO("ZADD", "small", "1", "a", "2", "d", "3", "b", "4", "c", "5", "e");
+    /* Valkey's walk: from the first member not below [a, while not past [c */
+    EXPECT("*1\r\n$1\r\na\r\n", "ZRANGEBYLEX", "small", "[a", "[c");
+    for (int i = 0; i < 300; i++) {
+        char m[16], sc[16];
+        snprintf(m, sizeof(m), "m%03d", i);
+        snprintf(sc, sizeof(sc), "%d", (i * 7919) % 97); /* scores out of the members' order */
+        zfree(RUN("ZADD", "big", sc, m));
+    }
+    static const char *const bounds[] = {"-", "+", "[a", "(b", "[c", "(e", "[m000", "(m050", "[m150", "(m299", "[z"};
+    static const char *const keys[] = {"small", "big"};
+    const int nb = (int)(sizeof(bounds) / sizeof(bounds[0]));
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < nb; i++)
+            for (int j = 0; j < nb; j++) {
+                const char *lo = bounds[i], *hi = bounds[j];
+                reply_is_well_formed(ARGS("ZRANGEBYLEX", keys[k], lo, hi), 4);
+                reply_is_well_formed(ARGS("ZREVRANGEBYLEX", keys[k], hi, lo), 4);
+                reply_is_well_formed(ARGS("ZRANGEBYLEX", keys[k], lo, hi, "LIMIT", "1", "3"), 7);
+                reply_is_well_formed(ARGS("ZREVRANGEBYLEX", keys[k], hi, lo, "LIMIT", "2", "-1"), 7);
+                reply_is_well_formed(ARGS("ZRANGE", keys[k], lo, hi, "BYLEX", "REV"), 6);
+                zfree(RUN("ZRANGESTORE", "dst", keys[k], lo, hi, "BYLEX"));
+            }
+}
+
 static void test_emptied_sets_are_deleted(void **state) {
     (void)state;
     static const char *const ways[][6] = {
@@ -283,6 +325,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_zscan_visits_every_member, setup, teardown),
         cmocka_unit_test_setup_teardown(test_zrandmember_cases, setup, teardown),
         cmocka_unit_test_setup_teardown(test_limit_offsets_on_a_big_set, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lex_ranges_over_several_scores, setup, teardown),
         cmocka_unit_test_setup_teardown(test_emptied_sets_are_deleted, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
