@@ -394,7 +394,8 @@ static zset_node *skip_offset(zset *z, zset_node *n, long long offset, int rever
  * length would send every byte after it to a fresh 16 KB block
  * (reply.c reply-deferred), one per pipelined request, which the
  * allocator takes from the kernel and gives back every round. -1 where
- * the ends disagree (one found without the other, or the first after the
+ * the ends disagree (one found without the other, or, which the searches
+ * in zset.c never give but costs nothing to refuse, the first after the
  * last): the count is then not known, and the length is deferred. */
 static long range_count(zset *z, zset_node *first, zset_node *last, long long offset, long long limit) {
     if (offset < 0 || (!first && !last)) return 0;
@@ -431,11 +432,14 @@ static void range_by_score(range_reply *r, zset *z, const zset_score_range *sr, 
  * order is the members' order. Over several scores it is not, the reply
  * is unspecified (Valkey's documentation says so), and the two ends found
  * by search need not bound what a walk tested member by member sends: it
- * may stop short of the last end, or, sent past the first end by LIMIT's
- * offset, go on outside the range. So the length goes first only for
- * ends of one score, in order (then every member between them is in the
+ * may stop short of the last end, or, carried past the last end by
+ * LIMIT's offset, go on outside the range. So the length goes first only
+ * for ends of one score (then every member between them is in the
  * range), and the walk then takes exactly that many; otherwise it is
- * deferred, and the walk sends what Valkey's walk would. */
+ * deferred, and the walk is like Valkey's: from the end found, testing
+ * each member against the far bound. (Valkey finds a small set's start
+ * by a linear scan, soloist's dense layout by a search, so over several
+ * scores the members sent may differ: the reply is unspecified there.) */
 static long lex_range_count(zset *z, zset_node *first, zset_node *last, long long offset, long long limit) {
     if (first && last && zset_node_score(z, first) != zset_node_score(z, last)) return -1;
     return range_count(z, first, last, offset, limit);
@@ -446,7 +450,7 @@ static void range_by_lex(range_reply *r, zset *z, const zset_lex_range *lr, long
     zset_node *first = zset_first_in_lex_range(z, lr), *last = zset_last_in_lex_range(z, lr);
     long known = lex_range_count(z, first, last, offset, limit);
     range_begin(r, known);
-    if (known >= 0) limit = known; /* an offset past the first end must not walk on outside the range */
+    if (known >= 0) limit = known; /* LIMIT's offset must not carry the walk past the last end */
     zset_node *n = reverse ? last : first;
     for (n = skip_offset(z, n, offset, reverse); n && limit--; n = reverse ? zset_prev(z, n) : zset_next(z, n)) {
         size_t len;

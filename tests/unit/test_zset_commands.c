@@ -275,6 +275,11 @@ static void test_lex_ranges_over_several_scores(void **state) {
     DO("ZADD", "small", "1", "a", "2", "d", "3", "b", "4", "c", "5", "e");
     /* Valkey's walk: from the first member not below [a, while not past [c */
     EXPECT("*1\r\n$1\r\na\r\n", "ZRANGEBYLEX", "small", "[a", "[c");
+    /* ends of one score inside a set of several: counted first, and no more sent */
+    DO("ZADD", "w", "1", "b", "1", "c", "2", "d");
+    EXPECT("*2\r\n$1\r\nb\r\n$1\r\nc\r\n", "ZRANGEBYLEX", "w", "[b", "[c");
+    EXPECT("*0\r\n", "ZRANGEBYLEX", "w", "[b", "[c", "LIMIT", "2", "-1");
+    EXPECT("*1\r\n$1\r\nb\r\n", "ZREVRANGEBYLEX", "w", "[c", "[b", "LIMIT", "1", "5");
     for (int i = 0; i < 300; i++) {
         char m[16], sc[16];
         snprintf(m, sizeof(m), "m%03d", i);
@@ -294,6 +299,7 @@ static void test_lex_ranges_over_several_scores(void **state) {
                 reply_is_well_formed(ARGS("ZREVRANGEBYLEX", keys[k], hi, lo, "LIMIT", "2", "-1"), 7);
                 reply_is_well_formed(ARGS("ZRANGE", keys[k], lo, hi, "BYLEX", "REV"), 6);
                 zfree(RUN("ZRANGESTORE", "dst", keys[k], lo, hi, "BYLEX"));
+                zfree(RUN("ZRANGESTORE", "dst", keys[k], hi, lo, "BYLEX", "REV", "LIMIT", "1", "2"));
             }
 }
 
