@@ -255,8 +255,7 @@ def cpu_cells(base, runs, budget):
             args = bl.open_loop_args(test, p, size, conns, keys)
             closed, reads = bl.closed_loop_medians({name: settings[(name, 1)] for name in ("soloist", "valkey")},
                                                    args, 1 if q else 3, 0.3 if q else 0.5)
-            slow = min(closed.values())
-            rate = max(20, int(slow / 3)) if size == BIG else max(1000, int(slow / 3 // 1000 * 1000))
+            rate = max(20, int(min(closed.values()) / 3)) if size == BIG else bl.a_third_of_slower(closed)
             bl.emit(dict(cfg, kind="rate", rate=rate, closed_rps_io_threads_1=closed, closed_rps_reads=reads,
                          why="a third of the slower io-threads 1 server's closed-loop rps (the median of its "
                              "reads, alternated)"))
@@ -659,21 +658,10 @@ def rows_again(path):
     """--rows FILE: the rows of a stored run computed again from its run
     lines by this code (the raw lines untouched, the old rows replaced),
     for a row whose wording changed after the run."""
-    with open(path) as f:
-        lines = [json.loads(x) for x in f if x.strip()]
-    raw = [ln for ln in lines if not ln.get("finding")]
-    SEEN[:] = raw
-    base = next(ln for ln in raw if ln.get("bench") == "beside_valkey")  # the run's own id and conditions
-    tmp = path + ".tmp"
-    with open(tmp, "w") as out:
-        for ln in raw:
-            out.write(json.dumps(ln, sort_keys=True) + "\n")
-        saved, sys.stdout = sys.stdout, out
-        try:
-            findings(base)
-        finally:
-            sys.stdout = saved
-    os.replace(tmp, path)
+    def make_rows(raw):
+        SEEN[:] = raw
+        findings(next(ln for ln in raw if ln.get("bench") == "beside_valkey"))  # the run's own id and conditions
+    bl.rows_again(path, make_rows)
 
 
 if __name__ == "__main__":

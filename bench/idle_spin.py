@@ -126,7 +126,7 @@ def offered_rate(valkey, seconds):
     finally:
         for s in t1.values():
             s.stop()
-    rate = max(1000, int(min(closed.values()) / 3 // 1000 * 1000))
+    rate = bl.a_third_of_slower(closed)
     bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, quick=bl.quick(), closed_rps_io_threads_1=closed,
                  closed_rps_reads=reads, why="a third of the slower io-threads 1 server's closed-loop rps (the "
                                              "median of its reads, alternated)"))
@@ -136,14 +136,19 @@ def offered_rate(valkey, seconds):
 SENT_SHARE = 0.95
 
 
+def answered_share(ln):
+    """The share of the offered requests answered in run line ln
+    (soloist-bench counts requests answered and requests it never sent)."""
+    sent, unsent = ln.get("requests") or 0, ln.get("unsent") or 0
+    return sent / (sent + unsent) if sent + unsent else 0.0
+
+
 def offered(ln):
     """Whether the server was offered the load in run line ln: at least
-    SENT_SHARE of the offered requests answered (soloist-bench counts
-    requests answered and requests it never sent). A server whose
-    spinning threads take the generator's core is not offered the load,
-    and its CPU per request is then the spin's, not the work's."""
-    sent, unsent = ln.get("requests") or 0, ln.get("unsent") or 0
-    return sent > 0 and sent >= SENT_SHARE * (sent + unsent)
+    SENT_SHARE of the offered requests answered. A server whose spinning
+    threads take the generator's core is not offered the load, and its
+    CPU per request is then the spin's, not the work's."""
+    return (ln.get("requests") or 0) > 0 and answered_share(ln) >= SENT_SHARE
 
 
 def runs_of(lines, threads, setting, all_runs=False):
@@ -157,6 +162,10 @@ def values(lines, threads, setting, field):
 
 def med(lines, threads, setting, field):
     return bl.median(values(lines, threads, setting, field))
+
+
+def p99(lines, threads, setting):
+    return bl.median([ln["latency_us"]["p99"] for ln in runs_of(lines, threads, setting)])
 
 
 def findings(lines, quick, runs, rate):
@@ -205,8 +214,7 @@ def findings(lines, quick, runs, rate):
         elif vk_runs:
             vk = ("; Valkey not compared: at most %.0f %% of the offered requests answered in its runs (its "
                   "active threads spin, and with main and the generator they outnumber the cores)" % max(
-                      100.0 * (ln.get("requests") or 0) / max(1, (ln.get("requests") or 0) + (ln.get("unsent") or 0))
-                      for ln in vk_runs))
+                      100.0 * answered_share(ln) for ln in vk_runs))
         else:
             vk = "; Valkey not measured (%s)" % bl.VALKEY_SKIPPED
         bl.emit({"finding": True, "id": "F4.%d" % rid, "command": cmd, "config": cfg,
@@ -217,21 +225,19 @@ def findings(lines, quick, runs, rate):
                      by("main_us_per_request", "%.2f", "spin"), low, dflt,
                      by("main_sleeps_per_request", "%.2f", "sleeps"), gone, vk, rate)})
         plow = min(spins, key=lambda s: med(lines, t, setting_name(s), "process_us_per_request"))
-        p99 = "; ".join("p99 %d: %.0f" % (s, bl.median([ln["latency_us"]["p99"]
-                                                          for ln in runs_of(lines, t, setting_name(s))]))
-                        for s in spins)
+        p99s = "; ".join("p99 %d: %.0f" % (s, p99(lines, t, setting_name(s))) for s in spins)
         vk = "; Valkey not compared (F4.%d says why)" % rid if vk_runs else ""
         if has_vk:
             vk = "; Valkey: process %.2f µs, workers %.2f µs, p99 %.0f µs" % (
                 med(lines, t, "valkey", "process_us_per_request"), med(lines, t, "valkey", "io_us_per_request"),
-                bl.median([ln["latency_us"]["p99"] for ln in runs_of(lines, t, "valkey")]))
+                p99(lines, t, "valkey"))
         bl.emit({"finding": True, "id": "F4.%d" % (rid + 1), "command": cmd, "config": cfg,
                  "claim": "the whole process's CPU per GET (µs, every thread, spins included), the I/O threads' "
                           "together, and the p99 latency (µs) at each io-threads-idle-spin-us, soloist io-threads "
                           "%d forced on, GET 3 B, depth 1, open loop at %d/s; Valkey beside" % (t, rate),
                  "figure": "process %s; lowest at spin %d; workers by spin: %s; p99 (µs) by spin: %s%s" % (
                      by("process_us_per_request", "%.2f", "spin"), plow, by("io_us_per_request", "%.2f", "io"),
-                     p99, vk)})
+                     p99s, vk)})
 
 
 def main():
@@ -257,30 +263,18 @@ def rows_again(path):
     """--rows FILE: the rows of a stored run computed again from its run
     lines by this code (the raw lines untouched, the old rows replaced),
     for a row whose wording changed after the run."""
-    import json
-    with open(path) as f:
-        raw = [ln for ln in (json.loads(x) for x in f if x.strip()) if not ln.get("finding")]
-    rate = next((ln["rate"] for ln in raw if ln.get("kind") == "rate"), 0)
-    runs = max((ln["run"] for ln in raw if ln.get("kind") == "run"), default=0)
-    quick = next((ln["quick"] for ln in raw if ln.get("kind") == "rate" and "quick" in ln), None)
-    if quick is None:  # a run from before the rate line said: the runner's provenance says
-        try:
-            with open(os.path.join(os.path.dirname(path), "provenance.json")) as f:
-                quick = bool(json.load(f).get("quick"))
-        except (OSError, ValueError):
-            quick = False
-    rid = next((ln["run_id"] for ln in raw if ln.get("run_id")), None)
-    tmp = path + ".tmp"
-    saved_emit = bl.emit
-    with open(tmp, "w") as out:
-        for ln in raw:
-            out.write(json.dumps(ln, sort_keys=True) + "\n")
-        bl.emit = lambda obj: out.write(json.dumps(dict(obj, run_id=rid), sort_keys=True) + "\n")
-        try:
-            findings(raw, quick, runs, rate)
-        finally:
-            bl.emit = saved_emit
-    os.replace(tmp, path)
+    def make_rows(raw):
+        rate = next((ln["rate"] for ln in raw if ln.get("kind") == "rate"), 0)
+        runs = max((ln["run"] for ln in raw if ln.get("kind") == "run"), default=0)
+        quick = next((ln["quick"] for ln in raw if ln.get("kind") == "rate" and "quick" in ln), None)
+        if quick is None:  # a run from before the rate line said: the runner's provenance says
+            try:
+                with open(os.path.join(os.path.dirname(path), "provenance.json")) as f:
+                    quick = bool(json.load(f).get("quick"))
+            except (OSError, ValueError):
+                quick = False
+        findings(raw, quick, runs, rate)
+    bl.rows_again(path, make_rows)
 
 
 if __name__ == "__main__":
