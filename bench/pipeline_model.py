@@ -83,11 +83,16 @@ cache to main's and back), lock-free queues' cache-line transfers under
 load, the kernel's own scaling (one listening socket, one epoll), and a
 machine's other work. It is a ceiling, not a forecast. One thing it
 leaves out bends Valkey's real curve above it: batch prefetch. Main's
-lookups are priced as at io-threads 1, where Valkey's 2024 tree does not
+own work is priced as at io-threads 1, where Valkey's 2024 tree does not
 prefetch (it batches only commands its I/O threads parsed:
 addCommandToBatchAndProcessIfFull, called from processIOThreadsReadDone
 in src/networking.c), so the blog's second stage, 780K to 1.19M
-requests/s, is outside the model.
+requests/s, is outside the model. h, though, is read at io-threads 4,
+where soloist's own batch prefetch runs: what it saved main there is
+netted out of h. At depth 1 on two cores that is within the noise
+(bench/prefetch_e2e.py's rows F6.24-F6.25, prefetch on against off at
+io-threads 2); where batches fill, a model fed h from such a machine
+would carry part of the prefetch stage inside it.
 
   bench/pipeline_model.py RESULTS/beside_valkey.jsonl [--cores K] [--json]
 

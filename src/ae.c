@@ -195,6 +195,7 @@ void ae_set_before_sleep(ae_loop *l, ae_sleep_proc *p) { l->before_sleep = p; }
 void ae_set_after_sleep(ae_loop *l, ae_sleep_proc *p) { l->after_sleep = p; }
 void ae_set_custom_poll(ae_loop *l, ae_poll_proc *p) { l->custom_poll = p; }
 void ae_set_dont_wait(ae_loop *l, int dont_wait) { l->dont_wait = dont_wait; }
+int ae_dont_wait(const ae_loop *l) { return l->dont_wait; }
 int ae_last_numevents(const ae_loop *l) { return l->last_numevents; }
 
 int ae_fired_waiting(const ae_loop *l) { return l->fired_left; }

@@ -93,6 +93,7 @@ void ae_set_custom_poll(ae_loop *l, ae_poll_proc *p); /* NULL: plain ae_poll */
  * before-sleep hook sets it when work is pending elsewhere, e.g. results
  * due from I/O threads, so the loop must not go to sleep). */
 void ae_set_dont_wait(ae_loop *l, int dont_wait);
+int ae_dont_wait(const ae_loop *l); /* as last set: the next poll will not wait */
 /* The events the current iteration's poll returned, for the after-sleep
  * hook (Valkey passes afterSleep the count; step 5's policy reads it). */
 int ae_last_numevents(const ae_loop *l);

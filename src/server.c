@@ -79,11 +79,20 @@ void server_log(int level, const char *fmt, ...) {
  * scheduler's runtime). Read at both edges of every poll, it would add two
  * system calls per loop turn — at depth 1 close to one per request, as
  * many as the read or the write that serve it (bench/p1_anatomy.py counts
- * them). So the CPU clock is read on one loop turn in POLL_CPU_SAMPLE
+ * them). So the CPU clock is read on one waiting turn in POLL_CPU_SAMPLE
  * (16), chosen by a counter, and that turn's poll CPU is counted sixteen
  * times: an unbiased estimate of the poll's CPU, at a sixteenth of the
  * cost, while the wall clock still times every turn. The reads sit inside
  * POLL, so what they cost is charged to poll CPU, not hidden.
+ *
+ * A turn that cannot wait needs no CPU clock at all. With I/O threads on
+ * (step 4), main turns its loop without sleeping while results are owed
+ * (the idle spin: epoll_wait with a zero timeout, or no poll at all while
+ * a worker holds the POLL job), often several turns a request. Such a
+ * poll never sleeps, so its wall time is its CPU time, as every busy
+ * phase's is: server_phase_poll(0) passes the wall clock for both
+ * readings. Sampling those turns as well would spend system calls on a
+ * main thread that otherwise reads and writes no socket.
  *
  * What the totals mean (server_phase_totals):
  *   poll_wait = POLL's wall time off CPU;
@@ -106,34 +115,49 @@ static uint64_t thread_cpu_ns(void) {
 
 /*@ phase-clock */
 void server_phase(enum phase p) {
-    /* On a sampled turn the CPU clock is read inside POLL's wall interval:
-     * after the wall clock going in, before it coming out. */
+    if (p == PHASE_POLL) {
+        server_phase_poll(1);
+        return;
+    }
     uint64_t now, cpu = 0;
     unsigned weight = 0;
     if (server.phase_now == PHASE_POLL) {
-        if (server.poll_cpu_sampled) cpu = thread_cpu_ns();
+        /* Ending a poll: a sampled one reads the CPU clock inside its wall
+         * interval, before the wall clock coming out; a spin turn's wall
+         * clock is its CPU clock (weight 1). */
+        weight = server.poll_cpu_weight;
+        if (weight == POLL_CPU_SAMPLE) cpu = thread_cpu_ns();
         now = util_monotonic_ns();
-        weight = server.poll_cpu_sampled ? POLL_CPU_SAMPLE : 0;
+        if (weight == 1) cpu = now;
     } else {
         now = util_monotonic_ns();
-        if (p == PHASE_POLL && server.phase_calls[PHASE_POLL] % POLL_CPU_SAMPLE == 0) {
-            cpu = thread_cpu_ns();
-            weight = POLL_CPU_SAMPLE;
-        }
     }
     server_phase_at(p, now, cpu, weight);
+}
+
+void server_phase_poll(int may_wait) {
+    uint64_t now = util_monotonic_ns(), cpu = 0;
+    unsigned weight = 0;
+    if (!may_wait) {
+        cpu = now;
+        weight = 1;
+    } else if (server.poll_waits++ % POLL_CPU_SAMPLE == 0) {
+        cpu = thread_cpu_ns(); /* after the wall clock going in */
+        weight = POLL_CPU_SAMPLE;
+    }
+    server_phase_at(PHASE_POLL, now, cpu, weight);
 }
 
 void server_phase_at(enum phase p, uint64_t now, uint64_t cpu, unsigned weight) {
     uint64_t wall = now - server.phase_since_ns;
     server.phase_ns[server.phase_now] += wall;
-    if (server.phase_now == PHASE_POLL && server.poll_cpu_sampled && weight) {
+    if (server.phase_now == PHASE_POLL && server.poll_cpu_weight && weight) {
         /* Two clocks read a few ns apart: CPU time may not exceed wall. */
         uint64_t on_cpu = cpu > server.poll_cpu_since_ns ? cpu - server.poll_cpu_since_ns : 0;
         server.poll_cpu_ns += (on_cpu < wall ? on_cpu : wall) * weight;
     }
     if (p == PHASE_POLL) {
-        server.poll_cpu_sampled = weight != 0;
+        server.poll_cpu_weight = weight;
         server.poll_cpu_since_ns = cpu;
     }
     server.phase_calls[p]++;

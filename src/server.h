@@ -135,14 +135,16 @@ struct server {
     /* Phase clock: ns spent in each phase since start or RESETSTAT
      * (wall clock), and an estimate of the part of POLL's wall time the
      * thread was on a CPU (thread CPU clock, read where POLL begins and
-     * ends on one turn in POLL_CPU_SAMPLE, counted that many times). */
+     * ends on one waiting turn in POLL_CPU_SAMPLE, counted that many
+     * times; a turn that cannot wait is on CPU throughout). */
     uint64_t phase_ns[PHASE_COUNT];
     uint64_t phase_calls[PHASE_COUNT];
     enum phase phase_now;
     uint64_t phase_since_ns;
     uint64_t poll_cpu_ns;       /* estimate; server_phase_totals caps it at POLL's wall */
     uint64_t poll_cpu_since_ns; /* thread CPU clock when the running POLL began */
-    int poll_cpu_sampled;       /* the running POLL reads the CPU clock at its end */
+    unsigned poll_cpu_weight;   /* the running POLL's: 0 unsampled, 1 cannot wait, POLL_CPU_SAMPLE sampled */
+    uint64_t poll_waits;        /* POLLs begun that could wait: the sampling counter */
     uint64_t exec_clock_ns;     /* last clock reading in EXEC (call() measures from it) */
     long long turn_mstime;      /* wall clock, ms, read once a loop turn by after_sleep; 0 before the first */
 };
@@ -162,9 +164,12 @@ long long server_turn_mstime(void);
  * to the phase that was running and starts `p`. Cheap enough to stay on:
  * one clock_gettime through the vDSO, a few per request, plus two reads
  * of the thread's CPU clock (a system call each) on one loop turn in
- * POLL_CPU_SAMPLE. */
+ * POLL_CPU_SAMPLE of those that may wait. server_phase(PHASE_POLL) is
+ * server_phase_poll(1); the loop says whether its poll may wait (0: a
+ * zero timeout, all of its wall time on CPU). */
 #define POLL_CPU_SAMPLE 16
 void server_phase(enum phase p);
+void server_phase_poll(int may_wait);
 
 /* The phase clock's totals, defined once for INFO and the benchmarks.
  *   poll_wait = POLL's wall time the thread was off CPU (idle, waiting);

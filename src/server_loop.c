@@ -82,7 +82,6 @@ static long long server_cron(ae_loop *el, long long id, void *data) {
  * reply-write-timing immediate, each read handler has already written
  * its client's replies, and the pending list is empty here.) */
 static void before_sleep(ae_loop *el) {
-    (void)el;
     server_phase(PHASE_OTHER);
     io_offload_take_results();
     /* Blocked clients whose deadline passed get their null, then every
@@ -98,7 +97,7 @@ static void before_sleep(ae_loop *el) {
         return;
     }
     io_offload_before_sleep();
-    server_phase(PHASE_POLL);
+    server_phase_poll(!ae_dont_wait(el)); /* a turn the idle spin keeps awake is on CPU throughout */
     TRACE(0, TRACE_POLL_BEGIN, 0, 0, 0);
 }
 

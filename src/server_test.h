@@ -16,7 +16,8 @@
  * cpu_ns (this thread's CPU clock), which counts only where POLL begins
  * or ends with weight > 0: the poll's CPU between a reading where it
  * begins and one where it ends is counted weight times (server_phase
- * passes POLL_CPU_SAMPLE on sampled turns and 0 on the others). Tests
+ * passes POLL_CPU_SAMPLE on sampled turns, 0 on the others, and 1 with
+ * the wall clock as both readings on a turn that cannot wait). Tests
  * drive it with made-up readings. */
 void server_phase_at(enum phase p, uint64_t now_ns, uint64_t cpu_ns, unsigned weight);
 

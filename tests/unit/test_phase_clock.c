@@ -31,7 +31,8 @@ static int reset(void **state) {
     memset(server.phase_ns, 0, sizeof(server.phase_ns));
     memset(server.phase_calls, 0, sizeof(server.phase_calls));
     server.poll_cpu_ns = server.poll_cpu_since_ns = 0;
-    server.poll_cpu_sampled = 0;
+    server.poll_cpu_weight = 0;
+    server.poll_waits = 0;
     server.phase_now = PHASE_OTHER;
     server.phase_since_ns = 0;
     return 0;
@@ -220,9 +221,52 @@ static void test_real_clocks_split_spin_from_sleep(void **state) {
     assert_int_equal(pt.poll_cpu_ns + pt.poll_wait_ns, server.phase_ns[PHASE_POLL]);
 }
 
+/* A poll that cannot wait (the idle spin's turns, step 4) is on the CPU
+ * throughout: all of its wall time is poll CPU, none is wait, and it
+ * reads no CPU clock, so it leaves the sampling counter alone. Half a
+ * millisecond of sleep inside it shows it is the wall clock that counts:
+ * a sampled thread clock would miss the sleep. */
+static void test_turn_that_cannot_wait_is_all_cpu(void **state) {
+    (void)state;
+    server.phase_since_ns = util_monotonic_ns();
+    server_phase_poll(0);
+    struct timespec nap = {0, 500 * 1000};
+    while (nanosleep(&nap, &nap) == -1) {
+    }
+    server_phase(PHASE_OTHER);
+    phase_totals pt = server_phase_totals();
+    assert_true(server.phase_ns[PHASE_POLL] >= 500000);
+    assert_int_equal(pt.poll_cpu_ns, server.phase_ns[PHASE_POLL]);
+    assert_int_equal(pt.poll_wait_ns, 0);
+    assert_int_equal(server.poll_waits, 0);
+}
+
+/* The sample is one in POLL_CPU_SAMPLE of the turns that may wait, however
+ * many spin turns come between: turns 0 and POLL_CPU_SAMPLE of the waiting
+ * ones are sampled, with three spin turns after each waiting one. */
+static void test_sample_counts_waiting_turns_only(void **state) {
+    (void)state;
+    server.phase_since_ns = util_monotonic_ns();
+    int sampled = 0;
+    for (int i = 0; i < 2 * POLL_CPU_SAMPLE; i++) {
+        server_phase_poll(1);
+        sampled += server.poll_cpu_weight == POLL_CPU_SAMPLE;
+        server_phase(PHASE_OTHER);
+        for (int k = 0; k < 3; k++) {
+            server_phase_poll(0);
+            assert_int_equal(server.poll_cpu_weight, 1);
+            server_phase(PHASE_OTHER);
+        }
+    }
+    assert_int_equal(sampled, 2);
+    assert_int_equal(server.poll_waits, 2 * POLL_CPU_SAMPLE);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_poll_splits_into_cpu_and_wait, reset),
+        cmocka_unit_test_setup(test_turn_that_cannot_wait_is_all_cpu, reset),
+        cmocka_unit_test_setup(test_sample_counts_waiting_turns_only, reset),
         cmocka_unit_test_setup(test_poll_cpu_accumulates_over_turns, reset),
         cmocka_unit_test_setup(test_cpu_reading_counts_only_at_poll_edges, reset),
         cmocka_unit_test_setup(test_poll_cpu_is_bounded_by_its_wall_time, reset),
