@@ -23,8 +23,8 @@ runs, the lengths alternated and the order turned each round; Valkey at
 the same thread count and rate beside it (VALKEY_SERVER; forced on with
 --events-per-io-thread 0, as bench/beside_valkey.py starts it; without
 it the rows leave Valkey out and say so). The cell is the one
-bench/beside_valkey.py's target F4.99 missed in its kept run (soloist's
-main above Valkey's, sleeping twice as often): GET of 3-byte values at
+bench/beside_valkey.py's target F4.99 missed in its tenth stored run
+(soloist's main above Valkey's, sleeping twice as often): GET of 3-byte values at
 depth 1, 50
 connections, 100,000 keys, soloist-bench in open loop at a third of the
 slower io-threads-1 server's closed-loop rate (bench/beside_valkey.py
@@ -108,12 +108,13 @@ def measure(threads, runs, times, valkey, rate):
             s.stop()
 
 
-def offered_rate(valkey, seconds):
-    """A third of the slower io-threads-1 server's closed-loop rate, or
-    IDLE_RATE's."""
-    if os.environ.get("IDLE_RATE"):
-        rate = int(os.environ["IDLE_RATE"])
-        bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, quick=bl.quick(), why="IDLE_RATE"))
+def offered_rate(valkey, seconds, bench="idle_spin", env="IDLE_RATE"):
+    """A third of the slower io-threads-1 server's closed-loop rate in this
+    file's cell, or the rate the environment variable `env` gives; the
+    kind=rate line names `bench` (bench/main_syscalls.py shares the rule)."""
+    if os.environ.get(env):
+        rate = int(os.environ[env])
+        bl.emit(dict(kind="rate", bench=bench, rate=rate, quick=bl.quick(), why=env))
         return rate
     t1 = {}
     try:
@@ -127,7 +128,7 @@ def offered_rate(valkey, seconds):
         for s in t1.values():
             s.stop()
     rate = bl.a_third_of_slower(closed)
-    bl.emit(dict(kind="rate", bench="idle_spin", rate=rate, quick=bl.quick(), closed_rps_io_threads_1=closed,
+    bl.emit(dict(kind="rate", bench=bench, rate=rate, quick=bl.quick(), closed_rps_io_threads_1=closed,
                  closed_rps_reads=reads, why="a third of the slower io-threads 1 server's closed-loop rps (the "
                                              "median of its reads, alternated)"))
     return rate

@@ -17,8 +17,8 @@ these files by tools/findings.py; nothing here summarises.
             phase_shares, write_timing, loadgen_sanity, idle_memory, p1_anatomy,
             queues, main_cpu, threads_vs_redis, ignition_timing,
             prefetch_micro, prefetch_e2e, big_values, zset_memory, zset_ranges, watermark,
-            poll_offload, idle_spin, idle_line, score_print, redis_defaults, types_memory,
-            trace_cost, trace_runs, beside_valkey, server_vs_redis_pinned
+            poll_offload, idle_spin, main_syscalls, idle_line, score_print, redis_defaults,
+            types_memory, trace_cost, trace_runs, beside_valkey, server_vs_redis_pinned
             (beside_valkey measures Valkey too: VALKEY_SERVER names its
             binary, built from source; without it the benchmark prints
             that it skipped)
@@ -52,7 +52,8 @@ import benchlib as bl  # noqa: E402
 ALL = ["server_vs_redis", "write_cost", "pipeline_span", "phase_shares", "write_timing",
        "loadgen_sanity", "idle_memory", "p1_anatomy", "queues",
        "main_cpu", "threads_vs_redis", "ignition_timing", "prefetch_micro", "prefetch_e2e",
-       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_spin", "idle_line", "score_print",
+       "big_values", "zset_memory", "zset_ranges", "watermark", "poll_offload", "idle_spin", "main_syscalls", "idle_line",
+       "score_print",
        "redis_defaults", "types_memory", "trace_cost", "trace_runs", "beside_valkey"]
 
 
@@ -322,6 +323,11 @@ def command_for(n, a):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "idle_spin.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
                 90 if q else 300)  # with Valkey beside it (VALKEY_SERVER): about 2 min, 1 with QUICK
+    if n == "main_syscalls":
+        if not os.access(a.soloist_bench_bin, os.X_OK):
+            return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
+        return ([os.path.join(HERE, "main_syscalls.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
+                75 if q else 180)  # with Valkey beside it (VALKEY_SERVER): about 1.5 min, 0.5 with QUICK
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":

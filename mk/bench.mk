@@ -10,7 +10,7 @@
 # Knobs: QUICK=1 (development sizes, about a minute in all), BENCH=name[,name]
 # (only these: server_vs_redis write_cost pipeline_span phase_shares
 # write_timing loadgen_sanity idle_memory p1_anatomy queues prefetch_micro zset_memory
-# zset_ranges watermark poll_offload idle_spin idle_line score_print big_values
+# zset_ranges watermark poll_offload idle_spin main_syscalls idle_line score_print big_values
 # redis_defaults types_memory trace_cost trace_runs beside_valkey server_vs_redis_pinned), PINNED=1 (adds the pinned
 # configuration of server_vs_redis), BENCH_STANDIN=1 (measure redis-server
 # on both sides when soloist does not answer; every row says so),
