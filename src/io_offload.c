@@ -733,6 +733,13 @@ int io_offload_set_threads(int num, const char **err) {
     io_threads_init(num);
     trace_threads_changed(num);
     add_wake_fd();
+    /* The spin of the old pool ends here. Below two threads before_sleep
+     * no longer sets the loop's don't-wait each turn, so a flag left set
+     * would keep main polling with a zero timeout, a core spent on an
+     * idle server; the results still owed are in io.taken, taken next
+     * turn whatever the flag. */
+    ae_set_dont_wait(server.el, 0);
+    io.idle_since_us = io.spin_from_us = 0;
     /* A new pool starts alone: a fresh policy, the counters kept, and the
      * change stamped. */
     ignition_restart(&policy, (ignition_rule)server.io_threads_ignition);

@@ -7,7 +7,8 @@
  * I/O; the work really went to workers (the counters say so); FREE_ARGV
  * reaches the worker that parsed; a client freed while a worker owns it
  * is freed after the hand-back; the watermark bounds what a write sends;
- * io-threads changes at run time with jobs in flight; main, past its
+ * io-threads changes at run time with jobs in flight, and a change down
+ * to one thread lets main sleep again; main, past its
  * spin, sleeps while a POLL job waits behind a busy worker. Suite 26 runs this
  * under ThreadSanitizer as well.
  */
@@ -206,6 +207,26 @@ static void test_resize_with_jobs_in_flight(void **state) {
     close_conn(&b);
 }
 
+/* Down to one thread in the middle of a spin: main must be let sleep
+ * again. Below two threads before_sleep no longer sets the loop's
+ * don't-wait each turn, so the change itself clears it; else an idle
+ * server polls with a zero timeout for ever, a core spent on nothing. */
+static void test_shrink_to_one_ends_the_spin(void **state) {
+    (void)state;
+    conn k = open_conn();
+    const char *err = NULL;
+    ae_set_dont_wait(server.el, 1); /* as a spin turn leaves it */
+    assert_true(io_offload_set_threads(1, &err));
+    server.io_threads_num = 1;
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
+    turn();
+    assert_false(ae_dont_wait(server.el));
+    assert_true(io_offload_set_threads(3, &err));
+    server.io_threads_num = 3;
+    roundtrip(&k, "PING\r\n", "+PONG\r\n");
+    close_conn(&k);
+}
+
 /* With no worker active, every call site falls back and says why. */
 static void test_fallback_when_inactive(void **state) {
     (void)state;
@@ -283,13 +304,10 @@ static void test_main_sleeps_while_poll_waits(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pipeline_through_workers),
-        cmocka_unit_test(test_replaced_value_freed_by_a_worker),
-        cmocka_unit_test(test_free_while_owned),
-        cmocka_unit_test(test_watermark_bounds_the_write),
-        cmocka_unit_test(test_resize_with_jobs_in_flight),
-        cmocka_unit_test(test_fallback_when_inactive),
-        cmocka_unit_test(test_main_sleeps_while_poll_waits),
+        cmocka_unit_test(test_pipeline_through_workers),   cmocka_unit_test(test_replaced_value_freed_by_a_worker),
+        cmocka_unit_test(test_free_while_owned),           cmocka_unit_test(test_watermark_bounds_the_write),
+        cmocka_unit_test(test_resize_with_jobs_in_flight), cmocka_unit_test(test_shrink_to_one_ends_the_spin),
+        cmocka_unit_test(test_fallback_when_inactive),     cmocka_unit_test(test_main_sleeps_while_poll_waits),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
