@@ -89,10 +89,11 @@ addCommandToBatchAndProcessIfFull, called from processIOThreadsReadDone
 in src/networking.c), so the blog's second stage, 780K to 1.19M
 requests/s, is outside the model. h, though, is read at io-threads 4,
 where soloist's own batch prefetch runs: what it saved main there is
-netted out of h. At depth 1 on two cores that is within the noise
-(bench/prefetch_e2e.py's rows F6.24-F6.25, prefetch on against off at
-io-threads 2); where batches fill, a model fed h from such a machine
-would carry part of the prefetch stage inside it.
+netted into h, a saving or a cost. No row measures it in this cell; the
+nearest (bench/prefetch_e2e.py's F6.24-F6.25: GETs at depth 1,
+prefetch on against off at io-threads 2) find it within the noise on
+two cores. Where batches fill, a model fed h from such a machine would
+carry part of the prefetch stage inside it.
 
   bench/pipeline_model.py RESULTS/beside_valkey.jsonl [--cores K] [--json]
 
