@@ -11,13 +11,14 @@
 # io-threads 1, 2, 4 and 8 (and 16 from 32 cores) and part (d)'s load at
 # Valkey's blog's 650 connections, keeps the results like any run
 # (bench/run.py), and prints bench/pipeline_model.py's curve for this
-# machine beside the measured points.
+# machine beside the measured points; then bench/main_syscalls.py at the
+# same thread counts, the main thread's system calls per request.
 #
 #   VALKEY_SERVER=/path/to/valkey-server bench/cores_matrix.sh [QUICK=1]
 #
 # Needs: make (builds soloist and soloist-bench), VALKEY_SERVER (built from
 # source: bench/README.md), redis-server and redis-benchmark (make deps),
-# taskset. About 20 minutes; 4 with QUICK=1. Loopback only.
+# taskset. About 22 minutes; 5 with QUICK=1. Loopback only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for a in "$@"; do export "$a"; done
@@ -38,9 +39,16 @@ echo "cores_matrix: server on cpus $BENCH_SERVER_CPUS, generator on $BENCH_CLIEN
 out=$(python3 bench/run.py --only beside_valkey ${QUICK:+--quick} | tee /dev/stderr | sed -n 's/^results: //p' | tail -1)
 dir=${out:-$(ls -td bench/results/*/ | head -1)}
 python3 bench/pipeline_model.py "$dir/beside_valkey.jsonl"
-grep '"finding": true' "$dir/beside_valkey.jsonl" | python3 -c '
+# What main asks of the kernel per request at each thread count, where the
+# threads have cores: whether it still sleeps and wakes workers (rows
+# F4.111-F4.112), the part of the hand-offs' cost the two-core runs cannot
+# tell from waiting.
+sout=$(SYSCALL_THREADS="$threads" python3 bench/run.py --only main_syscalls ${QUICK:+--quick} | tee /dev/stderr |
+  sed -n 's/^results: //p' | tail -1)
+sdir=${sout:-$(ls -td bench/results/*/ | head -1)}
+cat "$dir/beside_valkey.jsonl" "$sdir/main_syscalls.jsonl" 2>/dev/null | grep '"finding": true' | python3 -c '
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
-    if r["id"] in ("F4.101", "F4.104", "F4.105", "F4.99", "F0.68", "F7.53"):
+    if r["id"] in ("F4.101", "F4.104", "F4.105", "F4.99", "F0.68", "F7.53", "F4.111", "F4.112"):
         print("%s  %s\n        %s" % (r["id"], r["claim"], r["figure"]))'

@@ -193,14 +193,16 @@ def findings(lines, quick, rate):
                 med(runs, lambda m: m["switches"]), med(runs, lambda m: m["cpu_us"]),
                 "; %d run(s) left out, under %d %% answered" % (gone, isp.SENT_SHARE * 100) if gone else ""))
         who = "soloist" if name == "soloist" else "Valkey"
+        ns = [str(n) for n in sorted({ln["io_threads"] for ln in mine})]
+        counts = ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
         bl.emit({"finding": True, "id": rid, "command": cmd,
                  "config": {"test": TEST, "pipeline": PIPELINE, "value_size": SIZE, "clients": bv.CLIENTS,
                             "keys": bv.KEYS, "offered_rps": rate, "threads_forced_on": True, "quick": quick,
                             "runs_per_setting": max(ln["run"] for ln in mine), "counted": "perf stat -t (main)"},
                  "claim": "%s's main thread: system calls per GET by kind (medians; read 8 B: reads of 8 bytes, "
                           "an eventfd's counter, counted apart and also within read), the wake-ups it performs, "
-                          "its context switches and CPU, GET 3 B P=1 at %d requests/s offered, io-threads 1, 2 "
-                          "and 4 (threads forced on)" % (who, rate),
+                          "its context switches and CPU, GET 3 B P=1 at %d requests/s offered, io-threads %s "
+                          "(threads forced on)" % (who, rate, counts),
                  "figure": "%s; offered %d requests/s" % (" | ".join(cells), rate)})
 
 
