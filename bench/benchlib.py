@@ -57,25 +57,73 @@ def run_id():
     return _RUN_ID
 
 
+def perf_can_count(events):
+    """None when `perf stat` counts these events (a list of perf stat
+    arguments: -e NAME, --filter ...) on this machine, else why not: the
+    benchmarks that count system calls with perf say they could not
+    (kind=unavailable) rather than print zeros."""
+    try:
+        r = subprocess.run(["perf", "stat", "-x,"] + list(events) + ["true"], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.PIPE, text=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as e:
+        return str(e)
+    if r.returncode != 0 or "<not supported>" in r.stderr or "not counted" in r.stderr:
+        return r.stderr.strip()[-300:]
+    return None
+
+
+def perf_stat_lines(path):
+    """`perf stat -x,` output -> [(event, count)] in the order perf printed
+    them (the order of its -e list); count None where perf printed none
+    (<not counted>, <not supported>)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            parts = line.strip().split(",")
+            if len(parts) < 3 or line.startswith("#"):
+                continue
+            try:
+                out.append((parts[2], float(parts[0])))
+            except ValueError:
+                out.append((parts[2], None))
+    return out
+
+
+def run_main(main, rows_again):
+    """A benchmark's entry point: `NAME.py --rows FILE` computes a stored
+    run's rows again from its run lines (rows_again(FILE)); otherwise
+    main() runs it. Returns the exit status."""
+    if len(sys.argv) == 3 and sys.argv[1] == "--rows":
+        rows_again(sys.argv[2])
+        return 0
+    return main() or 0
+
+
 def rows_again(path, make_rows):
     """A benchmark's --rows FILE, for rows whose wording changed after a
     run: the stored run's raw lines are kept as they are and its rows
     replaced by what make_rows(raw) emits (emit), each row carrying the
-    stored run's id."""
+    stored run's id, where the old rows began (a run's kind=done line
+    may come before or after them)."""
     global _RUN_ID
     with open(path) as f:
-        raw = [ln for ln in (json.loads(x) for x in f if x.strip()) if not ln.get("finding")]
+        lines = [json.loads(x) for x in f if x.strip()]
+    at = next((i for i, ln in enumerate(lines) if ln.get("finding")), len(lines))
+    before = [ln for ln in lines[:at] if not ln.get("finding")]
+    after = [ln for ln in lines[at:] if not ln.get("finding")]
     tmp = path + ".tmp"
     saved = sys.stdout, _RUN_ID
     with open(tmp, "w") as out:
-        for ln in raw:
+        for ln in before:
             out.write(json.dumps(ln, sort_keys=True) + "\n")
         sys.stdout = out
-        _RUN_ID = next((ln["run_id"] for ln in raw if ln.get("run_id")), _RUN_ID)
+        _RUN_ID = next((ln["run_id"] for ln in lines if ln.get("run_id")), _RUN_ID)
         try:
-            make_rows(raw)
+            make_rows(before + after)
         finally:
             sys.stdout, _RUN_ID = saved
+        for ln in after:
+            out.write(json.dumps(ln, sort_keys=True) + "\n")
     os.replace(tmp, path)
 
 

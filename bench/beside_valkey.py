@@ -665,7 +665,4 @@ def rows_again(path):
 
 
 if __name__ == "__main__":
-    if sys.argv[1:2] == ["--rows"]:
-        rows_again(sys.argv[2])
-    else:
-        main()
+    sys.exit(bl.run_main(main, rows_again))

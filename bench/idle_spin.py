@@ -241,14 +241,21 @@ def findings(lines, quick, runs, rate):
                      p99s, vk)})
 
 
-def main():
-    bl.install_cleanup()
+def open_loop_plan(bench):
+    """What this sweep and bench/main_syscalls.py share: -> (quick, rounds,
+    (warmup s, run s), whether VALKEY_SERVER names a peer), and the
+    kind=skipped line, naming `bench`, when it does not."""
     quick = bl.quick()
     runs = int(os.environ.get("BENCH_RUNS", 2 if quick else 3))
-    times = (0.3, 1.0) if quick else (0.5, 2.0)
     valkey = bl.valkey_binary() is not None
     if not valkey:
-        bl.emit(dict(kind="skipped", bench="idle_spin", peer="valkey", why=bl.VALKEY_SKIPPED))
+        bl.emit(dict(kind="skipped", bench=bench, peer="valkey", why=bl.VALKEY_SKIPPED))
+    return quick, runs, (0.3, 1.0) if quick else (0.5, 2.0), valkey
+
+
+def main():
+    bl.install_cleanup()
+    quick, runs, times, valkey = open_loop_plan("idle_spin")
     try:
         rate = offered_rate(valkey, 0.3 if quick else 0.5)
         lines = []
@@ -279,7 +286,4 @@ def rows_again(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--rows":
-        rows_again(sys.argv[2])
-        sys.exit(0)
-    sys.exit(main())
+    sys.exit(bl.run_main(main, rows_again))

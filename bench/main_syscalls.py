@@ -67,32 +67,11 @@ EVENTS = (sum((["-e", "syscalls:sys_enter_%s" % k] for k in KINDS), [])
 NAMES = ["syscalls:sys_enter_%s" % k for k in KINDS] + [EIGHT, "all", "wakes", "switches", "task-clock"]
 
 
-def perf_ok():
-    """None when perf counts the events here, else why not."""
-    try:
-        r = subprocess.run(["perf", "stat", "-x,"] + EVENTS + ["true"], stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError) as e:
-        return str(e)
-    if r.returncode != 0 or "<not supported>" in r.stderr or "not counted" in r.stderr:
-        return r.stderr.strip()[-300:]
-    return None
-
-
 def parse_counts(path):
     """perf stat -x, output -> {name: count}, the events in EVENTS' order
-    (the read tracepoint appears twice, so lines are matched by order)."""
-    values = []
-    with open(path) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) < 3 or line.startswith("#"):
-                continue
-            try:
-                values.append(float(parts[0]))
-            except ValueError:
-                values.append(0.0)  # <not counted>
-    return dict(zip(NAMES, values))
+    (the read tracepoint appears twice, so lines are matched by order;
+    an event perf did not count is 0)."""
+    return dict(zip(NAMES, (v or 0.0 for _, v in bl.perf_stat_lines(path))))
 
 
 def per_request(counts, commands):
@@ -208,16 +187,11 @@ def findings(lines, quick, rate):
 
 def main():
     bl.install_cleanup()
-    quick = bl.quick()
-    why = perf_ok()
+    why = bl.perf_can_count(EVENTS)
     if why:
         bl.emit(dict(kind="unavailable", bench="main_syscalls", why="perf cannot count the events: %s" % why))
         return 0
-    runs = int(os.environ.get("BENCH_RUNS", 2 if quick else 3))
-    times = (0.3, 1.0) if quick else (0.5, 2.0)
-    valkey = bl.valkey_binary() is not None
-    if not valkey:
-        bl.emit(dict(kind="skipped", bench="main_syscalls", peer="valkey", why=bl.VALKEY_SKIPPED))
+    quick, runs, times, valkey = isp.open_loop_plan("main_syscalls")
     try:
         rate = isp.offered_rate(valkey, 0.3 if quick else 0.5, bench="main_syscalls", env="SYSCALL_RATE")
         lines = measure(runs, times, valkey, rate)
@@ -238,7 +212,4 @@ def rows_again(path):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--rows":
-        rows_again(sys.argv[2])
-        sys.exit(0)
-    sys.exit(main())
+    sys.exit(bl.run_main(main, rows_again))

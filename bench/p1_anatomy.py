@@ -73,30 +73,9 @@ PERF_EVENTS = sum((["-e", e] for e in EVENTS), []) + [
     "-e", "syscalls:sys_exit_epoll_wait", "--filter", "ret == 1"]
 
 
-def perf_ok():
-    try:
-        r = subprocess.run(["perf", "stat", "-x,"] + PERF_EVENTS + ["true"],
-                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, timeout=20)
-    except (OSError, subprocess.SubprocessError) as e:
-        return str(e)
-    if r.returncode != 0 or "<not supported>" in r.stderr or "not counted" in r.stderr:
-        return r.stderr.strip()[-300:]
-    return None
-
-
 def parse_perf(path):
     """{event: value} from `perf stat -x,` output."""
-    out = {}
-    with open(path) as f:
-        for line in f:
-            parts = line.strip().split(",")
-            if len(parts) < 3 or line.startswith("#"):
-                continue
-            try:
-                out[parts[2]] = float(parts[0])
-            except ValueError:
-                pass
-    return out
+    return {e: v for e, v in bl.perf_stat_lines(path) if v is not None}
 
 
 def summarise(counts, requests):
@@ -140,7 +119,7 @@ def main():
     base = {"bench": "p1_anatomy", "clients": CLIENTS, "pipeline": 1, "requests": requests,
             "cores": os.cpu_count(), "quick": q, "value_size": 3}
     base.update(bl.placement())
-    why = perf_ok()
+    why = bl.perf_can_count(PERF_EVENTS)
     if why:
         bl.emit(dict(base, kind="unavailable", why="perf cannot count syscall tracepoints: %s" % why))
         return
