@@ -129,7 +129,7 @@ def measure(runs, times, valkey, rate):
                     with s.turn():
                         got = one_run(s, rate, times, tmp)
                     line = dict(kind="run", bench="main_syscalls", server=name, server_is=s.really, io_threads=n,
-                                forced=n > 1, run=r + 1, **got)
+                                forced=n > 1, run=r + 1, **dict(got, **bl.placement()))
                     bl.emit(line)
                     m = got["main"] or {}
                     bl.log("%s t%d: %.0f rps, main %.2f syscalls/req, %.2f wakes/req, %.2f us/req"
@@ -154,7 +154,8 @@ def findings(lines, quick, rate):
         if not mine:
             if name == "valkey":
                 bl.emit({"finding": True, "id": rid, "command": cmd, "config": {"quick": quick},
-                         "claim": "Valkey's main thread's system calls per GET by kind, io-threads 1, 2 and 4",
+                         "claim": "Valkey's main thread's system calls per GET by kind, io-threads %s"
+                                  % ", ".join(str(n) for n in THREADS),
                          "figure": "not measured: %s" % bl.VALKEY_SKIPPED})
             continue
         cells = []
@@ -177,7 +178,8 @@ def findings(lines, quick, rate):
         bl.emit({"finding": True, "id": rid, "command": cmd,
                  "config": {"test": TEST, "pipeline": PIPELINE, "value_size": SIZE, "clients": bv.CLIENTS,
                             "keys": bv.KEYS, "offered_rps": rate, "threads_forced_on": True, "quick": quick,
-                            "runs_per_setting": max(ln["run"] for ln in mine), "counted": "perf stat -t (main)"},
+                            "runs_per_setting": max(ln["run"] for ln in mine), "counted": "perf stat -t (main)",
+                            **({"placement": mine[0]["placement_note"]} if mine[0].get("placement_note") else {})},
                  "claim": "%s's main thread: system calls per GET by kind (medians; read 8 B: reads of 8 bytes, "
                           "an eventfd's counter, counted apart and also within read), the wake-ups it performs, "
                           "its context switches and CPU, GET 3 B P=1 at %d requests/s offered, io-threads %s "

@@ -327,7 +327,7 @@ def command_for(n, a):
         if not os.access(a.soloist_bench_bin, os.X_OK):
             return None, "%s not built (make builds it)" % a.soloist_bench_bin, 0
         return ([os.path.join(HERE, "main_syscalls.py")], {"SOLOIST_BENCH_BIN": a.soloist_bench_bin},
-                75 if q else 180)  # with Valkey beside it (VALKEY_SERVER): about 1.5 min, 0.5 with QUICK
+                150 if q else 360)  # with Valkey: about 1.5 min, 0.5 with QUICK; more threads (cores_matrix.sh) more
     if n == "idle_memory":
         return [os.path.join(HERE, "idle_memory.py")], {}, 60 if q else 120
     if n == "p1_anatomy":
