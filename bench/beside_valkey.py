@@ -112,6 +112,24 @@ def start(name, threads):
     return srv
 
 
+def start_paused(names, threads):
+    """{(name, io-threads): server} for every name and thread count, each
+    started as start() does and paused until its turn; if one fails to
+    start, those already started are stopped before the error goes on.
+    Part (c) here and bench/main_syscalls.py measure settings this way."""
+    settings = {}
+    try:
+        for name in names:
+            for n in threads:
+                settings[(name, n)] = start(name, n)
+                settings[(name, n)].pause()
+    except BaseException:
+        for s in settings.values():
+            s.stop()
+        raise
+    return settings
+
+
 def thread_cpu(pid):
     """(main, io threads, process) scheduler run time in seconds."""
     t = bl.threads_cpu_s(pid)
@@ -232,13 +250,8 @@ def cpu_cells(base, runs, budget):
     not measured; each cell at one rate for all of them."""
     q = bl.quick()
     times = (0.3, 0.8) if q else (0.5, 2.0)
-    settings = {}
+    settings = start_paused(("soloist", "valkey"), THREADS)
     try:
-        for name in ("soloist", "valkey"):
-            for n in THREADS:
-                s = start(name, n)
-                s.pause()
-                settings[(name, n)] = s
         cells = [(t, p, sz, CLIENTS, KEYS) for sz in bl.SIZES for t in bl.TESTS for p in bl.PIPELINES]
         cells.append(("GET", 1, BIG, BIG_CLIENTS, 4))
         loaded = None

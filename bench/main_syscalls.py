@@ -111,14 +111,9 @@ def one_run(s, rate, times, tmp):
 def measure(runs, times, valkey, rate):
     """Every (server, io-threads) setting started once, paused when not
     measured, alternated, the order turned each round -> run lines."""
-    settings = {}
+    settings = bv.start_paused(("soloist",) + (("valkey",) if valkey else ()), THREADS)
     lines = []
     try:
-        for name in ("soloist",) + (("valkey",) if valkey else ()):
-            for n in THREADS:
-                s = bv.start(name, n)
-                s.pause()
-                settings[(name, n)] = s
         for s in settings.values():
             with s.turn():
                 bl.sb_prefill(s, bv.KEYS, SIZE)
@@ -159,7 +154,8 @@ def findings(lines, quick, rate):
                          "figure": "not measured: %s" % bl.VALKEY_SKIPPED})
             continue
         cells = []
-        for n in sorted({ln["io_threads"] for ln in mine}):
+        ns = sorted({ln["io_threads"] for ln in mine})
+        for n in ns:
             runs = [ln for ln in mine if ln["io_threads"] == n and isp.offered(ln)]
             gone = sum(1 for ln in mine if ln["io_threads"] == n and not isp.offered(ln))
             if not runs:
@@ -173,8 +169,8 @@ def findings(lines, quick, rate):
                 med(runs, lambda m: m["switches"]), med(runs, lambda m: m["cpu_us"]),
                 "; %d run(s) left out, under %d %% answered" % (gone, isp.SENT_SHARE * 100) if gone else ""))
         who = "soloist" if name == "soloist" else "Valkey"
-        ns = [str(n) for n in sorted({ln["io_threads"] for ln in mine})]
-        counts = ns[0] if len(ns) == 1 else ", ".join(ns[:-1]) + " and " + ns[-1]
+        names = [str(n) for n in ns]
+        counts = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
         bl.emit({"finding": True, "id": rid, "command": cmd,
                  "config": {"test": TEST, "pipeline": PIPELINE, "value_size": SIZE, "clients": bv.CLIENTS,
                             "keys": bv.KEYS, "offered_rps": rate, "threads_forced_on": True, "quick": quick,

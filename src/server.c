@@ -114,6 +114,10 @@ static uint64_t thread_cpu_ns(void) {
 }
 
 /*@ phase-clock */
+/* The weight of a poll that cannot wait: on CPU throughout, so its wall
+ * clock stands in for its CPU clock and counts once. */
+#define POLL_CPU_WALL 1
+
 void server_phase(enum phase p) {
     if (p == PHASE_POLL) {
         server_phase_poll(1);
@@ -124,11 +128,11 @@ void server_phase(enum phase p) {
     if (server.phase_now == PHASE_POLL) {
         /* Ending a poll: a sampled one reads the CPU clock inside its wall
          * interval, before the wall clock coming out; a spin turn's wall
-         * clock is its CPU clock (weight 1). */
+         * clock is its CPU clock. */
         weight = server.poll_cpu_weight;
         if (weight == POLL_CPU_SAMPLE) cpu = thread_cpu_ns();
         now = util_monotonic_ns();
-        if (weight == 1) cpu = now;
+        if (weight == POLL_CPU_WALL) cpu = now;
     } else {
         now = util_monotonic_ns();
     }
@@ -140,7 +144,7 @@ void server_phase_poll(int may_wait) {
     unsigned weight = 0;
     if (!may_wait) {
         cpu = now;
-        weight = 1;
+        weight = POLL_CPU_WALL;
     } else if (server.poll_waits++ % POLL_CPU_SAMPLE == 0) {
         cpu = thread_cpu_ns(); /* after the wall clock going in */
         weight = POLL_CPU_SAMPLE;
