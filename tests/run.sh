@@ -37,7 +37,7 @@ limit=900
 [ "${SOLOIST_LONG:-0}" = 1 ] && limit=5400
 
 row() { printf '%-28s %-40s %4ss\n' "$1" "$2" "$3"; }
-total_p=0; total_f=0; failed_suites=()
+total_p=0; total_f=0; failed_suites=(); first_fail=()
 
 if [ "${1:-}" = --build ]; then
   t0=$(date +%s)
@@ -115,13 +115,24 @@ for s in tests/suites/*; do
     # The failing checks first, indented or not (a suite's passing lines
     # often say "errors 0", "0 failed" or "failing as it must" too), then
     # the other lines that mention failure and are not a passing check.
+    # (A stress round's summary line counts the "error+close" replies it
+    # provoked: that is not a failure.)
     failed_suites+=("$name")
     { grep -E -A2 '^ *(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]' "$log" | head -12
-      grep -E -i 'fail|error|assert|mismatch' "$log" | grep -v -E '^ *(ok|FAIL|not ok)\b|^(\[ | +\{)|errors 0|, 0 failed' | head -8; } | awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
+      grep -E -i 'fail|error|assert|mismatch' "$log" |
+        grep -v -E '^ *(ok|FAIL|not ok)\b|^(\[ | +\{)|errors 0|, 0 failed|^ *round [0-9]+: ' | head -8; } |
+      awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
+    # Its first failing line again at the very end, where a reader of
+    # only the output's tail (a CI excerpt) still sees why it failed.
+    first=$(grep -E -m1 '^ *(FAIL|not ok)|\[  FAILED  \]' "$log" | sed -E 's/^ +//' | cut -c1-300)
+    first_fail+=("$name: ${first:-$line}")
   fi
   total_p=$((total_p + p)); total_f=$((total_f + f))
 done
 echo "elapsed $(( $(date +%s) - start ))s; logs in build/test-logs/"
-[ ${#failed_suites[@]} -gt 0 ] && echo "failing suites: ${failed_suites[*]}"
+if [ ${#failed_suites[@]} -gt 0 ]; then
+  echo "failing suites: ${failed_suites[*]}"
+  printf '  %s\n' "${first_fail[@]}"
+fi
 echo "$total_p passed, $total_f failed"
 [ "$total_f" = 0 ]

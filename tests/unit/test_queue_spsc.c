@@ -7,6 +7,9 @@
  * producer and a consumer thread with random commit and batch sizes,
  * checking that every item arrives once and in order, with the full path
  * forced: the consumer waits until the producer has found the ring full.
+ * Their first items go in lock step, so that every run puts edge 2 to the
+ * test: after each batch the consumer waits until the producer has
+ * written over the slots it handed back.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,6 +235,7 @@ typedef struct spsc_run {
     uint64_t seed;
     bool commit_never; /* rely on the full path's commit and a final one */
     atomic_bool producer_saw_full;
+    atomic_size_t enqueued; /* relaxed both ways: it orders nothing */
     size_t full_count;
     bool consumer_ok;
 } spsc_run;
@@ -247,6 +251,7 @@ static void *spsc_producer(void *arg) {
             if (test_stuck()) return NULL;
             sched_yield();
         }
+        atomic_store_explicit(&r->enqueued, k + 1, memory_order_relaxed);
         if (r->commit_never) continue;
         if (until_commit == 0) {
             spsc_commit(r->q);
@@ -262,6 +267,19 @@ static void *spsc_producer(void *arg) {
     spsc_commit(r->q);
     return NULL;
 }
+
+/* How many items the consumer takes in lock step: two laps of the ring.
+ * After each batch it waits until the producer has filled the ring to
+ * one slot short of full, so has written over every slot of the batch but
+ * its last (one short: a ring that wrongly holds one item less must fail
+ * on its own tests, not hang here). The wait reads a relaxed counter, so
+ * it adds no happens-before edge of its own. A consumer that stores head
+ * before it has read the slots (or stores it relaxed) then races, in
+ * every run, with the producer's store into the batch's first slot, and
+ * ThreadSanitizer sees the two accesses unordered; left to chance, a
+ * consumer faster than the producer keeps the ring nearly empty and the
+ * producer seldom writes into a slot just handed back. */
+#define LOCKSTEP_ITEMS (2 * SPSC_QUEUE_SIZE)
 
 static void *spsc_consumer(void *arg) {
     spsc_run *r = arg;
@@ -281,6 +299,11 @@ static void *spsc_consumer(void *arg) {
             }
         next += n;
         if (n == 0 && test_stuck()) return NULL;
+        if (n > 0 && next <= LOCKSTEP_ITEMS) {
+            size_t refilled = next + SPSC_QUEUE_SIZE - 1 < r->items ? next + SPSC_QUEUE_SIZE - 1 : r->items;
+            while (atomic_load_explicit(&r->enqueued, memory_order_relaxed) < refilled)
+                if (test_stuck()) return NULL;
+        }
         maybe_pause(&rng, 2048);
     }
     r->consumer_ok = true;
