@@ -414,17 +414,21 @@ def _drain_replies(s, count):
 
 
 def redis_benchmark(server, test, clients, requests, pipeline, value_size=3,
-                    keyspace=None, timeout=120, command=None):
+                    keyspace=None, timeout=120, command=None, threads=1, wrap=()):
     """One redis-benchmark run against `server`; returns a dict of its CSV
     figures plus the CPU seconds the server and the client used meanwhile.
-    With command (a list of words), that command is run instead of -t test."""
+    With command (a list of words), that command is run instead of -t test;
+    threads > 1 spreads the clients over that many of its threads; wrap is
+    a command that runs it (perf stat ... --)."""
     pl = placement()
-    argv = _taskset(pl.get("client_cpus")) + [
+    argv = _taskset(pl.get("client_cpus")) + list(wrap) + [
         os.environ.get("REDIS_BENCHMARK", "redis-benchmark"),
         "-h", "127.0.0.1", "-p", str(server.port), "-c", str(clients),
         "-n", str(requests), "-P", str(pipeline), "-d", str(value_size), "--csv"]
     if keyspace:
         argv += ["-r", str(keyspace)]
+    if threads > 1:
+        argv += ["--threads", str(threads)]
     argv += list(command) if command else ["-t", test]
     srv0 = server.cpu_s()
     ru0 = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -22,7 +22,13 @@ nothing). Four parts, one run:
     other clients wait (io-write-alone-max's chunks only when none does;
     either up to 16 KB longer when that ends the output). 2000 requests
     a round; the rows say how much of each round redis-benchmark spent on
-    its CPU, which is nearly all of it: the client bounds the rate here.
+    its CPU, which is nearly all of it, and its CPU a request: one client
+    thread bounds the rate here. One more round per server, untimed,
+    counts its system calls a request under perf stat (kind=client_calls):
+    the same against every server says the server does not change the
+    client's work. With BENCH_CLIENT_THREADS (bench/cores_matrix.sh, the
+    generator on cores of its own) redis-benchmark spreads the four
+    clients over up to four threads, and the rates become the servers'.
 (c) The main thread's CPU per request at one offered rate, every thread
     read from /proc/PID/task/TID/schedstat (the scheduler's run time,
     ns): soloist and Valkey at io-threads 1, 2 and 4, threads on as far
@@ -60,8 +66,8 @@ sends it, in closed loop, each setting at its own rate.
 run lines (after a row's wording changes; the measurements are untouched).
 
 Prints JSON lines: kind=skipped, kind=run (a), kind=cell (a) and (b),
-kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
-QUICK=1 (about 2 min), BENCH_PARTS (default abcd: which parts run; c runs with d), BENCH_THREADS (1,2,4), BENCH_D_CONNS and BENCH_CLIENT_THREADS (part d's load), BENCH_SERVER_CPUS and BENCH_CLIENT_CPUS (taskset lists: bench/cores_matrix.sh), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
+kind=client_calls (b), kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
+QUICK=1 (about 2 min), BENCH_PARTS (default abcd: which parts run; c runs with d), BENCH_THREADS (1,2,4), BENCH_D_CONNS and BENCH_CLIENT_THREADS (part d's load; part b's generator threads, up to 4), BENCH_SERVER_CPUS and BENCH_CLIENT_CPUS (taskset lists: bench/cores_matrix.sh), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
 
 Valkey anchors: the offload functions of valkey src/io_threads.c
 (trySendReadToIOThreads, trySendWriteToIOThreads) at the 2024 tree,
@@ -70,7 +76,9 @@ measured, not mirrored.
 
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -164,9 +172,46 @@ def big_values(srv, base, runs):
     # make them long enough that one scheduling hiccup does not decide a
     # round.
     n = 200 if bl.quick() else 2000
+    # One redis-benchmark thread reads every reply and copies each megabyte
+    # out of the kernel: on its own it is the bound, whatever the server.
+    # Given cores of its own (BENCH_CLIENT_THREADS, bench/cores_matrix.sh)
+    # it spreads the four clients over up to four threads, and the cell
+    # measures the servers.
+    threads = min(BIG_CLIENTS, int(os.environ.get("BENCH_CLIENT_THREADS", "1")))
     for test in ["SET", "GET"]:
-        cfg = dict(base, part="b", test=test, pipeline=1, value_size=BIG, clients=BIG_CLIENTS, keys=1)
-        alternate(srv, cfg, runs, lambda s: bl.redis_benchmark(s, test.lower(), BIG_CLIENTS, n, 1, BIG))
+        cfg = dict(base, part="b", test=test, pipeline=1, value_size=BIG, clients=BIG_CLIENTS, keys=1,
+                   generator_threads=threads)
+        alternate(srv, cfg, runs, lambda s: bl.redis_benchmark(s, test.lower(), BIG_CLIENTS, n, 1, BIG,
+                                                               threads=threads))
+        generator_calls(srv, cfg, n // 4, threads)
+
+
+# What redis-benchmark asks of the kernel for each 1 MB request: its reads
+# (recvfrom), its waits, its sends. The same counts against every server
+# say the client's work is the same, whichever server it reads from.
+CLIENT_CALLS = ["recvfrom", "epoll_wait", "sendto", "write", "read"]
+CLIENT_EVENTS = sum((["-e", "syscalls:sys_enter_%s" % k] for k in CLIENT_CALLS), []) + ["-e", "task-clock"]
+
+
+def generator_calls(srv, cfg, n, threads):
+    """One more round per server, not among the timed ones (tracepoints
+    add to each call's cost): redis-benchmark under perf stat, its system
+    calls per request by kind (kind=client_calls)."""
+    why = bl.perf_can_count(CLIENT_EVENTS)
+    if why:
+        emit(dict(cfg, kind="skipped", what="client_calls", why=why))
+        return
+    fd, path = tempfile.mkstemp(prefix="perf-client-", suffix=".txt")
+    os.close(fd)
+    for name, s in srv.items():
+        with s.turn():
+            r = bl.redis_benchmark(s, cfg["test"].lower(), BIG_CLIENTS, n, 1, BIG, threads=threads,
+                                   wrap=["perf", "stat", "-x,", "-o", path] + CLIENT_EVENTS + ["--"])
+        counts = [v for _, v in bl.perf_stat_lines(path)]
+        calls = {k: round(v / n, 2) for k, v in zip(CLIENT_CALLS, counts) if v is not None}
+        emit(dict(cfg, kind="client_calls", server=name, server_is=s.really, requests=n, calls=calls,
+                  cpu_ms_per_request=round(counts[-1] / n, 3) if counts[-1] else None, rps=r["rps"]))
+    os.unlink(path)
 
 
 def alternate(srv, cfg, runs, one):
@@ -363,16 +408,21 @@ def findings(base):
                c["soloist"]["p50_latency_ms"], c["valkey"]["p50_latency_ms"], c["redis"]["p50_latency_ms"],
                c["soloist"]["p99_latency_ms"], c["valkey"]["p99_latency_ms"], c["redis"]["p99_latency_ms"],
                lo_hi(p99["soloist"], "%.2f"), lo_hi(p99["valkey"], "%.2f"), lo_hi(p99["redis"], "%.2f"),
-               generator_busy("b", c["test"])),
+               generator_busy("b", c["test"]) + generator_calls_text(c["test"])),
             test=c["test"], value_size=BIG, clients=BIG_CLIENTS, runs=c["runs"], tool="redis-benchmark")
     g = next((c for c in big if c["test"] == "GET"), None)
     if g:
         ok = (g["ratio_valkey"] >= 1.0 and g["ratio_redis"] >= 1.0 and
               g["soloist"]["p99_latency_ms"] <= min(g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"]))
+        why = ""
+        if generator_bound("b", "GET"):
+            why = ("; the rates are the generator's: one redis-benchmark thread, busy for 85 % or more of every "
+                   "run, so each server's rate is about one over what a request cost that thread in its runs. A run "
+                   "whose generator has threads on cores of their own (bench/cores_matrix.sh) measures the servers")
         row("F7.53", "target: 1 MB GET, 4 clients: soloist ≥ 1.0× Valkey and redis-server 7.0, its p99 no worse",
-            "%s (%.2f× and %.2f×; p99 %.2f ms against %.2f and %.2f%s)"
+            "%s (%.2f× and %.2f×; p99 %.2f ms against %.2f and %.2f%s)%s"
             % ("met" if ok else "not met", g["ratio_valkey"], g["ratio_redis"], g["soloist"]["p99_latency_ms"],
-               g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"], generator_busy("b", "GET")))
+               g["valkey"]["p99_latency_ms"], g["redis"]["p99_latency_ms"], generator_busy("b", "GET"), why))
     cpu_rows(row)
     model_rows(row)
     scale_rows(row)
@@ -571,17 +621,44 @@ def cpu_rows(row):
 
 def generator_busy(part, test):
     """How much of each run redis-benchmark spent on CPU, per server
-    (medians of its CPU over the run's wall time): near 100 %, the client
-    is the bound, and the servers' rates differ by how it was scheduled."""
-    got = []
+    (medians of its CPU over the run's wall time), and its CPU per request
+    (medians; the request count is the run's -n): near 100 %, the client
+    is the bound, and each server's rate is the inverse of what a request
+    cost the client in that server's rounds."""
+    busy, per = [], []
     for name in ORDER:
-        x = bl.median([ln["client_cpu_s"] / ln["wall_s"] for ln in SEEN
-                       if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test
-                       and ln.get("server") == name and ln.get("client_cpu_s") is not None and ln.get("wall_s")])
+        got = [ln for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test
+               and ln.get("server") == name and ln.get("client_cpu_s") is not None and ln.get("wall_s")]
+        x = bl.median([ln["client_cpu_s"] / ln["wall_s"] for ln in got])
         if x is None:
             return ""
-        got.append("%.0f" % (100 * x))
-    return "; redis-benchmark's CPU %s %% of each run's wall time" % " / ".join(got)
+        busy.append("%.0f" % (100 * x))
+        n = [int(m.group(1)) for m in (re.search(r" -n (\d+)", ln.get("argv", "")) for ln in got) if m]
+        if len(n) == len(got):
+            per.append("%.2f" % bl.median([1000 * ln["client_cpu_s"] / k for ln, k in zip(got, n)]))
+    threads = {ln.get("generator_threads", 1) for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part}
+    on = " on %s threads" % "/".join(str(t) for t in sorted(threads)) if threads != {1} else ""
+    return "; redis-benchmark's CPU %s %% of each run's wall time%s%s" % (
+        " / ".join(busy), on, ", its CPU a request %s ms" % " / ".join(per) if len(per) == len(ORDER) else "")
+
+
+def generator_calls_text(test):
+    """The counted round's system calls a request, per server, for the
+    kinds redis-benchmark makes more than once a request; "" without it."""
+    got = {ln["server"]: ln["calls"] for ln in SEEN if ln.get("kind") == "client_calls" and ln.get("test") == test}
+    if set(got) != set(ORDER):
+        return ""
+    kinds = [k for k in CLIENT_CALLS if all(got[n].get(k, 0) >= 1.5 for n in ORDER)]
+    return "; its system calls a request, a round apart under perf: %s" % ", ".join(
+        "%s %s" % (k, " / ".join("%.1f" % got[n][k] for n in ORDER)) for k in kinds)
+
+
+def generator_bound(part, test):
+    """Whether one redis-benchmark thread was busy for at least 85 % of
+    every run's wall time in the cell, against every server."""
+    got = [ln for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test]
+    return bool(got) and all(ln.get("generator_threads", 1) == 1 and ln.get("client_cpu_s") is not None
+                             and ln.get("wall_s") and ln["client_cpu_s"] / ln["wall_s"] >= 0.85 for ln in got)
 
 
 def split_of(cpu, k, n):

@@ -7,7 +7,8 @@
 # (the stored rows come from two cores, where the generator and the
 # server share them). It splits the cores in two: the server's half
 # (BENCH_SERVER_CPUS) and the generator's (BENCH_CLIENT_CPUS, soloist-bench
-# with one thread a core there), runs bench/beside_valkey.py with
+# with one thread a core there, redis-benchmark with up to four for the
+# 1 MB cells, which one thread bounds on two cores), runs bench/beside_valkey.py with
 # io-threads 1, 2, 4 and 8 (and 16 from 32 cores) and part (d)'s load at
 # Valkey's blog's 650 connections, keeps the results like any run
 # (bench/run.py), and prints bench/pipeline_model.py's curve for this

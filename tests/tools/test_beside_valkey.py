@@ -77,6 +77,32 @@ class BesideValkey(unittest.TestCase):
         self.assertEqual(rows["F4.99"]["figure"], "met; at io-threads 1, where main does everything: median lower in "
                                                   "1 of 1 cells (0.84–0.84×), lower in every run in 1 of them")
 
+    def test_a_generator_bound_cell_says_so(self):
+        """Part (b)'s runs with one redis-benchmark thread busy nearly all
+        the time: the 1 MB rows give its CPU a request per server and its
+        counted system calls, and the target says the rates are its."""
+        seen = [cell("b", "GET", 1 << 20, 1, [10, 11, 12], [11, 12, 13], [10, 11, 12], p99=(0.6, 1.6, 1.5))]
+        for name, cpu_s in (("soloist", 0.62), ("valkey", 0.58), ("redis", 0.6)):
+            seen += [{"kind": "run", "part": "b", "test": "GET", "server": name, "run": i, "client_cpu_s": cpu_s,
+                      "wall_s": 0.64, "argv": "redis-benchmark -c 4 -n 2000 -P 1 -d 1048576 --csv -t get"}
+                     for i in (1, 2, 3)]
+            seen.append({"kind": "client_calls", "part": "b", "test": "GET", "server": name, "requests": 500,
+                         "calls": {"recvfrom": 65.2, "epoll_wait": 19.0, "sendto": 1.0, "read": 0.36}})
+        rows = self.rows(seen)
+        fig = rows["F7.50"]["figure"]  # the only 1 MB cell here: the first row
+        self.assertIn("redis-benchmark's CPU 97 / 91 / 94 % of each run's wall time", fig)
+        self.assertIn("its CPU a request 0.31 / 0.29 / 0.30 ms", fig)
+        self.assertIn("recvfrom 65.2 / 65.2 / 65.2, epoll_wait 19.0 / 19.0 / 19.0", fig)
+        self.assertNotIn("sendto", fig)  # once a request: not what differs
+        self.assertIn("the rates are the generator's", rows["F7.53"]["figure"])
+        # With threads of its own, or idle part of the time, it says nothing of the kind.
+        for ln in seen:
+            if ln.get("kind") == "run":
+                ln["generator_threads"] = 4
+        rows = self.rows(seen)
+        self.assertNotIn("the rates are the generator's", rows["F7.53"]["figure"])
+        self.assertIn("wall time on 4 threads", rows["F7.50"]["figure"])
+
     def test_target_names_the_cells_above_valkey(self):
         seen = []
         for run in (1, 2):
