@@ -638,8 +638,10 @@ def generator_busy(part, test):
             per.append("%.2f" % bl.median([1000 * ln["client_cpu_s"] / k for ln, k in zip(got, n)]))
     threads = {ln.get("generator_threads", 1) for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part}
     on = " on %s threads" % "/".join(str(t) for t in sorted(threads)) if threads != {1} else ""
+    whose = ("soloist's rounds %s ms", "Valkey's %s", "redis-server's %s")
     return "; redis-benchmark's CPU %s %% of each run's wall time%s%s" % (
-        " / ".join(busy), on, ", its CPU a request %s ms" % " / ".join(per) if len(per) == len(ORDER) else "")
+        " / ".join(busy), on,
+        ", its CPU a request in %s" % ", in ".join(w % x for w, x in zip(whose, per)) if len(per) == len(ORDER) else "")
 
 
 def generator_calls_text(test):
