@@ -87,13 +87,17 @@ class BesideValkey(unittest.TestCase):
                       "wall_s": 0.64, "argv": "redis-benchmark -c 4 -n 2000 -P 1 -d 1048576 --csv -t get"}
                      for i in (1, 2, 3)]
             seen.append({"kind": "client_calls", "part": "b", "test": "GET", "server": name, "requests": 500,
-                         "calls": {"recvfrom": 65.2, "epoll_wait": 19.0, "sendto": 1.0, "read": 0.36}})
+                         "calls": {"recvfrom": 65.2, "epoll_wait": 19.0, "sendto": 1.0, "read": 0.36},
+                         "cpu_ms_per_request": cpu_s / 2})
         rows = self.rows(seen)
         fig = rows["F7.50"]["figure"]  # the only 1 MB cell here: the first row
         self.assertIn("redis-benchmark's CPU 97 / 91 / 94 % of each run's wall time", fig)
         self.assertIn("its CPU a request in soloist's rounds 0.31 ms, in Valkey's 0.29, in redis-server's 0.30", fig)
         self.assertIn("recvfrom 65.2 / 65.2 / 65.2, epoll_wait 19.0 / 19.0 / 19.0", fig)
-        self.assertNotIn("sendto", fig)  # once a request: not what differs
+        self.assertIn("sendto 1.0 / 1.0 / 1.0", fig)
+        self.assertNotIn("read 0.4", fig)  # under one every other request
+        self.assertIn("that round's CPU a request against soloist 0.31 ms, against Valkey 0.29, against "
+                      "redis-server 0.30", fig)
         self.assertIn("the rates are the generator's", rows["F7.53"]["figure"])
         # With threads of its own, or idle part of the time, it says nothing of the kind.
         for ln in seen:
