@@ -207,10 +207,11 @@ def generator_calls(srv, cfg, n, threads):
         with s.turn():
             r = bl.redis_benchmark(s, cfg["test"].lower(), BIG_CLIENTS, n, 1, BIG, threads=threads,
                                    wrap=["perf", "stat", "-x,", "-o", path] + CLIENT_EVENTS + ["--"])
-        counts = [v for _, v in bl.perf_stat_lines(path)]
-        calls = {k: round(v / n, 2) for k, v in zip(CLIENT_CALLS, counts) if v is not None}
+        counts = dict(zip(CLIENT_CALLS + ["task-clock"], (v for _, v in bl.perf_stat_lines(path))))
+        calls = {k: round(counts[k] / n, 2) for k in CLIENT_CALLS if counts.get(k) is not None}
+        cpu_ms = counts.get("task-clock")  # perf's task-clock is in ms
         emit(dict(cfg, kind="client_calls", server=name, server_is=s.really, requests=n, calls=calls,
-                  cpu_ms_per_request=round(counts[-1] / n, 3) if counts[-1] else None, rps=r["rps"]))
+                  cpu_ms_per_request=round(cpu_ms / n, 3) if cpu_ms else None, rps=r["rps"]))
     os.unlink(path)
 
 
@@ -620,16 +621,22 @@ def cpu_rows(row):
             "io-threads 1, 2 and 4", ("met" if not worse else "not met: above Valkey in " + ", ".join(worse)) + t1)
 
 
+def cell_runs(part, test):
+    """The kind=run lines of one cell of part (a) or (b), every server's."""
+    return [ln for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test]
+
+
 def generator_busy(part, test):
     """How much of each run redis-benchmark spent on CPU, per server
     (medians of its CPU over the run's wall time), and its CPU per request
     (medians; the request count is the run's -n): near 100 %, the client
     is the bound, and each server's rate is the inverse of what a request
     cost the client in that server's rounds."""
+    runs = cell_runs(part, test)
     busy, per = [], []
     for name in ORDER:
-        got = [ln for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test
-               and ln.get("server") == name and ln.get("client_cpu_s") is not None and ln.get("wall_s")]
+        got = [ln for ln in runs
+               if ln.get("server") == name and ln.get("client_cpu_s") is not None and ln.get("wall_s")]
         x = bl.median([ln["client_cpu_s"] / ln["wall_s"] for ln in got])
         if x is None:
             return ""
@@ -637,7 +644,7 @@ def generator_busy(part, test):
         n = [int(m.group(1)) for m in (re.search(r" -n (\d+)", ln.get("argv", "")) for ln in got) if m]
         if len(n) == len(got):
             per.append("%.2f" % bl.median([1000 * ln["client_cpu_s"] / k for ln, k in zip(got, n)]))
-    threads = {ln.get("generator_threads", 1) for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part}
+    threads = {ln.get("generator_threads", 1) for ln in runs}
     on = " on %s threads" % "/".join(str(t) for t in sorted(threads)) if threads != {1} else ""
     whose = ("soloist's rounds %s ms", "Valkey's %s", "redis-server's %s")
     return "; redis-benchmark's CPU %s %% of each run's wall time%s%s" % (
@@ -649,14 +656,14 @@ def generator_calls_text(test):
     """The counted round's system calls a request, per server, for the
     kinds redis-benchmark makes at least every other request; "" without
     them."""
-    got = {ln["server"]: ln["calls"] for ln in SEEN if ln.get("kind") == "client_calls" and ln.get("test") == test}
-    if set(got) != set(ORDER):
+    counted = {ln["server"]: ln for ln in SEEN if ln.get("kind") == "client_calls" and ln.get("test") == test}
+    if set(counted) != set(ORDER):
         return ""
+    got = {n: ln["calls"] for n, ln in counted.items()}
     kinds = [k for k in CLIENT_CALLS if all(got[n].get(k, 0) >= 0.5 for n in ORDER)]
     if not kinds:
         return ""
-    cpu = {ln["server"]: ln.get("cpu_ms_per_request") for ln in SEEN
-           if ln.get("kind") == "client_calls" and ln.get("test") == test}
+    cpu = {n: ln.get("cpu_ms_per_request") for n, ln in counted.items()}
     that = ""
     if all(cpu.get(n) for n in ORDER):  # labelled apart from the timed rounds' figures, for a reading
         that = "; that round's CPU a request against soloist %.2f ms, against Valkey %.2f, against " \
@@ -668,7 +675,7 @@ def generator_calls_text(test):
 def generator_bound(part, test):
     """Whether one redis-benchmark thread was busy for at least 85 % of
     every run's wall time in the cell, against every server."""
-    got = [ln for ln in SEEN if ln.get("kind") == "run" and ln.get("part") == part and ln.get("test") == test]
+    got = cell_runs(part, test)
     return bool(got) and all(ln.get("generator_threads", 1) == 1 and ln.get("client_cpu_s") is not None
                              and ln.get("wall_s") and ln["client_cpu_s"] / ln["wall_s"] >= 0.85 for ln in got)
 

@@ -38,6 +38,8 @@ limit=900
 
 row() { printf '%-28s %-40s %4ss\n' "$1" "$2" "$3"; }
 total_p=0; total_f=0; failed_suites=(); first_fail=()
+# A failing check's line: a suite's own FAIL or "not ok", or cmocka's.
+fail_re='^ *(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]'
 
 if [ "${1:-}" = --build ]; then
   t0=$(date +%s)
@@ -118,13 +120,13 @@ for s in tests/suites/*; do
     # (A stress round's summary line counts the "error+close" replies it
     # provoked: that is not a failure.)
     failed_suites+=("$name")
-    { grep -E -A2 '^ *(FAIL|not ok)|\[  FAILED  \]|\[  ERROR   \]|\[   LINE   \]' "$log" | head -12
+    { grep -E -A2 "$fail_re" "$log" | head -12
       grep -E -i 'fail|error|assert|mismatch' "$log" |
         grep -v -E '^ *(ok|FAIL|not ok)\b|^(\[ | +\{)|errors 0|, 0 failed|^ *round [0-9]+: ' | head -8; } |
       awk '!seen[$0]++' | sed 's/^/    | /' | cut -c1-400
     # Its first failing line again at the very end, where a reader of
     # only the output's tail (a CI excerpt) still sees why it failed.
-    first=$(grep -E -m1 '^ *(FAIL|not ok)|\[  FAILED  \]' "$log" | sed -E 's/^ +//' | cut -c1-300)
+    first=$(grep -E -m1 "$fail_re" "$log" | sed -E 's/^ +//' | cut -c1-300)
     first_fail+=("$name: ${first:-$line}")
   fi
   total_p=$((total_p + p)); total_f=$((total_f + f))
