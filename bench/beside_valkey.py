@@ -57,6 +57,9 @@ nothing). Four parts, one run:
     beside_valkey_scaling), and each thread's CPU over them as (c) reads
     it: the model's demands at the ceiling, where main at io-threads 1
     barely sleeps (rows F4.100-F4.103; (c)'s open-loop figures beside).
+    Last, with every server paused, bench/idle_line.c's round trip: a
+    request's whole hand-off where no thread sleeps (its row F4.65),
+    which the target row reads as the model's third estimate.
 
 Part (c) ends with one more cell, ZRANGE of a whole 100-member sorted set
 (row F4.106): soloist-bench sends only GET and SET, so redis-benchmark
@@ -66,8 +69,8 @@ sends it, in closed loop, each setting at its own rate.
 run lines (after a row's wording changes; the measurements are untouched).
 
 Prints JSON lines: kind=skipped, kind=run (a), kind=cell (a) and (b),
-kind=client_calls (b), kind=rate and kind=cpu (c), kind=done. Knobs: VALKEY_SERVER (required),
-QUICK=1 (about 2 min), BENCH_PARTS (default abcd: which parts run; c runs with d), BENCH_THREADS (1,2,4), BENCH_D_CONNS and BENCH_CLIENT_THREADS (part d's load; part b's generator threads, up to 4), BENCH_SERVER_CPUS and BENCH_CLIENT_CPUS (taskset lists: bench/cores_matrix.sh), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN.
+kind=client_calls (b), kind=rate and kind=cpu (c), kind=scale and kind=handoff (d), kind=done. Knobs: VALKEY_SERVER (required),
+QUICK=1 (about 2 min), BENCH_PARTS (default abcd: which parts run; c runs with d), BENCH_THREADS (1,2,4), BENCH_D_CONNS and BENCH_CLIENT_THREADS (part d's load; part b's generator threads, up to 4), BENCH_SERVER_CPUS and BENCH_CLIENT_CPUS (taskset lists: bench/cores_matrix.sh), BENCH_RUNS, BENCH_BUDGET_S, SOLOIST_BIN, REDIS_BIN, IDLE_LINE_BIN.
 
 Valkey anchors: the offload functions of valkey src/io_threads.c
 (trySendReadToIOThreads, trySendWriteToIOThreads) at the 2024 tree,
@@ -77,6 +80,7 @@ measured, not mirrored.
 import json
 import os
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -331,9 +335,37 @@ def cpu_cells(base, runs, budget):
             zrange_cell(settings, base, runs)
         if "d" in os.environ.get("BENCH_PARTS", "abcd"):
             scaling(settings, base, runs, times[1])
+            handoff_alone(base)
     finally:
         for s in settings.values():
             s.stop()
+
+
+def handoff_alone(base):
+    """Part (d), last: a request's whole hand-off where no thread sleeps,
+    bench/idle_line.c's round trip (its row F4.65) run here so that the
+    model's third estimate and its other inputs come from one run. Its
+    servers are paused; it takes the two cores for about 7 s (2 s with
+    QUICK=1). One kind=handoff line: main's CPU a request through the pool
+    less the same steps on main alone, the median of its alternated runs."""
+    binary = os.environ.get("IDLE_LINE_BIN", os.path.join(bl.ROOT, "build", "bench", "idle_line"))
+    if not os.access(binary, os.X_OK):
+        emit(dict(base, kind="unavailable", what="handoff", why="%s not built (make bench-build)" % binary))
+        return
+    argv = [binary, "--part", "roundtrip"] + (["--quick"] if base.get("quick") else [])
+    out = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    got = [json.loads(x) for x in out.stdout.splitlines() if x.startswith("{")]
+    runs = {v: [ln["ns"] for ln in got if ln.get("kind") == "run" and ln.get("variant") == v]
+            for v in ("pool", "inline")}
+    row_ = next((ln for ln in got if ln.get("id") == "F4.65"), None)
+    if out.returncode != 0 or not runs["pool"] or len(runs["pool"]) != len(runs["inline"]) or row_ is None:
+        emit(dict(base, kind="unavailable", what="handoff", why="%s exited %d" % (binary, out.returncode)))
+        return
+    over = [p - a for p, a in zip(runs["pool"], runs["inline"])]
+    emit(dict(base, kind="handoff", part="d", tool=" ".join(argv[1:]), ns_per_request=round(bl.median(over), 1),
+              runs_ns=[round(x, 1) for x in over], pool_ns=runs["pool"], inline_ns=runs["inline"],
+              figure=row_["figure"]))
+    bl.log("d hand-off alone: %.1f ns a request" % bl.median(over))
 
 
 ZSET_MEMBERS = 100
@@ -472,6 +504,14 @@ def model_rows(row):
     pred = v["curve"][n - 1]
     floor = pm.bound(pm.with_handoffs(v, 0.0), n)
     beside = ""
+    alone_h = next((ln for ln in SEEN if ln.get("kind") == "handoff"), None)
+    if alone_h is not None:
+        h = alone_h["ns_per_request"] / 1000
+        est = pm.bound(pm.with_handoffs(v, h), n)
+        beside += ("; %.2f× (%+.0f %%) with the hand-offs' own work where no thread sleeps, %.2f µs a request "
+                   "(bench/idle_line.c's round trip in this run: the queues and the cache lines that move, "
+                   "io_offload.c's bookkeeping not in it, so a lower bound on the hand-offs and an upper estimate "
+                   "of the ratio)" % (est, 100 * (est / want - 1), h))
     if "valkey" in third:
         beside = "; with the demands at a third of capacity, %.2f× (floor %.2f×)" % (
             third["valkey"]["curve"][n - 1], pm.bound(pm.with_handoffs(third["valkey"], 0.0), n))

@@ -6,7 +6,8 @@
  * and a worker exchanges idle.main_asleep (seq_cst) after every round
  * that ran jobs. Idle workers also read idle.spin_ns once per 64 idle
  * rounds. This measures what those cost, and whether it pays to give the
- * words lines of their own. Four parts, variants alternated, RUNS runs:
+ * words lines of their own, and what a request's whole hand-off costs
+ * main where nobody sleeps. Five parts, variants alternated, RUNS runs:
  *
  * 1. alone: one thread, ns per operation on a line no other core
  *    touches: a relaxed load, the seq_cst add of 0, a seq_cst exchange.
@@ -43,10 +44,23 @@
  *    the second CPU and its idle spin set long, so that it never sleeps.
  *    What a submit costs main with io_threads.c's layout as built.
  *
+ * 5. round trip: the real pool again, io-threads 2, and a request's
+ *    every hand-off as io_offload.c makes them (READ out, its result
+ *    back, the command, WRITE and FREE_ARGV out, the WRITE's result
+ *    back), 50 clients in flight and main given 2 µs of its own work a
+ *    request so that it, not the worker, is the bound: the regime of a
+ *    server at its ceiling, where no thread sleeps. Main's CPU per
+ *    request through the pool less the same steps on main alone (the
+ *    worker parked), alternated; main's looks at an empty outbox are
+ *    timed and taken off (waiting, not hand-off). The queues' and the
+ *    moved cache lines' share of a hand-off; io_offload.c's own
+ *    bookkeeping is not in it.
+ *
  * Output: JSON lines on stdout with BENCH_RUN_ID (kind "run" and
- * "summary"), then generic finding rows F4.60-F4.64. --quick: fewer
- * jobs; --part alone, pair (parts 2 and 3) or pool runs one part. A few seconds on a quiet machine; an alarm ends it
- * after 28 s (15 s with --quick). Timing is x86's time-stamp counter, calibrated against CLOCK_MONOTONIC; elsewhere the
+ * "summary"), then generic finding rows F4.60-F4.65. --quick: fewer
+ * jobs; --part alone, pair (parts 2 and 3), pool or roundtrip runs one
+ * part. About 15 s on a quiet machine; an alarm ends it after 40 s (20 s
+ * with --quick). Timing is x86's time-stamp counter, calibrated against CLOCK_MONOTONIC; elsewhere the
  * monotonic clock itself.
  *
  * Valkey anchor: none: Valkey's workers spin and never sleep, so it has
@@ -73,6 +87,8 @@
 #include "queue_spmc.h"
 
 #define RUNS 7
+#define STR(x) #x
+#define XSTR(x) STR(x)
 #define NONE (-2e9) /* print_run: no percentiles */
 
 static const char *run_id = "adhoc";
@@ -333,6 +349,137 @@ static double pool_run(uint32_t *ticks, long n) {
     return mean_ns(ticks, n);
 }
 
+/* ------------------------------------------------------- 5. round trip */
+
+/* A request's whole hand-off where no thread sleeps, as io_offload.c
+ * makes it: READ out, its result back, the command run on what the
+ * worker left, WRITE out and the argument vector handed back to the
+ * worker that parsed it (FREE_ARGV, its private inbox, committed once a
+ * turn), the WRITE's result back. RT_WINDOW clients always in flight, so
+ * main's next look at the outbox finds results, as at the ceiling. A
+ * client is RT_LINES cache lines that the worker writes and main then
+ * reads, standing in for the query buffer, argv and reply a real worker
+ * fills: those lines moving between the cores is part of the hand-off.
+ * The handlers make no system call, so the worker keeps up and main is
+ * the bound. "inline" runs the same steps, the same lines written and
+ * read, on main alone with the worker parked: the pool's cost over it is
+ * the hand-off. */
+
+#define RT_WINDOW 50 /* redis-benchmark's clients */
+#define RT_LINES 4
+
+typedef struct {
+    _Alignas(CACHE_LINE_SIZE) uint64_t line[RT_LINES][CACHE_LINE_SIZE / sizeof(uint64_t)];
+    _Alignas(CACHE_LINE_SIZE) uint64_t argv[CACHE_LINE_SIZE / sizeof(uint64_t)];
+} rt_client;
+
+static rt_client rt_clients[RT_WINDOW];
+static uint64_t rt_sink;
+
+static void rt_fill(rt_client *c) { /* the worker's read and parse */
+    for (int i = 0; i < RT_LINES; i++) c->line[i][0]++;
+    c->argv[0]++;
+}
+
+/* Main's own work a request besides these lines: long enough that main,
+ * not the worker, is the bound, as at the ceiling the model reads (main
+ * at io-threads 4 does 4 to 9 µs of its own a request, row F4.100). The
+ * same in both variants, so it cancels. */
+#define RT_WORK_NS 2000
+
+static void rt_run(rt_client *c) { /* main's command: reads what was parsed, appends a reply */
+    uint64_t until = tick_start() + (uint64_t)(RT_WORK_NS * ticks_per_ns);
+    while (tick_start() < until) continue;
+    uint64_t sum = 0;
+    for (int i = 0; i < RT_LINES; i++) sum += c->line[i][0];
+    c->line[RT_LINES - 1][1] = sum;
+    rt_sink += c->argv[0];
+}
+
+static void rt_send(rt_client *c) { /* the worker's write */
+    rt_sink += c->line[RT_LINES - 1][1];
+    c->line[0][2]++;
+}
+
+static void rt_free(uint64_t *argv) { argv[1]++; }
+
+static void rt_read_job(void *p) {
+    rt_fill(p);
+    io_threads_send_result(job_encode(p, JOB_RES_READ_CLIENT));
+}
+
+static void rt_write_job(void *p) {
+    rt_send(p);
+    io_threads_send_result(job_encode(p, JOB_RES_WRITE_CLIENT));
+}
+
+static void rt_free_job(void *p) { rt_free(p); }
+
+static long rt_fallbacks, rt_empty, rt_looks;
+
+/* Submits job, or runs its step on main when the inbox is full, as
+ * io_offload.c falls back. */
+static void rt_submit(rt_client *c, unsigned type) {
+    bool ok = type == JOB_REQ_FREE_ARGV ? io_threads_submit_to(1, job_encode(c->argv, type))
+                                        : io_threads_submit(job_encode(c, type));
+    if (ok) return;
+    rt_fallbacks++;
+    if (type == JOB_REQ_FREE_ARGV)
+        rt_free(c->argv);
+    else if (type == JOB_REQ_READ_CLIENT)
+        rt_read_job(c); /* not reached on main: a full inbox never holds READ here */
+    else
+        abort();
+}
+
+/* Main's CPU ns per request through the pool, n requests. */
+static double rt_pool_run(long n) {
+    job_word got[16];
+    long done = 0, started = 0;
+    uint64_t empty_ticks = 0;
+    uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (int i = 0; i < RT_WINDOW; i++, started++) rt_submit(&rt_clients[i], JOB_REQ_READ_CLIENT);
+    io_threads_commit();
+    while (done < n) {
+        uint64_t look = tick_start();
+        size_t k = io_threads_take_results(got, 16);
+        if (k == 0) { /* waiting, not hand-off: timed, and taken off below */
+            rt_empty++;
+            empty_ticks += tick_end() - look;
+            continue;
+        }
+        rt_looks++;
+        for (size_t i = 0; i < k; i++) {
+            rt_client *c = job_ptr(got[i]);
+            if (job_type(got[i]) == JOB_RES_READ_CLIENT) {
+                rt_run(c);
+                rt_submit(c, JOB_REQ_WRITE_CLIENT);
+                rt_submit(c, JOB_REQ_FREE_ARGV);
+            } else if (++done, started < n) {
+                started++;
+                rt_submit(c, JOB_REQ_READ_CLIENT);
+            }
+        }
+        io_threads_commit();
+    }
+    uint64_t t1 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    io_threads_drain();
+    return ((double)(t1 - t0) - (double)empty_ticks / ticks_per_ns) / (double)n;
+}
+
+/* The same steps on main alone, clients in turn. */
+static double rt_inline_run(long n) {
+    uint64_t t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    for (long r = 0; r < n; r++) {
+        rt_client *c = &rt_clients[r % RT_WINDOW];
+        rt_fill(c);
+        rt_run(c);
+        rt_send(c);
+        rt_free(c->argv);
+    }
+    return (double)(clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0) / (double)n;
+}
+
 /* -------------------------------------------------------------- output */
 
 /* One run's line; p50 and p90 (of a timed part's samples) when p50 >= -1e9. */
@@ -496,7 +643,48 @@ static void run_pool(uint32_t *ticks, long n) {
             fig, "\"part\":\"pool\",\"threads\":2,\"handler\":\"empty\",\"timing\":\"" TIMED "\"");
 }
 
-/* idle_line [--quick] [--part alone|pair|pool] */
+/* Part 5 and its row: pool and inline alternated, RUNS runs each. */
+static void run_roundtrip(long n) {
+    io_threads_set_handler(JOB_REQ_READ_CLIENT, rt_read_job);
+    io_threads_set_handler(JOB_REQ_WRITE_CLIENT, rt_write_job);
+    io_threads_set_handler(JOB_REQ_FREE_ARGV, rt_free_job);
+    io_threads_set_idle_spin_us(1000000);
+    io_threads_init(2);
+    pin_pool_worker();
+    double pool[RUNS], alone[RUNS], over[RUNS];
+    for (int r = 0; r < RUNS; r++) {
+        io_threads_set_active(1); /* parked: no spinning neighbour beside main's own run */
+        alone[r] = rt_inline_run(n);
+        io_threads_set_active(2);
+        pool[r] = rt_pool_run(n);
+        over[r] = pool[r] - alone[r];
+        print_run("round trip", "inline", "main's CPU ns per request", r + 1, n, alone[r], NONE, NONE);
+        print_run("round trip", "pool", "main's CPU ns per request", r + 1, n, pool[r], NONE, NONE);
+    }
+    print_summary("round trip", "inline", "main's CPU ns per request", alone);
+    print_summary("round trip", "pool", "main's CPU ns per request", pool);
+    print_summary("round trip", "hand-off", "main's CPU ns per request, pool less inline", over);
+    io_threads_shutdown();
+    char fig[400], s1[48], s2[48], s3[48];
+    spread(s1, sizeof s1, over);
+    spread(s2, sizeof s2, pool);
+    spread(s3, sizeof s3, alone);
+    snprintf(fig, sizeof fig,
+             "**%.1f ns** a request (%s): through the pool %.1f ns (%s), main alone %.1f ns (%s); "
+             "results a look %.1f; empty looks at the outbox %.2f a request, their time taken off; jobs run on "
+             "main (inbox full) %ld",
+             median(over, RUNS), s1, median(pool, RUNS), s2, median(alone, RUNS), s3,
+             2.0 * (double)n * RUNS / (double)rt_looks, (double)rt_empty / ((double)n * RUNS), rt_fallbacks);
+    finding("F4.65",
+            "a request's whole hand-off where no thread sleeps (READ out and back, the command on the lines "
+            "the worker wrote, WRITE out and back, FREE_ARGV to the worker's own inbox): main's CPU per "
+            "request through the pool less main doing the same steps alone, 50 clients in flight, io-threads 2",
+            fig,
+            "\"part\":\"round trip\",\"threads\":2,\"clients\":" XSTR(RT_WINDOW) ",\"lines\":" XSTR(
+                RT_LINES) ",\"timing\":\"main's thread CPU time over each run, runs alternated\"");
+}
+
+/* idle_line [--quick] [--part alone|pair|pool|roundtrip] */
 int main(int argc, char **argv) {
     const char *part = "all";
     for (int i = 1; i < argc; i++) {
@@ -506,7 +694,7 @@ int main(int argc, char **argv) {
             part = argv[++i];
     }
     if (getenv("BENCH_RUN_ID")) run_id = getenv("BENCH_RUN_ID");
-    bench_bound_set("idle_line", quick ? 15 : 28);
+    bench_bound_set("idle_line", quick ? 20 : 40);
     cpu_set_t set;
     sched_getaffinity(0, sizeof set, &set);
     for (int c = 0; c < CPU_SETSIZE && ncpus < 64; c++)
@@ -521,6 +709,7 @@ int main(int argc, char **argv) {
     if (all || strcmp(part, "alone") == 0) run_alone();
     if (all || strcmp(part, "pair") == 0) run_pair(main_ticks, xchg_ticks, n);
     if (all || strcmp(part, "pool") == 0) run_pool(main_ticks, n);
+    if (all || strcmp(part, "roundtrip") == 0) run_roundtrip(quick ? 50000 : 200000);
     free(main_ticks);
     free(xchg_ticks);
     return 0;

@@ -347,7 +347,7 @@ def command_for(n, a):
     if n == "idle_line":
         if not os.access(a.idle_line_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.idle_line_bin, 0
-        return [a.idle_line_bin] + (["--quick"] if q else []), {}, 20 if q else 35
+        return [a.idle_line_bin] + (["--quick"] if q else []), {}, 25 if q else 50
     if n == "prefetch_micro":
         if not os.access(a.prefetch_micro_bin, os.X_OK):
             return None, "%s not built (make bench builds it)" % a.prefetch_micro_bin, 0

@@ -140,6 +140,35 @@ class BesideValkey(unittest.TestCase):
                                                   "io-threads 1, where main does everything: median lower "
                                                   "in 0 of 1 cells (1.17–1.17×), lower in every run in 0 of them")
 
+    def test_the_hand_off_alone_is_read_from_idle_line(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            fake = os.path.join(d, "idle_line")
+            lines = [{"kind": "run", "variant": v, "ns": ns} for v, ns in
+                     (("inline", 2100.0), ("pool", 2400.0), ("inline", 2110.0), ("pool", 2390.0),
+                      ("inline", 2090.0), ("pool", 2500.0))] + [{"finding": True, "id": "F4.65", "figure": "x"}]
+            with open(fake, "w") as f:
+                f.write("#!/bin/sh\ncat <<'END'\n%s\nEND\n" % "\n".join(json.dumps(x) for x in lines))
+            os.chmod(fake, 0o755)
+            old = os.environ.get("IDLE_LINE_BIN")
+            os.environ["IDLE_LINE_BIN"] = fake
+            try:
+                bv.SEEN[:] = []
+                with redirect_stdout(io.StringIO()):
+                    bv.handoff_alone({"quick": True})
+                self.assertEqual(bv.SEEN[-1]["kind"], "handoff")
+                self.assertEqual(bv.SEEN[-1]["ns_per_request"], 300.0)  # the median of 300, 280, 410
+                self.assertEqual(bv.SEEN[-1]["tool"], "--part roundtrip --quick")
+                os.environ["IDLE_LINE_BIN"] = os.path.join(d, "absent")
+                with redirect_stdout(io.StringIO()):
+                    bv.handoff_alone({"quick": False})
+                self.assertEqual((bv.SEEN[-1]["kind"], bv.SEEN[-1]["what"]), ("unavailable", "handoff"))
+            finally:
+                if old is None:
+                    os.environ.pop("IDLE_LINE_BIN")
+                else:
+                    os.environ["IDLE_LINE_BIN"] = old
+
     def test_zrange_is_its_own_row_in_closed_loop(self):
         seen = []
         for run in (1, 2):
@@ -229,6 +258,15 @@ class PipelineModel(unittest.TestCase):
         bv.model_rows(lambda rid, claim, figure, **kw: got.update({rid: figure}))
         self.assertIn("(0.20 µs a request, all of it within main's system time at io-threads 4, 2.50 µs",
                       got["F4.101"])
+        self.assertNotIn("where no thread sleeps, ", got["F4.101"])
+        # idle_line's round trip in the run: a third estimate, between the two.
+        bv.SEEN[:] = self.LINES + [{"kind": "handoff", "ns_per_request": 100.0}]
+        bv.model_rows(lambda rid, claim, figure, **kw: got.update({rid: figure}))
+        v = pm.model(self.LINES)["valkey"]
+        est = pm.bound(pm.with_handoffs(v, 0.1), bv.BLOG["io_threads"])
+        self.assertIn("; %.2f× (%+.0f %%) with the hand-offs' own work where no thread sleeps, 0.10 µs a request"
+                      % (est, 100 * (est / (bv.BLOG["after"] / bv.BLOG["before"]) - 1)), got["F4.101"])
+        self.assertLess(est, pm.bound(pm.with_handoffs(v, 0.0), bv.BLOG["io_threads"]))
 
     def test_the_ceiling_before_a_third_of_capacity(self):
         # Part (d)'s closed-loop lines, once they carry main's CPU at
