@@ -513,7 +513,7 @@ def model_rows(row):
                    "io_offload.c's bookkeeping not in it, so a lower bound on the hand-offs and an upper estimate "
                    "of the ratio)" % (est, 100 * (est / want - 1), h))
     if "valkey" in third:
-        beside = "; with the demands at a third of capacity, %.2f× (floor %.2f×)" % (
+        beside += "; with the demands at a third of capacity, %.2f× (floor %.2f×)" % (
             third["valkey"]["curve"][n - 1], pm.bound(pm.with_handoffs(third["valkey"], 0.0), n))
     row("F4.101", "target: the model, fed Valkey's costs measured here, reproduces the blog's ratio at 8 I/O threads "
         "(Valkey 8.0's 1.19M over Valkey 7.2's 360K with its older threads = %.1f×, SET 512 B, 650 clients, "

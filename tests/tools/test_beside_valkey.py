@@ -289,6 +289,10 @@ class PipelineModel(unittest.TestCase):
         bv.SEEN[:] = lines + two
         rows = {}
         bv.model_rows(lambda rid, claim, figure, **kw: rows.update({rid: (claim, figure)}))
+        bv.SEEN[:] = lines + two + [{"kind": "handoff", "ns_per_request": 100.0}]  # both beside the floor
+        both = {}
+        bv.model_rows(lambda rid, claim, figure, **kw: both.update({rid: figure}))
+        self.assertRegex(both["F4.101"], r"where no thread sleeps, 0\.10 µs .*; with the demands at a third of capacity")
         third = pm.model(lines, kind="cpu")["valkey"]["curve"][bv.BLOG["io_threads"] - 1]
         pred = v["curve"][bv.BLOG["io_threads"] - 1]
         self.assertIn("the demands measured at the ceiling (closed loop, part (d))", rows["F4.100"][0])
