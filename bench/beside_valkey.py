@@ -58,7 +58,7 @@ nothing). Four parts, one run:
     it: the model's demands at the ceiling, where main at io-threads 1
     barely sleeps (rows F4.100-F4.103; (c)'s open-loop figures beside).
     Last, with every server paused, bench/idle_line.c's round trip: a
-    request's whole hand-off where no thread sleeps (its row F4.65),
+    GET's hand-offs where no thread sleeps (its row F4.65),
     which the target row reads as the model's third estimate.
 
 Part (c) ends with one more cell, ZRANGE of a whole 100-member sorted set
@@ -342,7 +342,7 @@ def cpu_cells(base, runs, budget):
 
 
 def handoff_alone(base):
-    """Part (d), last: a request's whole hand-off where no thread sleeps,
+    """Part (d), last: a GET's hand-offs where no thread sleeps,
     bench/idle_line.c's round trip (its row F4.65) run here so that the
     model's third estimate and its other inputs come from one run. Its
     servers are paused; it takes the two cores for about 7 s (2 s with
@@ -509,9 +509,9 @@ def model_rows(row):
         h = alone_h["ns_per_request"] / 1000
         est = pm.bound(pm.with_handoffs(v, h), n)
         beside += ("; %.2f× (%+.0f %%) with the hand-offs' own work where no thread sleeps, %.2f µs a request "
-                   "(bench/idle_line.c's round trip in this run: the queues and the cache lines that move, "
-                   "io_offload.c's bookkeeping not in it, so a lower bound on the hand-offs and an upper estimate "
-                   "of the ratio)" % (est, 100 * (est / want - 1), h))
+                   "(bench/idle_line.c's round trip in this run: a GET's, the queues and the cache lines that move; "
+                   "io_offload.c's bookkeeping and the old value a SET hands a worker to free not in it, so a lower "
+                   "bound on the hand-offs and an upper estimate of the ratio)" % (est, 100 * (est / want - 1), h))
     if "valkey" in third:
         beside += "; with the demands at a third of capacity, %.2f× (floor %.2f×)" % (
             third["valkey"]["curve"][n - 1], pm.bound(pm.with_handoffs(third["valkey"], 0.0), n))
