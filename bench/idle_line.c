@@ -60,7 +60,7 @@
  * Output: JSON lines on stdout with BENCH_RUN_ID (kind "run" and
  * "summary"), then generic finding rows F4.60-F4.65. --quick: fewer
  * jobs; --part alone, pair (parts 2 and 3), pool or roundtrip runs one
- * part. About 15 s on a quiet machine; an alarm ends it after 40 s (20 s
+ * part. About 9 s on a quiet machine; an alarm ends it after 40 s (20 s
  * with --quick). Timing is x86's time-stamp counter, calibrated against CLOCK_MONOTONIC; elsewhere the
  * monotonic clock itself.
  *
