@@ -604,16 +604,16 @@ def cpu_rows(row):
             if not side["soloist"] or not side["valkey"]:
                 continue
             ms, mv = bl.median(side["soloist"]), bl.median(side["valkey"])
+            sep = verdict(side["soloist"], side["valkey"], ("soloist", "Valkey"), lower=True)
             if n == 1:
                 alone.append((ms / mv, max(side["soloist"]) < min(side["valkey"])))
             if ms > mv:
-                noise.append(not (max(side["valkey"]) < min(side["soloist"])))
                 # Whether Valkey's main was lower in every run, or only at the
                 # median with the runs overlapping: the second is the
                 # machine's noise, which more runs or idle cores would settle.
+                noise.append(sep == "run ranges overlap")
                 worse.append("%s %s P=%d t%d (%s%s)" % (
-                    k[0], "%d members" % k[1] if k[0] == "ZRANGE" else size_name(k[1]), k[2], n,
-                    verdict(side["soloist"], side["valkey"], ("soloist", "Valkey"), lower=True),
+                    k[0], "%d members" % k[1] if k[0] == "ZRANGE" else size_name(k[1]), k[2], n, sep,
                     split_of(cpu, k, n)))
             served = {name: bl.median([ln["rps"] / ln["rate"] for ln in cpu
                                        if (ln["test"], ln["value_size"], ln["pipeline"]) == k
@@ -621,9 +621,7 @@ def cpu_rows(row):
                       ("soloist", "valkey")}
             short = ["%s served %.0f %% of the offered rate" % (NAMES[name], 100 * x)
                      for name, x in served.items() if x < 0.95 and k[0] != "ZRANGE"]
-            parts.append("t%d %.2f vs %.2f µs (%.2f×; %s%s)" % (n, ms, mv, ms / mv,
-                                                                verdict(side["soloist"], side["valkey"],
-                                                                         ("soloist", "Valkey"), lower=True),
+            parts.append("t%d %.2f vs %.2f µs (%.2f×; %s%s)" % (n, ms, mv, ms / mv, sep,
                                                                 "; " + ", ".join(short) if short else ""))
             if n > 1:
                 w = {name: bl.median([ln["io_us_per_request"] for ln in cpu

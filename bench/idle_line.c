@@ -332,6 +332,15 @@ static void pin_pool_worker(void) {
     if (d) closedir(d);
 }
 
+/* Parts 4 and 5: a pool of main and one worker, the worker on the second
+ * CPU and its idle spin so long that it never sleeps here (a busy pool).
+ * The handlers are set before. */
+static void busy_pool_start(void) {
+    io_threads_set_idle_spin_us(1000000);
+    io_threads_init(2);
+    pin_pool_worker();
+}
+
 /* The mean real submit in ns, each after the job before has finished
  * and the worker has had about a microsecond to send main its wake. */
 static double pool_run(uint32_t *ticks, long n) {
@@ -453,9 +462,12 @@ static double rt_pool_run(long n) {
                 rt_run(c);
                 rt_submit(c, JOB_REQ_WRITE_CLIENT);
                 rt_submit(c, JOB_REQ_FREE_ARGV);
-            } else if (++done, started < n) {
-                started++;
-                rt_submit(c, JOB_REQ_READ_CLIENT);
+            } else { /* its WRITE is back: the request is done, the client's next one goes out */
+                done++;
+                if (started < n) {
+                    started++;
+                    rt_submit(c, JOB_REQ_READ_CLIENT);
+                }
             }
         }
         io_threads_commit();
@@ -621,9 +633,7 @@ static void run_pair(uint32_t *main_ticks, uint32_t *xchg_ticks, long n) {
 /* Part 4 and its row. */
 static void run_pool(uint32_t *ticks, long n) {
     io_threads_set_handler(JOB_REQ_FREE_OBJ, pool_job);
-    io_threads_set_idle_spin_us(1000000); /* a busy pool: the worker never sleeps here */
-    io_threads_init(2);
-    pin_pool_worker();
+    busy_pool_start();
     io_threads_set_active(2);
     double pool_ns[RUNS];
     for (int r = 0; r < RUNS; r++) {
@@ -646,9 +656,7 @@ static void run_roundtrip(long n) {
     io_threads_set_handler(JOB_REQ_READ_CLIENT, rt_read_job);
     io_threads_set_handler(JOB_REQ_WRITE_CLIENT, rt_write_job);
     io_threads_set_handler(JOB_REQ_FREE_ARGV, rt_free_job);
-    io_threads_set_idle_spin_us(1000000);
-    io_threads_init(2);
-    pin_pool_worker();
+    busy_pool_start();
     double pool[RUNS], alone[RUNS], over[RUNS];
     for (int r = 0; r < RUNS; r++) {
         io_threads_set_active(1); /* parked: no spinning neighbour beside main's own run */

@@ -11,8 +11,10 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 from contextlib import redirect_stdout
+from unittest import mock
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..", "..")
@@ -141,7 +143,6 @@ class BesideValkey(unittest.TestCase):
                                                   "in 0 of 1 cells (1.17–1.17×), lower in every run in 0 of them")
 
     def test_the_hand_off_alone_is_read_from_idle_line(self):
-        import tempfile
         with tempfile.TemporaryDirectory() as d:
             fake = os.path.join(d, "idle_line")
             lines = [{"kind": "run", "variant": v, "ns": ns} for v, ns in
@@ -150,24 +151,16 @@ class BesideValkey(unittest.TestCase):
             with open(fake, "w") as f:
                 f.write("#!/bin/sh\ncat <<'END'\n%s\nEND\n" % "\n".join(json.dumps(x) for x in lines))
             os.chmod(fake, 0o755)
-            old = os.environ.get("IDLE_LINE_BIN")
-            os.environ["IDLE_LINE_BIN"] = fake
-            try:
-                bv.SEEN[:] = []
-                with redirect_stdout(io.StringIO()):
-                    bv.handoff_alone({"quick": True})
-                self.assertEqual(bv.SEEN[-1]["kind"], "handoff")
-                self.assertEqual(bv.SEEN[-1]["ns_per_request"], 300.0)  # the median of 300, 280, 410
-                self.assertEqual(bv.SEEN[-1]["tool"], "--part roundtrip --quick")
-                os.environ["IDLE_LINE_BIN"] = os.path.join(d, "absent")
-                with redirect_stdout(io.StringIO()):
-                    bv.handoff_alone({"quick": False})
-                self.assertEqual((bv.SEEN[-1]["kind"], bv.SEEN[-1]["what"]), ("unavailable", "handoff"))
-            finally:
-                if old is None:
-                    os.environ.pop("IDLE_LINE_BIN")
-                else:
-                    os.environ["IDLE_LINE_BIN"] = old
+            bv.SEEN[:] = []
+            with mock.patch.dict(os.environ, IDLE_LINE_BIN=fake), redirect_stdout(io.StringIO()):
+                bv.handoff_alone({"quick": True})
+            self.assertEqual(bv.SEEN[-1]["kind"], "handoff")
+            self.assertEqual(bv.SEEN[-1]["ns_per_request"], 300.0)  # the median of 300, 280, 410
+            self.assertEqual(bv.SEEN[-1]["tool"], "--part roundtrip --quick")
+            with mock.patch.dict(os.environ, IDLE_LINE_BIN=os.path.join(d, "absent")), \
+                    redirect_stdout(io.StringIO()):
+                bv.handoff_alone({"quick": False})
+            self.assertEqual((bv.SEEN[-1]["kind"], bv.SEEN[-1]["what"]), ("unavailable", "handoff"))
 
     def test_zrange_is_its_own_row_in_closed_loop(self):
         seen = []
