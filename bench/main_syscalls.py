@@ -15,10 +15,10 @@ is the process id) counts its system calls by kind, the wake-ups it
 performs (sched:sched_wakeup fires in the waker), its context switches
 and its CPU time, over a whole open-loop run of soloist-bench; the
 server's INFO counts the commands. A read of 8 bytes is counted apart:
-soloist's main reads the pool's eventfd (8 bytes) as it ends a sleep,
-or a last look before one (a worker's wake-up, a timeout, or the
-eventfd's own event in epoll_wait), where a socket read asks for far
-more.
+soloist's main reads the pool's eventfd (8 bytes) when epoll_wait reports
+it readable, after a worker ended a sleep of main's in epoll_wait (while a
+POLL job is out, main sleeps on a futex instead and reads nothing), where
+a socket read asks for far more.
 
 The cell is beside_valkey's part (c) GET of 3 bytes at depth 1, 50
 connections, 100,000 keys, at a third of the slower io-threads-1

@@ -463,11 +463,13 @@ static void take_results(void) {
 /* ---------------------------------------------------------- the poll */
 
 /* While a POLL job is out, epoll_wait is the worker's, so main, past its
- * spin, blocks on the pool's eventfd alone: a worker writes it after any
- * round that ran jobs, the POLL job's included (hand-shake 3 in
- * io_threads.c). timeout_ms is ae's: until the next timer, 0 when the
- * caller asked not to wait. */
-static void wait_for_workers(int timeout_ms) { ae_wait(io_threads_main_wake_fd(), AE_READABLE, timeout_ms); }
+ * spin, waits for the workers alone, on the pool's futex word: a worker
+ * wakes it after any round that ran jobs, the POLL job's included
+ * (hand-shake 3 in io_threads.c). A futex, not the eventfd that wakes
+ * main's own epoll_wait: one system call a sleep instead of a poll and a
+ * read. timeout_ms is ae's: until the next timer, 0 when the caller asked
+ * not to wait. */
+static void wait_for_workers(int timeout_ms) { io_threads_main_wait(timeout_ms); }
 
 /*@ poll-offload */
 /* ae's custom poll while a POLL job is out: no events until it is done;
@@ -586,11 +588,11 @@ static void policy_before_sleep(uint64_t now) {
 
 /* ------------------------------------------------------------ the loop */
 
-/* The eventfd a worker writes to wake main (io_threads.c); its event
- * only clears it. */
+/* The eventfd a worker writes to wake main from epoll_wait
+ * (io_threads.c); its event only clears it. */
 static void main_wake_handler(ae_loop *el, int fd, void *data, int mask) {
     (void)el, (void)fd, (void)data, (void)mask;
-    io_threads_main_sleep_end();
+    io_threads_main_clear_wake();
 }
 
 static void add_wake_fd(void) {
@@ -605,12 +607,16 @@ static void add_wake_fd(void) {
  * hands the poll to a worker, Valkey's poll offload); once its turns have
  * found nothing for that long, it blocks: in its own epoll_wait, which the
  * pool's eventfd ends as soon as a worker sends a result, or, while a POLL
- * job is out and epoll_wait is the worker's, on the eventfd alone
- * (poll_custom). Returns whether it may block. */
+ * job is out and epoll_wait is the worker's, on the pool's futex word
+ * (poll_custom). It tells the pool which as it says it is asleep. Returns
+ * whether it may block. */
 static bool main_may_block(uint64_t now) {
     if (io.idle_since_us == 0) io.idle_since_us = now;
     if (now - io.idle_since_us < (uint64_t)server.io_threads_idle_spin_us) return false;
-    if (!io.wake_fd_added || !io_threads_main_sleep_begin()) return false;
+    /* Relaxed: only main moves it from NONE, so OUT or DONE here stays
+     * not NONE until main's poll_custom takes it. */
+    bool poll_out = atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE;
+    if (!io.wake_fd_added || !io_threads_main_sleep_begin(poll_out)) return false;
     /* Said asleep; now one more look, so a result sent or a POLL job done
      * just before is not slept on (the other half of the hand-shake is in
      * io_threads.c: a worker publishes both before it wakes main). */

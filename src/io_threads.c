@@ -71,9 +71,14 @@
  * enough to catch the next request of a busy client), then sleeps in the
  * kernel on a futex of its own (w->asleep). Main does the same while results
  * are owed: Valkey's main spins round its loop until they come; soloist's
- * spins as long as a worker would and then blocks in epoll_wait anyway, with
- * an eventfd (idle.main_fd) in its epoll set that a worker writes to when it
- * sends a result.
+ * spins as long as a worker would and then blocks. It blocks in epoll_wait,
+ * with an eventfd (idle.main_fd) in its epoll set that a worker writes to
+ * when it sends a result; or, while a POLL job has lent epoll_wait to a
+ * worker and main waits for the workers alone, on a futex: the word
+ * idle.main_asleep, whose value says which of the two main chose, so that
+ * the worker knows whether to write the eventfd or wake the futex. The
+ * futex costs main one system call a sleep where the eventfd costs two
+ * (poll, then read to clear it), and that sleep is the common one.
  *
  * THE THREE HAND-SHAKES
  *
@@ -208,25 +213,38 @@
  *
  *   worker: worker_main, wake_main       main: main_may_block (io_offload.c)
  *
- *   [a] results into shared_outbox rel   [c] XCHG idle.main_asleep, 1    sc
- *   [b] m = XCHG idle.main_asleep, 0 sc  [d] a result in shared_outbox? acq
- *       m == 1: write(idle.main_fd)          yes: do not block
- *                                        [e] epoll_wait, with idle.main_fd
+ *   [a] results into shared_outbox rel   [c] XCHG idle.main_asleep, how  sc
+ *   [b] m = XCHG idle.main_asleep, 0 sc      (how: EPOLL or FUTEX)
+ *       m == EPOLL: write(idle.main_fd)  [d] a result in shared_outbox? acq
+ *       m == FUTEX: FUTEX_WAKE               yes: do not block
+ *                                        [e] EPOLL: epoll_wait, idle.main_fd
+ *                                            in its set;
+ *                                            FUTEX: FUTEX_WAIT(word, FUTEX)
  *                                        [f] woken: io_threads_main_sleep_end
  *                                            XCHG idle.main_asleep, 0    sc
- *                                            read(idle.main_fd)
  *
  * Forbidden: [b] reads 0 from before [c] AND [d] misses [a]. [c] first:
- * [b] reads 1 and writes the eventfd, which ends [e] or makes it return
- * at once. [b] first: [c] acquires [b], so [d] sees [a] and main does
- * not block. Either way main is not left blocked with a result in the
- * outbox, which is enough: main takes every result each turn. With several
- * workers, one takes the 1 and another's [b] may read the 0 it left:
- * then main wakes for the first one's write, and [f] comes either after
- * the second [b] (and acquires it, so main sees its results once awake)
- * or before it (and the next [c] meets that [b] as above). That is why
- * [f] is an exchange and not a store: a store would cut the chain of
- * read-modify-writes, and main could sleep on the second worker's result.
+ * [b] reads how main sleeps and wakes it that way: the eventfd's write
+ * ends [e] or makes it return at once, and so does FUTEX_WAKE, or, if
+ * [b]'s XCHG came before main's FUTEX_WAIT, the kernel finds 0, not
+ * FUTEX, and FUTEX_WAIT returns at once (as in (1)). [b] first: [c]
+ * acquires [b], so [d] sees [a] and main does not block. Either way main
+ * is not left blocked with a result in the outbox, which is enough: main
+ * takes every result each turn. With several workers, one takes the flag
+ * and another's [b] may read the 0 it left: then main wakes for the
+ * first one's wake-up, and [f] comes either after the second [b] (and
+ * acquires it, so main sees its results once awake) or before it (and the
+ * next [c] meets that [b] as above). That is why [f] is an exchange and
+ * not a store: a store would cut the chain of read-modify-writes, and main
+ * could sleep on the second worker's result.
+ *
+ * [f] does not read the eventfd. Main's handler for the eventfd's event
+ * does, in the turn whose epoll_wait found it readable; a write that
+ * lands later leaves it readable, and the next epoll_wait (main's, or the
+ * POLL job's on main's set) returns at once for it: one spare turn, never
+ * a lost wake. A late FUTEX_WAKE, from a worker whose [b] read FUTEX just
+ * before main woke for another reason, may end main's next sleep early;
+ * that too costs a turn, nothing more.
  */
 /*@ end */
 #include "io_threads.h"
@@ -306,6 +324,11 @@ static struct { _Alignas(CACHE_LINE_SIZE) _Atomic size_t count; } finished;
  * pool: like the job counters, they run from the server's start. */
 static struct { _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t ns; } busy[IO_THREADS_MAX];
 
+/* How main sleeps, in idle.main_asleep (0: awake): in epoll_wait, with the
+ * eventfd in its set, or, while a POLL job has epoll_wait, on the word
+ * itself as a futex. */
+enum { MAIN_IN_EPOLL = 1, MAIN_ON_FUTEX = 2 };
+
 /*@ idle-line */
 /* The sleeping hand-shakes' words, on two lines. sleepers: main adds 0
  * for every job it submits, a worker writes it only as it falls asleep
@@ -315,9 +338,9 @@ static struct { _Alignas(CACHE_LINE_SIZE) _Atomic uint64_t ns; } busy[IO_THREADS
  * every submit and every round would pull it from the other core
  * (bench/idle_line.c). */
 static struct {
-    _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers;    /* workers asleep or about to be */
-    _Alignas(CACHE_LINE_SIZE) _Atomic int main_asleep; /* main is (about to be) in epoll_wait */
-    int main_fd;                                       /* the eventfd that wakes it; -1 when none */
+    _Alignas(CACHE_LINE_SIZE) _Atomic int sleepers;         /* workers asleep or about to be */
+    _Alignas(CACHE_LINE_SIZE) _Atomic uint32_t main_asleep; /* 0, or how main (about to) sleeps: MAIN_IN_* */
+    int main_fd;              /* the eventfd that wakes main in epoll_wait; -1 when none */
     _Atomic uint64_t spin_ns; /* idle spin before sleeping; main sets it, relaxed: it orders nothing */
 } idle = {.main_fd = -1, .spin_ns = 20000};
 /*@ end */
@@ -348,10 +371,13 @@ static void futex_wake(_Atomic uint32_t *word) {
 static void wake_main(void) {
     /* seq_cst RMW: meets main's exchanges in io_threads_main_sleep_begin
      * ([c]) and io_threads_main_sleep_end ([f]). */
-    if (atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst)) {
+    uint32_t how = atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst);
+    if (how == MAIN_IN_EPOLL) {
         uint64_t one = 1;
         ssize_t w = write(idle.main_fd, &one, sizeof one);
-        (void)w; /* the counter cannot overflow: main reads it on waking */
+        (void)w; /* the counter cannot overflow: main's handler for it reads it */
+    } else if (how == MAIN_ON_FUTEX) {
+        futex_wake(&idle.main_asleep);
     }
 }
 /*@ end */
@@ -407,21 +433,39 @@ void io_threads_set_idle_spin_us(unsigned us) {
 int io_threads_main_wake_fd(void) { return idle.main_fd; }
 
 /*@ main-sleep-begin */
-/* Hand-shake 3, [c]: main says it is about to block. */
-bool io_threads_main_sleep_begin(void) {
+/* Hand-shake 3, [c]: main says it is about to block, and how. */
+bool io_threads_main_sleep_begin(bool on_futex) {
     if (idle.main_fd == -1) return false;
-    atomic_exchange_explicit(&idle.main_asleep, 1, memory_order_seq_cst); /* seq_cst RMW: meets wake_main's */
+    /* seq_cst RMW: meets wake_main's */
+    atomic_exchange_explicit(&idle.main_asleep, on_futex ? MAIN_ON_FUTEX : MAIN_IN_EPOLL, memory_order_seq_cst);
     return true;
 }
 
-/* Hand-shake 3, [f]: main is awake again. */
+/* Hand-shake 3, [e] on the futex: blocks until a worker takes the flag
+ * (or took it already: the kernel then finds 0 and returns at once), the
+ * timeout passes or a signal comes. timeout_ms < 0: no timeout. */
+void io_threads_main_wait(long long timeout_ms) {
+    if (timeout_ms == 0) return;
+    struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = timeout_ms % 1000 * 1000000};
+    syscall(SYS_futex, (uint32_t *)&idle.main_asleep, FUTEX_WAIT_PRIVATE, MAIN_ON_FUTEX, timeout_ms < 0 ? NULL : &ts,
+            NULL, 0);
+}
+
+/* Hand-shake 3, [f]: main is awake again. The eventfd is not read here:
+ * main's handler for it does that, in the turn whose epoll_wait found it
+ * readable (or the next), so a sleep costs one read at most, and a sleep
+ * on the futex none. */
 void io_threads_main_sleep_end(void) {
     /* seq_cst RMW, not a store: it continues the chain of exchanges, so a
      * worker's exchange that read 0 before it is acquired here (the
      * essay's diagram 3). */
     atomic_exchange_explicit(&idle.main_asleep, 0, memory_order_seq_cst);
+}
+
+/* Main: the eventfd's event. Clears the wake-up a worker wrote. */
+void io_threads_main_clear_wake(void) {
     uint64_t v;
-    ssize_t r = read(idle.main_fd, &v, sizeof v); /* non-blocking: clears a wake, if any */
+    ssize_t r = read(idle.main_fd, &v, sizeof v); /* non-blocking */
     (void)r;
 }
 /*@ end */

@@ -108,14 +108,18 @@ size_t io_threads_take_results(job_word *out, size_t max);
  * ever as Valkey's do. Sleeping workers wake once to take the new value. */
 void io_threads_set_idle_spin_us(unsigned us);
 
-/* Main's sleep while results are owed. The eventfd (-1 before a pool with
- * workers started) belongs in main's epoll set. io_threads_main_sleep_begin
- * says main is about to block; the caller must then look at the outbox
- * once more and not block if it finds anything; io_threads_main_sleep_end,
- * on waking, takes the flag back and clears the eventfd. */
+/* Main's sleep while results are owed (hand-shake 3 in io_threads.c). The
+ * eventfd (-1 before a pool with workers started) belongs in main's epoll
+ * set. io_threads_main_sleep_begin says main is about to block, in
+ * epoll_wait or, on_futex, in io_threads_main_wait (timeout_ms < 0: none);
+ * the caller must then look at the outbox once more and not block if it
+ * finds anything. io_threads_main_sleep_end, on waking, takes the flag
+ * back; io_threads_main_clear_wake, the eventfd's handler, clears it. */
 int io_threads_main_wake_fd(void);
-bool io_threads_main_sleep_begin(void);
+bool io_threads_main_sleep_begin(bool on_futex);
+void io_threads_main_wait(long long timeout_ms);
 void io_threads_main_sleep_end(void);
+void io_threads_main_clear_wake(void);
 
 /* Worker. Sends a result (a job_result job word) to main; never blocks. */
 void io_threads_send_result(job_word result);

@@ -10,7 +10,8 @@
  * even past a full outbox (the spill path); parking is refused while it
  * would strand a job; a parked worker uses no CPU; a wake-up main spends
  * on a worker leaving its sleep is not lost (hand-shake 1's second rule,
- * both interleavings built step by step); main-only functions know which
+ * both interleavings built step by step); a result wakes a sleeping main,
+ * on the futex and by the eventfd (hand-shake 3); main-only functions know which
  * thread is main; a worker's busy count is the time its jobs took.
  */
 #include <stdarg.h>
@@ -20,6 +21,7 @@
 #include <cmocka.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -515,6 +517,77 @@ static void test_wake_passed_on(void **state) {
     end_sleep_test();
 }
 
+/* Hand-shake 3, on each of main's two ways to sleep: in epoll_wait, woken
+ * by the eventfd, or, while a POLL job has epoll_wait, on the futex word
+ * itself. Each round submits a job whose result comes straight back; main
+ * says it is asleep, looks at the outbox once more and blocks only if that
+ * look found nothing, as main_may_block does. The worker's exchange may
+ * come before main blocks or after; either way the result must end the
+ * sleep. A sleep that lasts its whole timeout with the result in the
+ * outbox is a lost wake-up; one that ends at once with nothing owed is a
+ * spin. A wake-up may also be early (a worker's late
+ * wake from the round before): then main just looks and sleeps again. */
+enum { MAIN_WAIT_MS = 300 };
+
+static bool main_sleep_once(bool on_futex) {
+    assert_true(io_threads_main_sleep_begin(on_futex));
+    job_word out[16];
+    size_t n = io_threads_take_results(out, 16);
+    if (n == 0) {
+        long long t0 = test_now_ms();
+        if (on_futex) {
+            io_threads_main_wait(MAIN_WAIT_MS);
+        } else {
+            struct pollfd pfd = {.fd = io_threads_main_wake_fd(), .events = POLLIN};
+            poll(&pfd, 1, MAIN_WAIT_MS);
+        }
+        bool timed_out = test_now_ms() - t0 >= MAIN_WAIT_MS;
+        io_threads_main_sleep_end();
+        if (!on_futex) io_threads_main_clear_wake();
+        n = io_threads_take_results(out, 16);
+        if (timed_out && n)
+            fail_msg("main slept its whole %d ms %s with a result in the outbox: the worker that sent it did not "
+                     "wake it",
+                     MAIN_WAIT_MS, on_futex ? "on the futex" : "on the eventfd");
+    } else {
+        io_threads_main_sleep_end();
+    }
+    assert_true(n <= 1);
+    return n == 1;
+}
+
+static void main_sleeps_until_the_result(bool on_futex) {
+    /* Nothing owed: the sleep lasts its timeout. One that ends at once
+     * (the futex word not what main said, say) makes main spin. */
+    long long t0 = test_now_ms();
+    assert_false(main_sleep_once(on_futex));
+    if (test_now_ms() - t0 < MAIN_WAIT_MS / 2)
+        fail_msg("main's sleep %s ended after %lld ms with nothing owed: it must block",
+                 on_futex ? "on the futex" : "on the eventfd", test_now_ms() - t0);
+    size_t rounds = TEST_ITEMS(2000);
+    record *r = new_records(rounds);
+    for (size_t i = 0; i < rounds; i++) {
+        assert_true(io_threads_submit(job_encode(&r[i], JOB_REQ_READ_CLIENT)));
+        while (!main_sleep_once(on_futex)) assert_false(test_stuck());
+        assert_int_equal(r[i].runs, 1);
+    }
+    free(r);
+}
+
+static void test_main_woken_on_the_futex(void **state) {
+    (void)state;
+    io_threads_init(2);
+    assert_true(io_threads_set_active(2));
+    main_sleeps_until_the_result(true);
+}
+
+static void test_main_woken_by_the_eventfd(void **state) {
+    (void)state;
+    io_threads_init(2);
+    assert_true(io_threads_set_active(2));
+    main_sleeps_until_the_result(false);
+}
+
 /* Main is the thread that started the pool: io_threads_on_main says so
  * on main and not on another thread. Where the build checks callers
  * (SOLOIST_ASSERT_THREADS: the debug and sanitizer builds), a main-only
@@ -583,6 +656,8 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_restart, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wake_not_spent_on_busy_worker, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wake_passed_on, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_main_woken_on_the_futex, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_main_woken_by_the_eventfd, setup, teardown),
         cmocka_unit_test_setup_teardown(test_main_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
