@@ -264,8 +264,8 @@ static void hold_idle_hook(int step) {
 
 /* A read and a POLL job wait in the inbox with every worker held. Main,
  * past io-threads-idle-spin-us, must not spin for as long as they wait:
- * epoll_wait is the POLL job's, so main blocks on the pool's eventfd until
- * the next timer, and the spin it counts (INFO io_threads_main_spin_us)
+ * epoll_wait is the POLL job's, so main blocks on the pool's futex word
+ * until the next timer, and the spin it counts (INFO io_threads_main_spin_us)
  * stops growing. Once the workers go, the reply comes. */
 static void test_main_sleeps_while_poll_waits(void **state) {
     (void)state;
@@ -296,7 +296,7 @@ static void test_main_sleeps_while_poll_waits(void **state) {
     expect_reply(k.peer, "+PONG\r\n");
     if (spun > 50000)
         fail_msg("main spun %llu us of 150 ms while a POLL job waited behind held workers: past its spin of 2 ms it "
-                 "must block on the pool's eventfd",
+                 "must block on the pool's futex",
                  (unsigned long long)spun);
     close_conn(&k);
     server.io_threads_idle_spin_us = spin_us;
