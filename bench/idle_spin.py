@@ -4,8 +4,8 @@
 Step 4 benchmark. With the threads on and results owed, soloist's main
 turns its loop without waiting, and an idle worker polls its inbox,
 each for `io-threads-idle-spin-us` (20 µs by default); then each
-sleeps, main in epoll_wait or on the pool's eventfd, a worker on a futex
-of its own (src/io_offload.c main-sleep, src/io_threads.c
+sleeps, main in epoll_wait or (a POLL job out) on the pool's futex word,
+a worker on a futex of its own (src/io_offload.c main-sleep, src/io_threads.c
 io-thread-main). Valkey's main does not sleep while its POLL job is out
 (its custom poll returns at once until the job is done), and its
 workers spin for as long as they are active: valkey src/io_threads.c at

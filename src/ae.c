@@ -10,7 +10,6 @@
 #include "ae.h"
 
 #include <errno.h>
-#include <poll.h>
 #include <stdint.h>
 #include <sys/epoll.h>
 #include <time.h>
@@ -354,16 +353,3 @@ void ae_main(ae_loop *l) {
 }
 
 void ae_stop(ae_loop *l) { l->stop = 1; }
-
-int ae_wait(int fd, int mask, long long ms) {
-    struct pollfd pfd = {.fd = fd};
-    if (mask & AE_READABLE) pfd.events |= POLLIN;
-    if (mask & AE_WRITABLE) pfd.events |= POLLOUT;
-    int r = poll(&pfd, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
-    if (r <= 0) return r;
-    int ret = 0;
-    if (pfd.revents & POLLIN) ret |= AE_READABLE;
-    if (pfd.revents & POLLOUT) ret |= AE_WRITABLE;
-    if (pfd.revents & (POLLERR | POLLHUP)) ret |= AE_WRITABLE;
-    return ret;
-}

@@ -19,11 +19,10 @@
  *     safe in the kernel. Main must NOT call ae_resize or ae_delete until
  *     the token is back: both reallocate or free the ep_events and fired[]
  *     arrays ae_poll is writing, and ae_resize changes setsize (so a
- *     CONFIG SET maxclients waits for the poll job to complete);
- *   - ae_wait touches no loop and may be called from any thread.
+ *     CONFIG SET maxclients waits for the poll job to complete).
  *
  * Valkey: src/ae.c (aeCreateEventLoop, aeCreateFileEvent, aeDeleteFileEvent,
- * aeProcessEvents, processTimeEvents, aeWait, aeMain) and src/ae_epoll.c
+ * aeProcessEvents, processTimeEvents, aeMain) and src/ae_epoll.c
  * (aeApiPoll). The poll/process split mirrors Valkey's aePoll (run by an I/O
  * thread under the loop's poll lock) and aeSetCustomPollProc (main waits for
  * that result instead of polling itself). soloist keeps epoll only.
@@ -127,10 +126,5 @@ void ae_main(ae_loop *l);
 /* Makes ae_main return after the current iteration. Main thread only (a
  * signal handler sets its own flag and cron calls this). */
 void ae_stop(ae_loop *l);
-
-/* Waits up to ms for fd to become readable/writable (poll(2)). Returns the
- * mask of ready events (an error or hang-up counts as writable, as in
- * Valkey), 0 on timeout, -1 on error. */
-int ae_wait(int fd, int mask, long long ms);
 
 #endif

@@ -55,7 +55,7 @@
  * is done (poll_custom), which keeps it from sleeping. (Valkey's main
  * never polls with a zero timeout of its own for owed results; soloist's
  * also asks for one when no POLL job could be sent, and, past its spin,
- * blocks on the pool's eventfd instead of spinning on a POLL job that
+ * blocks on the pool's futex word instead of spinning on a POLL job that
  * waits behind a long job: wait_for_workers.) One flag,
  * poll_state, makes sure at most one thread is ever in epoll_wait: main
  * polls only while no POLL job is out, and sends one only when none is.

@@ -106,9 +106,10 @@
  * is a read-modify-write too, relaxed where it orders nothing; a plain
  * store would cut the chain. (A seq_cst fence on each side would say the
  * same, but ThreadSanitizer does not model fences; this form it checks.)
- * The futex word and the eventfd need no more than that: the kernel
- * compares w->asleep with 1 under its own lock as the worker goes to
- * sleep, and an eventfd that was written stays readable.
+ * The futex words and the eventfd need no more than that: the kernel
+ * compares w->asleep with 1 (idle.main_asleep with MAIN_ON_FUTEX) under
+ * its own lock as the thread goes to sleep, and an eventfd that was
+ * written stays readable.
  *
  * WHAT THE HAND-SHAKES COST
  *
@@ -224,10 +225,11 @@
  *                                            XCHG idle.main_asleep, 0    sc
  *
  * Forbidden: [b] reads 0 from before [c] AND [d] misses [a]. [c] first:
- * [b] reads how main sleeps and wakes it that way: the eventfd's write
- * ends [e] or makes it return at once, and so does FUTEX_WAKE, or, if
- * [b]'s XCHG came before main's FUTEX_WAIT, the kernel finds 0, not
- * FUTEX, and FUTEX_WAIT returns at once (as in (1)). [b] first: [c]
+ * [b] reads how main sleeps and wakes it that way. The eventfd's write
+ * ends epoll_wait, or makes it return at once if main gets there later.
+ * FUTEX_WAKE ends a FUTEX_WAIT already under way; one that starts after
+ * [b]'s XCHG finds the word 0, not FUTEX, and returns at once (as in
+ * (1)). [b] first: [c]
  * acquires [b], so [d] sees [a] and main does not block. Either way main
  * is not left blocked with a result in the outbox, which is enough: main
  * takes every result each turn. With several workers, one takes the flag

@@ -710,24 +710,6 @@ static void test_file_events_flag_only(void **state) {
     ae_delete(l);
 }
 
-/* ================= ae_wait ================= */
-
-static void test_ae_wait(void **state) {
-    (void)state;
-    int fds[2];
-    make_pipe(fds);
-    long long t0 = now_us();
-    assert_int_equal(ae_wait(fds[0], AE_READABLE, 20), 0);
-    assert_true(now_us() - t0 >= 20000);
-    assert_int_equal(ae_wait(fds[1], AE_WRITABLE, 1000), AE_WRITABLE);
-    assert_int_equal(write(fds[1], "w", 1), 1);
-    assert_int_equal(ae_wait(fds[0], AE_READABLE, 1000), AE_READABLE);
-    close(fds[0]);
-    /* The reader is gone: the writer sees an error, reported as writable. */
-    assert_int_equal(ae_wait(fds[1], AE_WRITABLE, 1000) & AE_WRITABLE, AE_WRITABLE);
-    close(fds[1]);
-}
-
 static void test_no_leaks(void **state) {
     (void)state;
     size_t before = zmalloc_used_memory();
@@ -768,7 +750,6 @@ int main(void) {
         cmocka_unit_test(test_poll_on_another_thread),
         cmocka_unit_test(test_custom_poll_replaces_polling),
         cmocka_unit_test(test_file_events_flag_only),
-        cmocka_unit_test(test_ae_wait),
         cmocka_unit_test(test_no_leaks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
