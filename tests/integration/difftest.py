@@ -23,7 +23,10 @@ Transcript format (tests/integration/transcripts/*.txt), one item a line:
                             replies are compared:
       @unordered            aggregate: compare the sorted elements (KEYS)
       @ttl-approx           integers may differ by 1 (TTL)
-      @approx N             integers may differ by N (PTTL)
+      @approx N             integers may differ by N (PTTL; the
+                            transcripts give 2000 ms, since either
+                            server may stall for half a second between
+                            a command and the PTTL on a loaded machine)
       @ignore-reply         only the reply's type byte is compared (INFO)
       @scan                 SCAN loop from cursor 0 until 0 (at most
                             10000 calls); compare the union of keys
