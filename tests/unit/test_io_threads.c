@@ -519,7 +519,7 @@ static void test_wake_passed_on(void **state) {
 
 /* Hand-shake 3, on each of main's two ways to sleep: in epoll_wait, woken
  * by the eventfd, or, while a POLL job has epoll_wait, on the futex word
- * itself. Each round (2000, a quarter of that under the sanitizers)
+ * itself. Each of 2000 rounds (a quarter of that under the sanitizers)
  * submits a job whose result comes straight back; main says it is
  * asleep, looks at the outbox once more and blocks only if that look
  * found nothing, as main_may_block does. The worker's exchange may come
