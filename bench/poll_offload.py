@@ -28,7 +28,7 @@ takes the thread counts (POLL_THREADS=2,4,10,16 on a machine with them).
 
 Prints JSON lines: kind=run, and generic finding rows F4.50-F4.59 (two
 per thread count and pipeline; the first eight with the default threads).
-Knobs: QUICK=1 (about 40 s; full about 2 minutes), BENCH_RUNS,
+Knobs: QUICK=1 (about 10 s; full about 30 s), BENCH_RUNS,
 POLL_THREADS, SOLOIST_BIN.
 
 Valkey anchor: src/io_threads.c at the pinned commit (the POLL job,
