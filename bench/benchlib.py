@@ -89,14 +89,32 @@ def perf_stat_lines(path):
     return out
 
 
-def run_main(main, rows_again):
-    """A benchmark's entry point: `NAME.py --rows FILE` computes a stored
-    run's rows again from its run lines (rows_again(FILE)); otherwise
-    main() runs it. Returns the exit status."""
-    if len(sys.argv) == 3 and sys.argv[1] == "--rows":
-        rows_again(sys.argv[2])
+def run_main(main, rows_again=None, commands=None):
+    """A benchmark's entry point; returns the exit status. With no
+    arguments main() runs the benchmark. -h or --help prints the script's
+    opening (its docstring: what it measures, its knobs, its length) and
+    runs nothing. `NAME.py --rows FILE` computes a stored run's rows again
+    from its run lines (rows_again(FILE)), where the script has that;
+    commands maps another option to (how many arguments it takes, the
+    function that takes them). Any other argument is refused, not
+    ignored: a benchmark runs for minutes, and its knobs are environment
+    variables."""
+    args = sys.argv[1:]
+    if args and args[0] in ("-h", "--help"):
+        print((sys.modules["__main__"].__doc__ or "").strip())
         return 0
-    return main() or 0
+    table = dict(commands or {})
+    if rows_again:
+        table["--rows"] = (1, rows_again)
+    if not args:
+        return main() or 0
+    nargs, fn = table.get(args[0], (None, None))
+    if fn is None or len(args) != 1 + nargs:
+        forms = "".join(" | %s%s" % (opt, " ARG" * n) for opt, (n, _) in table.items())
+        print("usage: %s [-h | --help%s]; its knobs are environment variables (--help lists them)"
+              % (os.path.basename(sys.argv[0]), forms), file=sys.stderr)
+        return 2
+    return fn(*args[1:]) or 0
 
 
 def rows_again(path, make_rows):

@@ -121,4 +121,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bl.run_main(main))

@@ -159,4 +159,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bl.run_main(main))

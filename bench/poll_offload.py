@@ -96,4 +96,4 @@ def findings(lines, cells, quick, runs):
                      m("on", "idle_turns_us_per_req"), m("off", "idle_turns_us_per_req"))})
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(bl.run_main(main))

@@ -253,4 +253,4 @@ def findings(lines, loads, keys, quick):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(bl.run_main(main))

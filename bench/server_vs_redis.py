@@ -116,4 +116,4 @@ def strip(r):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bl.run_main(main))

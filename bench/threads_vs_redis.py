@@ -134,4 +134,4 @@ def strip(r):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bl.run_main(main))

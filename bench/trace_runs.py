@@ -169,9 +169,6 @@ def draw(results, out):
 
 
 def main():
-    if len(sys.argv) == 4 and sys.argv[1] == "--draw":
-        draw(sys.argv[2], sys.argv[3])
-        return 0
     bl.install_cleanup()
     ms = int(os.environ.get("TRACE_MS", 25))
     try:
@@ -185,4 +182,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(bl.run_main(main, commands={"--draw": (2, draw)}))

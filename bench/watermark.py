@@ -143,4 +143,4 @@ def findings(lines, cells, marks, quick, runs):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(bl.run_main(main))

@@ -162,4 +162,4 @@ def soloist_bench_prefill(srv):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(bl.run_main(main))

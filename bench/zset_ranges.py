@@ -325,4 +325,4 @@ def summary_row(rid, cells, claim, rest, cmd_line, cfg):
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(bl.run_main(main))
