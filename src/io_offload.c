@@ -608,14 +608,11 @@ static void add_wake_fd(void) {
  * found nothing for that long, it blocks: in its own epoll_wait, which the
  * pool's eventfd ends as soon as a worker sends a result, or, while a POLL
  * job is out and epoll_wait is the worker's, on the pool's futex word
- * (poll_custom). It tells the pool which as it says it is asleep. Returns
- * whether it may block. */
-static bool main_may_block(uint64_t now) {
+ * (poll_custom): poll_out says which, and main tells the pool as it
+ * says it is asleep. Returns whether it may block. */
+static bool main_may_block(uint64_t now, bool poll_out) {
     if (io.idle_since_us == 0) io.idle_since_us = now;
     if (now - io.idle_since_us < (uint64_t)server.io_threads_idle_spin_us) return false;
-    /* Relaxed: only main moves it from NONE, so OUT or DONE here stays
-     * not NONE until main's poll_custom takes it. */
-    bool poll_out = atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE;
     if (!io.wake_fd_added || !io_threads_main_sleep_begin(poll_out)) return false;
     /* Said asleep; now one more look, so a result sent or a POLL job done
      * just before is not slept on (the other half of the hand-shake is in
@@ -645,10 +642,12 @@ void io_offload_before_sleep(void) {
     else
         policy_before_sleep(now);
     /* Relaxed: only main sets OUT and NONE; DONE is read with acquire
-     * where its events are taken (poll_custom). */
+     * where its events are taken (poll_custom). Not NONE stays not NONE
+     * until main's poll_custom takes the job, so it also says how main
+     * may sleep. */
     bool poll_out = atomic_load_explicit(&poll_state, memory_order_relaxed) != IO_POLL_NONE;
     bool owed = io.reads_pending + io.writes_pending > 0 || poll_out;
-    io.poll_may_block = owed && main_may_block(now);
+    io.poll_may_block = owed && main_may_block(now, poll_out);
     /* io-threads-poll-offload no (step 4's A/B): main polls without
      * waiting itself, as it would with no POLL job out. */
     if (owed && !io.poll_may_block && server.io_threads_poll_offload) try_send_poll();

@@ -229,8 +229,8 @@
  * ends epoll_wait, or makes it return at once if main gets there later.
  * FUTEX_WAKE ends a FUTEX_WAIT already under way; one that starts after
  * [b]'s XCHG finds the word 0, not FUTEX, and returns at once (as in
- * (1)). [b] first: [c]
- * acquires [b], so [d] sees [a] and main does not block. Either way main
+ * (1)). [b] first: [c] acquires [b], so [d] sees [a] and main does not
+ * block. Either way main
  * is not left blocked with a result in the outbox, which is enough: main
  * takes every result each turn. With several workers, one takes the flag
  * and another's [b] may read the 0 it left: then main wakes for the
@@ -358,8 +358,10 @@ static _Thread_local mpsc_producer outbox_producer; /* a worker's outbox side */
 static _Atomic unsigned main_generation;
 static _Thread_local unsigned main_seen;
 
-static void futex_wait(_Atomic uint32_t *word, uint32_t expected) {
-    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, NULL, NULL, 0);
+/* Sleeps while *word holds expected, until woken, the timeout (NULL:
+ * none) passes or a signal comes. */
+static void futex_wait(_Atomic uint32_t *word, uint32_t expected, const struct timespec *timeout) {
+    syscall(SYS_futex, (uint32_t *)word, FUTEX_WAIT_PRIVATE, expected, timeout, NULL, 0);
 }
 
 static void futex_wake(_Atomic uint32_t *word) {
@@ -449,8 +451,7 @@ bool io_threads_main_sleep_begin(bool on_futex) {
 void io_threads_main_wait(long long timeout_ms) {
     if (timeout_ms == 0) return;
     struct timespec ts = {.tv_sec = timeout_ms / 1000, .tv_nsec = timeout_ms % 1000 * 1000000};
-    syscall(SYS_futex, (uint32_t *)&idle.main_asleep, FUTEX_WAIT_PRIVATE, MAIN_ON_FUTEX, timeout_ms < 0 ? NULL : &ts,
-            NULL, 0);
+    futex_wait(&idle.main_asleep, MAIN_ON_FUTEX, timeout_ms < 0 ? NULL : &ts);
 }
 
 /* Hand-shake 3, [f]: main is awake again. The eventfd is not read here:
@@ -575,7 +576,7 @@ static size_t worker_sleep(io_worker *w, job_word *batch) {
     if (waits) {
         debug_sleep(IO_SLEEP_STEP_WAIT);
         TRACE(w->id, TRACE_SLEEP_BEGIN, 0, 0, 0);
-        futex_wait(&w->asleep, 1);
+        futex_wait(&w->asleep, 1, NULL);
     }
     /* Acquire pairs with the release exchange in wake_if_asleep: reading
      * main's 0, this worker sees every sleeper main saw, for the wake it
