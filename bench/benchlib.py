@@ -89,6 +89,29 @@ def perf_stat_lines(path):
     return out
 
 
+@contextlib.contextmanager
+def perf_counting(tid, events):
+    """`perf stat` counting one thread (-t tid) across a with block: events
+    are perf stat arguments (-e NAME, --filter ...). Yields a dict that
+    holds, once the block has ended, "counts": perf_stat_lines' list. perf
+    is stopped by SIGINT as the block ends; it says nothing when it has
+    attached (its -o header is written at the end), so the block starts
+    0.2 s after it, which is enough here (p1_anatomy waits as long)."""
+    fd, out = tempfile.mkstemp(prefix="perf-", suffix=".txt")
+    os.close(fd)
+    perf = subprocess.Popen(["perf", "stat", "-x,"] + list(events) + ["-t", str(tid), "-o", out],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    got = {}
+    try:
+        time.sleep(0.2)
+        yield got
+    finally:
+        perf.send_signal(signal.SIGINT)
+        perf.wait(20)
+        got["counts"] = perf_stat_lines(out)
+        os.unlink(out)
+
+
 def run_main(main, rows_again=None, commands=None):
     """A benchmark's entry point; returns the exit status. With no
     arguments main() runs the benchmark. -h or --help prints the script's
@@ -860,13 +883,43 @@ def switch_counters(srv):
             "write_wait_s": f("iothreads", "io_threads_write_wait_us") / 1e6}
 
 
-def switch_run(srv, cell, requests=None, seconds=None):
+# switch_rounds' rounds with perf counting, after the timed ones: two, so
+# that a count's row can show its rounds' spread.
+COUNTED_ROUNDS = 2
+
+
+def switch_run(srv, cell, requests=None, seconds=None, count=None):
     """One run of a cell with the counters diffed across it: rps and
     per-request figures (main's CPU with its idle spin and less it).
     A cell's driver is redis-benchmark (closed loop, -P as batches of
     `requests`) or soloist-bench ("sb": closed loop keeping `pipeline`
-    requests in flight on every connection, for `seconds`)."""
-    c0 = switch_counters(srv)
+    requests in flight on every connection, for `seconds`). count, if
+    given, is (names, perf stat arguments): those events counted on main
+    across the run, each per request as main_NAME_per_req."""
+    with perf_counting(srv.proc.pid, count[1]) if count else contextlib.nullcontext({}) as perf:
+        c0 = switch_counters(srv)
+        row, requests = switch_drive(srv, cell, requests, seconds)
+        c1 = switch_counters(srv)
+    d = {k: c1[k] - c0[k] for k in c0}
+    cmds = max(d["cmds"] - 1, 1)  # the first INFO counts itself
+    got = {"rps": row["rps"], "p50_ms": row.get("p50_latency_ms"), "requests": requests,
+           "main_cpu_us_per_req": round((d["main_cpu_s"] - d["spin_s"]) * 1e6 / cmds, 4),
+           "main_cpu_us_per_req_with_spin": round(d["main_cpu_s"] * 1e6 / cmds, 4),
+           "idle_turns_us_per_req": round(d["spin_s"] * 1e6 / cmds, 4),
+           "process_cpu_us_per_req": round(d["process_cpu_s"] * 1e6 / cmds, 4),
+           "polls_per_req": round(d["polls"] / cmds, 5),
+           "during_write_share": round(d["during_write"] / cmds, 5),
+           "bytes_during_write_per_req": round(d["bytes_during_write"] / cmds, 1),
+           "write_waits_per_req": round(d["write_waits"] / cmds, 5),
+           "write_wait_us_per_req": round(d["write_wait_s"] * 1e6 / cmds, 4)}
+    if count:
+        got.update({"main_%s_per_req" % name: round((v or 0.0) / cmds, 4)
+                    for name, (_, v) in zip(count[0], perf["counts"])})
+    return got
+
+
+def switch_drive(srv, cell, requests, seconds):
+    """A cell's driver run -> (its row: rps, p50_latency_ms; requests)."""
     if cell.get("driver") == "sb":
         rep, _ = soloist_bench(srv.port, ["-c", str(cell["clients"]), "-P", str(cell["pipeline"]),
                                           "-n", str(cell["keyspace"]), "-s", str(cell["size"]), "-r", "1:0",
@@ -879,28 +932,19 @@ def switch_run(srv, cell, requests=None, seconds=None):
     else:
         row = redis_benchmark(srv, cell["test"], cell["clients"], requests, cell["pipeline"], cell["size"],
                               keyspace=cell.get("keyspace"))
-    c1 = switch_counters(srv)
-    d = {k: c1[k] - c0[k] for k in c0}
-    cmds = max(d["cmds"] - 1, 1)  # the first INFO counts itself
-    return {"rps": row["rps"], "p50_ms": row.get("p50_latency_ms"), "requests": requests,
-            "main_cpu_us_per_req": round((d["main_cpu_s"] - d["spin_s"]) * 1e6 / cmds, 4),
-            "main_cpu_us_per_req_with_spin": round(d["main_cpu_s"] * 1e6 / cmds, 4),
-            "idle_turns_us_per_req": round(d["spin_s"] * 1e6 / cmds, 4),
-            "process_cpu_us_per_req": round(d["process_cpu_s"] * 1e6 / cmds, 4),
-            "polls_per_req": round(d["polls"] / cmds, 5),
-            "during_write_share": round(d["during_write"] / cmds, 5),
-            "bytes_during_write_per_req": round(d["bytes_during_write"] / cmds, 1),
-            "write_waits_per_req": round(d["write_waits"] / cmds, 5),
-            "write_wait_us_per_req": round(d["write_wait_s"] * 1e6 / cmds, 4)}
+    return row, requests
 
 
-def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run, prepare=None):
+def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run, prepare=None, count=None):
     """Runs every cell (dicts with threads, test, clients, pipeline, size,
     keyspace; driver "sb" for soloist-bench) under every setting: per cell
     a calibration or warm-up run of each setting (not kept), then `runs` rounds with the settings alternated
     and the order turned each round. apply(srv, setting) flips the
     switch; prepare(srv, cell), if given, runs first (a cell's keyspace).
-    Emits and returns the run lines."""
+    count, if given, is switch_run's: then COUNTED_ROUNDS more rounds
+    follow with perf counting those events on main, not among the timed
+    ones (a tracepoint adds to each call's cost), as kind=counted lines
+    holding the counts alone. Emits and returns the lines."""
     lines = []
     for cell in cells:
         srv = srvs[cell["threads"]]
@@ -908,22 +952,27 @@ def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run
             if prepare:
                 prepare(srv, cell)
             sizes = {}
-            for rnd in range(runs + 1):
+            for rnd in range(runs + 1 + (COUNTED_ROUNDS if count else 0)):
+                counted = rnd > runs
                 for setting in turned(settings, rnd):
                     apply(srv, setting)
                     if cell.get("driver") == "sb":  # timed runs: round 0 is a short warm-up
-                        got = switch_run(srv, cell, seconds=target_s / 3 if rnd == 0 else target_s)
+                        got = switch_run(srv, cell, seconds=target_s / 3 if rnd == 0 else target_s,
+                                         count=count if counted else None)
                     else:  # counted runs: round 0 sizes them
                         n = sizes.get(setting, cell["clients"] * cell["pipeline"] * 50)
-                        got = switch_run(srv, cell, requests=n)
+                        got = switch_run(srv, cell, requests=n, count=count if counted else None)
                         if rnd == 0:
                             sizes[setting] = calibrate_requests(got["rps"], target_s, cell["clients"],
                                                                 cell["pipeline"], floor=cell["clients"] * 8)
                     if rnd == 0:
                         continue
-                    ln = dict(got, kind="run", bench=bench, setting=setting, round=rnd, quick=quick_run,
-                              **{k: cell[k] for k in ("threads", "test", "clients", "pipeline", "size")},
-                              **placement())
+                    if counted:
+                        got = dict({"main_%s_per_req" % name: got["main_%s_per_req" % name] for name in count[0]},
+                                   requests=got["requests"])
+                    ln = dict(got, kind="counted" if counted else "run", bench=bench, setting=setting, round=rnd,
+                              quick=quick_run, **{k: cell[k] for k in ("threads", "test", "clients", "pipeline",
+                                                                       "size")}, **placement())
                     emit(ln)
                     lines.append(ln)
     return lines

@@ -42,10 +42,7 @@ main's side of the hand-offs: src/io_threads.c at the 2024 tree).
 """
 
 import os
-import signal
-import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
@@ -67,11 +64,11 @@ EVENTS = (sum((["-e", "syscalls:sys_enter_%s" % k] for k in KINDS), [])
 NAMES = ["syscalls:sys_enter_%s" % k for k in KINDS] + [EIGHT, "all", "wakes", "switches", "task-clock"]
 
 
-def parse_counts(path):
-    """perf stat -x, output -> {name: count}, the events in EVENTS' order
+def parse_counts(lines):
+    """perf_stat_lines' list -> {name: count}, the events in EVENTS' order
     (the read tracepoint appears twice, so lines are matched by order;
     an event perf did not count is 0)."""
-    return dict(zip(NAMES, (v or 0.0 for _, v in bl.perf_stat_lines(path))))
+    return dict(zip(NAMES, (v or 0.0 for _, v in lines)))
 
 
 def per_request(counts, commands):
@@ -86,26 +83,20 @@ def per_request(counts, commands):
             "cpu_us": round(counts.get("task-clock", 0) * 1000 / commands, 3)}
 
 
-def one_run(s, rate, times, tmp):
+def one_run(s, rate, times):
     """One open-loop run with perf counting main alone -> run fields."""
     warmup, duration = times
-    out = os.path.join(tmp, "main.perf")
     args = bl.open_loop_args(TEST, PIPELINE, SIZE, bv.CLIENTS, bv.KEYS) + [
         "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"]
     c0 = bl.main_cpu_counters(s)
-    perf = subprocess.Popen(["perf", "stat", "-x,"] + EVENTS + ["-t", str(s.proc.pid), "-o", out],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
+    with bl.perf_counting(s.proc.pid, EVENTS) as perf:
         rep, argv = bl.soloist_bench(s.port, args)
-    finally:
-        perf.send_signal(signal.SIGINT)
-        perf.wait(20)
     c1 = bl.main_cpu_counters(s)
     commands = bl.counters_diff(c0, c1)["commands"]
     cls = rep["classes"][0]
     return {"rate": rate, "rps": cls["rps"], "requests": cls["requests"], "unsent": cls.get("unsent", 0),
             "server_commands": int(commands) if commands is not None else None,
-            "main": per_request(parse_counts(out), commands), "argv": argv}
+            "main": per_request(parse_counts(perf["counts"]), commands), "argv": argv}
 
 
 def measure(runs, times, valkey, rate):
@@ -117,19 +108,18 @@ def measure(runs, times, valkey, rate):
         for s in settings.values():
             with s.turn():
                 bl.sb_prefill(s, bv.KEYS, SIZE)
-        with tempfile.TemporaryDirectory(prefix="main-syscalls-") as tmp:
-            for r in range(runs):
-                for (name, n) in bl.turned(list(settings), r):
-                    s = settings[(name, n)]
-                    with s.turn():
-                        got = one_run(s, rate, times, tmp)
-                    line = dict(kind="run", bench="main_syscalls", server=name, server_is=s.really, io_threads=n,
-                                forced=n > 1, run=r + 1, **dict(got, **bl.placement()))
-                    bl.emit(line)
-                    m = got["main"] or {}
-                    bl.log("%s t%d: %.0f rps, main %.2f syscalls/req, %.2f wakes/req, %.2f us/req"
-                           % (name, n, got["rps"], m.get("all", -1), m.get("wakes", -1), m.get("cpu_us", -1)))
-                    lines.append(line)
+        for r in range(runs):
+            for (name, n) in bl.turned(list(settings), r):
+                s = settings[(name, n)]
+                with s.turn():
+                    got = one_run(s, rate, times)
+                line = dict(kind="run", bench="main_syscalls", server=name, server_is=s.really, io_threads=n,
+                            forced=n > 1, run=r + 1, **dict(got, **bl.placement()))
+                bl.emit(line)
+                m = got["main"] or {}
+                bl.log("%s t%d: %.0f rps, main %.2f syscalls/req, %.2f wakes/req, %.2f us/req"
+                       % (name, n, got["rps"], m.get("all", -1), m.get("wakes", -1), m.get("cpu_us", -1)))
+                lines.append(line)
     finally:
         for s in settings.values():
             s.stop()

@@ -50,7 +50,7 @@ class ParseCounts(unittest.TestCase):
                 event = "syscalls:sys_enter_read" if name == ms.EIGHT else name
                 f.write("%d,,%s,1000,100.00,,\n" % (v, event))
         try:
-            got = ms.parse_counts(f.name)
+            got = ms.parse_counts(ms.bl.perf_stat_lines(f.name))
         finally:
             os.unlink(f.name)
         self.assertEqual(got["syscalls:sys_enter_read"], 1.0)
