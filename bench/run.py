@@ -6,7 +6,7 @@ bench/results/<UTC date>-<host>-<commit>/, writes provenance.json there
 (date, host, CPU model from /proc/cpuinfo, cores, kernel, compiler, git
 commit and dirty flags, the soloist binary and its configuration, the
 peer's version, load average, placement), runs each benchmark with
-BENCH_RUN_ID set to the directory's name, and keeps each one's stdout as
+BENCH_RUN_ID set to the directory's name (and BENCH_RESULTS_DIR to its path), and keeps each one's stdout as
 NAME.jsonl and its stderr as NAME.log. FINDINGS.md is then generated from
 these files by tools/findings.py; nothing here summarises.
 
@@ -229,7 +229,7 @@ def main():
     write_prov(outdir, prov)
     bl.log("results in %s" % os.path.relpath(outdir, ROOT))
 
-    env = dict(os.environ, BENCH_RUN_ID=name, SOLOIST_BIN=soloist_bin, BENCH_A_IS=a_is,
+    env = dict(os.environ, BENCH_RUN_ID=name, BENCH_RESULTS_DIR=outdir, SOLOIST_BIN=soloist_bin, BENCH_A_IS=a_is,
                REDIS_BIN=redis_bin, QUICK="1" if a.quick else "0")
     env.pop("BENCH_PINNED", None)
     for n in names:

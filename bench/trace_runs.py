@@ -55,10 +55,11 @@ PIPELINES = [1, 16]
 
 
 def traces_dir():
-    """The results directory's traces/ under bench/run.py, else a
-    directory of this run's own under the system's temporary one."""
+    """The results directory's traces/ under bench/run.py (BENCH_RESULTS_DIR,
+    wherever --results put it), else a directory of this run's own under
+    the system's temporary one."""
     rid = bl.run_id()
-    d = os.path.join(bl.ROOT, "bench", "results", rid)
+    d = os.environ.get("BENCH_RESULTS_DIR") or os.path.join(bl.ROOT, "bench", "results", rid)
     if not os.path.isdir(d):
         d = os.path.join(os.environ.get("TMPDIR", "/tmp"), "soloist-trace-" + rid)
     d = os.path.join(d, "traces")
