@@ -90,20 +90,21 @@ def perf_stat_lines(path):
 
 
 @contextlib.contextmanager
-def perf_counting(tid, events):
-    """`perf stat` counting one thread (-t tid) across a with block: events
-    are perf stat arguments (-e NAME, --filter ...). Yields a dict that
-    holds, once the block has ended, "counts": perf_stat_lines' list. perf
-    is stopped by SIGINT as the block ends; it says nothing when it has
-    attached (its -o header is written at the end), so the block starts
-    0.2 s after it, which is enough here (p1_anatomy waits as long)."""
+def perf_counting(target, events, settle_s=0.2):
+    """`perf stat` attached to a running thread or process across a with
+    block: target is perf's (["-t", TID] for one thread, ["-p", PID] for
+    a process), events its arguments (-e NAME, --filter ...). Yields a
+    dict that holds, once the block has ended, "counts": perf_stat_lines'
+    list. perf is stopped by SIGINT as the block ends; it says nothing
+    when it has attached (its -o header is written at the end), so the
+    block starts settle_s after it, which is enough here."""
     fd, out = tempfile.mkstemp(prefix="perf-", suffix=".txt")
     os.close(fd)
-    perf = subprocess.Popen(["perf", "stat", "-x,"] + list(events) + ["-t", str(tid), "-o", out],
+    perf = subprocess.Popen(["perf", "stat", "-x,"] + list(events) + [str(a) for a in target] + ["-o", out],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     got = {}
     try:
-        time.sleep(0.2)
+        time.sleep(settle_s)
         yield got
     finally:
         perf.send_signal(signal.SIGINT)
@@ -888,6 +889,11 @@ def switch_counters(srv):
 COUNTED_ROUNDS = 2
 
 
+def counted_field(name):
+    """The run-line field of an event switch_run counted on main, per request."""
+    return "main_%s_per_req" % name
+
+
 def switch_run(srv, cell, requests=None, seconds=None, count=None):
     """One run of a cell with the counters diffed across it: rps and
     per-request figures (main's CPU with its idle spin and less it).
@@ -895,8 +901,8 @@ def switch_run(srv, cell, requests=None, seconds=None, count=None):
     `requests`) or soloist-bench ("sb": closed loop keeping `pipeline`
     requests in flight on every connection, for `seconds`). count, if
     given, is (names, perf stat arguments): those events counted on main
-    across the run, each per request as main_NAME_per_req."""
-    with perf_counting(srv.proc.pid, count[1]) if count else contextlib.nullcontext({}) as perf:
+    across the run, each per request under counted_field(NAME)."""
+    with perf_counting(["-t", srv.proc.pid], count[1]) if count else contextlib.nullcontext({}) as perf:
         c0 = switch_counters(srv)
         row, requests = switch_drive(srv, cell, requests, seconds)
         c1 = switch_counters(srv)
@@ -913,7 +919,7 @@ def switch_run(srv, cell, requests=None, seconds=None, count=None):
            "write_waits_per_req": round(d["write_waits"] / cmds, 5),
            "write_wait_us_per_req": round(d["write_wait_s"] * 1e6 / cmds, 4)}
     if count:
-        got.update({"main_%s_per_req" % name: round((v or 0.0) / cmds, 4)
+        got.update({counted_field(name): round((v or 0.0) / cmds, 4)
                     for name, (_, v) in zip(count[0], perf["counts"])})
     return got
 
@@ -968,7 +974,7 @@ def switch_rounds(srvs, settings, apply, cells, runs, target_s, bench, quick_run
                     if rnd == 0:
                         continue
                     if counted:
-                        got = dict({"main_%s_per_req" % name: got["main_%s_per_req" % name] for name in count[0]},
+                        got = dict({counted_field(name): got[counted_field(name)] for name in count[0]},
                                    requests=got["requests"])
                     ln = dict(got, kind="counted" if counted else "run", bench=bench, setting=setting, round=rnd,
                               quick=quick_run, **{k: cell[k] for k in ("threads", "test", "clients", "pipeline",

@@ -89,7 +89,7 @@ def one_run(s, rate, times):
     args = bl.open_loop_args(TEST, PIPELINE, SIZE, bv.CLIENTS, bv.KEYS) + [
         "--rate", str(int(rate)), "--warmup", "%gs" % warmup, "-d", "%gs" % duration, "--drain", "1s"]
     c0 = bl.main_cpu_counters(s)
-    with bl.perf_counting(s.proc.pid, EVENTS) as perf:
+    with bl.perf_counting(["-t", s.proc.pid], EVENTS) as perf:
         rep, argv = bl.soloist_bench(s.port, args)
     c1 = bl.main_cpu_counters(s)
     commands = bl.counters_diff(c0, c1)["commands"]

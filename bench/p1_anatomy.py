@@ -53,11 +53,9 @@ beforeSleep -> handleClientsWithPendingWrites, then aeApiPoll.
 """
 
 import os
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
@@ -73,9 +71,9 @@ PERF_EVENTS = sum((["-e", e] for e in EVENTS), []) + [
     "-e", "syscalls:sys_exit_epoll_wait", "--filter", "ret == 1"]
 
 
-def parse_perf(path):
-    """{event: value} from `perf stat -x,` output."""
-    return {e: v for e, v in bl.perf_stat_lines(path) if v is not None}
+def parse_perf(lines):
+    """{event: value} from perf_stat_lines' list, uncounted events left out."""
+    return {e: v for e, v in lines if v is not None}
 
 
 def summarise(counts, requests):
@@ -96,20 +94,16 @@ def summarise(counts, requests):
 
 
 def one_cell(srv, test, requests, tmp):
-    srv_out = os.path.join(tmp, "srv.perf")
     cli_out = os.path.join(tmp, "cli.perf")
-    sp = subprocess.Popen(["perf", "stat", "-x,"] + PERF_EVENTS + ["-p", str(srv.proc.pid),
-                           "-o", srv_out], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    time.sleep(0.3)  # perf attaches before the first request
-    r = subprocess.run(["perf", "stat", "-x,"] + PERF_EVENTS + ["-o", cli_out,
-                        "redis-benchmark", "-p", str(srv.port), "-c", str(CLIENTS), "-n", str(requests),
-                        "-P", "1", "-t", test, "-q", "--csv"],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
-    sp.send_signal(signal.SIGINT)
-    sp.wait(20)
+    # perf attaches to the server before the first request (0.3 s).
+    with bl.perf_counting(["-p", srv.proc.pid], PERF_EVENTS, settle_s=0.3) as srv_perf:
+        r = subprocess.run(["perf", "stat", "-x,"] + PERF_EVENTS + ["-o", cli_out,
+                            "redis-benchmark", "-p", str(srv.port), "-c", str(CLIENTS), "-n", str(requests),
+                            "-P", "1", "-t", test, "-q", "--csv"],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, timeout=300)
     row = bl.parse_csv(r.stdout)
     rps = row["rps"] if row else None
-    return parse_perf(srv_out), parse_perf(cli_out), rps
+    return parse_perf(srv_perf["counts"]), parse_perf(bl.perf_stat_lines(cli_out)), rps
 
 
 def main():

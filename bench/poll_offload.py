@@ -46,8 +46,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import benchlib as bl  # noqa: E402
 
 SETTINGS = ["on", "off"]
-# main's system calls, counted by perf stat on main alone (-t) in the kept
-# rounds: the epoll_wait calls the offload takes off main, the futex calls
+# main's system calls, counted by perf stat on main alone (-t) in the two
+# rounds after the timed ones (switch_rounds): the epoll_wait calls the offload takes off main, the futex calls
 # it sleeps and wakes with instead, and all of them.
 COUNT = (["epoll_wait", "epoll_pwait", "futex", "syscalls"],
          ["-e", "syscalls:sys_enter_epoll_wait", "-e", "syscalls:sys_enter_epoll_pwait",

@@ -68,7 +68,8 @@ class SwitchCounts(unittest.TestCase):
                               bytes_during_write=0, write_waits=0, write_wait_s=0.0)])
 
         @contextlib.contextmanager
-        def fake_perf(tid, events):
+        def fake_perf(target, events):
+            self.assertEqual(target, ["-t", 1])
             got = {}
             yield got
             got["counts"] = [("a", 500.0), ("b", None)]
